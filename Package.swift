@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "batchrun",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "BatchRunKit", targets: ["BatchRunKit"]),
+        .executable(name: "batchrun", targets: ["batchrun"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "BatchRunKit",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .executableTarget(
+            name: "batchrun",
+            dependencies: [
+                "BatchRunKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "BatchRunKitTests",
+            dependencies: [
+                "BatchRunKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "batchrunTests",
+            dependencies: [
+                "batchrun",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

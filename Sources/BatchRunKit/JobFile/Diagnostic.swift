@@ -1,0 +1,83 @@
+/// A place in a source file: 1-based line and column.
+public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+
+    /// `FILE:LINE:COLUMN`, the form compilers and editors understand.
+    public var description: String { "\(file):\(line):\(column)" }
+
+    /// The same line, `offset` columns to the right.
+    public func advanced(by offset: Int) -> SourceLocation {
+        SourceLocation(file: file, line: line, column: column + offset)
+    }
+}
+
+/// One error found in a job file, with where it is.
+///
+/// ```swift
+/// let d = Diagnostic(at: location, "unknown key 'job'; did you mean 'jobs'?")
+/// print(d.description)   // jobs/nightly.yaml:3:1: error: unknown key 'job'; did you mean 'jobs'?
+/// ```
+public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+    public var location: SourceLocation?
+    public var message: String
+
+    public init(at location: SourceLocation?, _ message: String) {
+        self.location = location
+        self.message = message
+    }
+
+    /// `FILE:LINE:COLUMN: error: MESSAGE`, or `error: MESSAGE` when the error has no place.
+    public var description: String {
+        if let location { return "\(location): error: \(message)" }
+        return "error: \(message)"
+    }
+
+    /// The description, then the offending source line and a caret under the column.
+    public func rendered(source: String?) -> String {
+        guard let location, let source,
+              let line = Self.line(location.line, of: source) else { return description }
+        let prefix = line.unicodeScalars.prefix(max(0, location.column - 1))
+        // Keep tabs so the caret lines up under the same column in a terminal.
+        let padding = String(String.UnicodeScalarView(prefix.map { $0 == "\t" ? "\t" : " " }))
+        return "\(description)\n\(line)\n\(padding)^"
+    }
+
+    static func line(_ number: Int, of source: String) -> String? {
+        var current = 1
+        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == number {
+                return line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+            }
+            current += 1
+        }
+        return nil
+    }
+}
+
+/// The job file (or files) could not be used; every error found is listed.
+public struct JobFileError: Error, Sendable, CustomStringConvertible {
+    public var diagnostics: [Diagnostic]
+    /// The text of each file, by path, so the errors can be shown with their lines.
+    public var sources: [String: String]
+
+    public init(diagnostics: [Diagnostic], sources: [String: String] = [:]) {
+        self.diagnostics = diagnostics
+        self.sources = sources
+    }
+
+    /// Every diagnostic with its line and caret, separated by blank lines.
+    public var rendered: String {
+        diagnostics.map { $0.rendered(source: $0.location.flatMap { sources[$0.file] }) }
+            .joined(separator: "\n")
+    }
+
+    public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
+}

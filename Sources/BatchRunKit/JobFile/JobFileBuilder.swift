@@ -1,0 +1,138 @@
+import Foundation
+
+/// Builds a `JobFile` from its YAML tree, one section at a time, collecting diagnostics.
+/// Extensions hold the sections: entities, jobs and steps, and the checks that span them.
+struct JobFileBuilder {
+    static let topKeys = ["version", "store", "entities", "defaults", "params", "jobs"]
+
+    /// `[A-Za-z_][A-Za-z0-9_-]*` (job and entity names), or without `-` (columns, params).
+    static func isName(_ text: String, allowingDash: Bool = true) -> Bool {
+        guard let first = text.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else {
+            return false
+        }
+        return text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+                || (allowingDash && scalar == "-"))
+        }
+    }
+
+    let path: String
+    let source: String
+    let loader: JobFileLoader
+    let directory: String
+    let reader = NodeReader()
+
+    var model = Model(entities: [])
+    var params: [String: ParamValue] = [:]
+    var defaults = JobDefaults()
+    /// Where each fetch `as:` publishes: name to job, result columns and node.
+    var publishers: [String: (job: String, columns: [String], node: YAMLNode)] = [:]
+    /// Every `${NAME.COLUMN}` written, with the job that wrote it.
+    var outputReferences: [(job: String, name: String, column: String, node: YAMLNode)] = []
+    /// Every `needs` entry, for the graph checks.
+    var needEntries: [(job: String, needed: String, node: YAMLNode)] = []
+    var jobKeys: [String: YAMLNode] = [:]
+    var expressionChecker: ExpressionChecker?
+
+    init(path: String, source: String, loader: JobFileLoader) {
+        self.path = path
+        self.source = source
+        self.loader = loader
+        self.directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    }
+
+    mutating func build(_ root: YAMLNode) -> JobFile? {
+        guard let top = reader.mapping(root, "the job file", allowed: Self.topKeys,
+                                       required: ["version", "store", "entities", "jobs"]) else { return nil }
+        var version = 1
+        if let node = top["version"] {
+            if let value = reader.integer(node, "version", in: 0...Int.max), value != 1 {
+                reader.error(node, "unsupported version \(value); this batchrun reads version 1")
+            }
+            version = 1
+        }
+        let store = top["store"].flatMap(storeSpec)
+        if let node = top["entities"] { model = entities(node) }
+        if let node = top["defaults"] { defaults = jobDefaults(node) }
+        params = fileParams(top["params"])
+        expressionChecker = try? ExpressionChecker(model: model)
+        var jobs: [Job] = []
+        if let node = top["jobs"] { jobs = self.jobs(node) }
+        checkGraph(jobs)
+        checkOutputReferences(jobs)
+        guard let store else { return nil }
+        return JobFile(path: path, directory: directory, version: version, store: store, model: model,
+                       defaults: defaults, params: params, jobs: jobs, source: source)
+    }
+
+    /// A path in the job file, resolved against the file's folder.
+    func resolve(_ relative: String) -> String {
+        if relative.hasPrefix("/") { return relative }
+        return URL(fileURLWithPath: relative, relativeTo: URL(fileURLWithPath: directory, isDirectory: true))
+            .standardizedFileURL.path
+    }
+
+    func storeSpec(_ node: YAMLNode) -> StoreSpec? {
+        var spec: StoreSpec?
+        if node.mapping != nil {
+            guard let fields = reader.mapping(node, "store", allowed: ["sqlite", "busy_timeout"], required: ["sqlite"])
+            else { return nil }
+            let busy = fields["busy_timeout"].flatMap { reader.duration($0, "busy_timeout") } ?? 5
+            if let path = fields["sqlite"].flatMap({ reader.string($0, "store.sqlite") }) {
+                spec = StoreSpec(path: resolve(path), busyTimeout: busy)
+            }
+        } else if let path = reader.string(node, "store (a path or { sqlite: PATH, busy_timeout: 5s })") {
+            spec = StoreSpec(path: resolve(path), busyTimeout: 5)
+        }
+        if var overridden = spec, let override = loader.storeOverride {
+            overridden.path = URL(fileURLWithPath: override).standardizedFileURL.path
+            return overridden
+        }
+        return spec
+    }
+
+    func jobDefaults(_ node: YAMLNode) -> JobDefaults {
+        var result = JobDefaults()
+        guard let fields = reader.mapping(node, "defaults", allowed: ["batch_size", "merge_policy", "timeout", "retries"])
+        else { return result }
+        if let node = fields["batch_size"], let value = batchSize(node) { result.batchSize = value }
+        if let node = fields["merge_policy"], let value = mergePolicy(node) { result.mergePolicy = value }
+        if let node = fields["timeout"] { result.timeout = reader.duration(node, "timeout") }
+        if let node = fields["retries"], let value = reader.integer(node, "retries", in: 0...100) { result.retries = value }
+        return result
+    }
+
+    func batchSize(_ node: YAMLNode) -> Int? {
+        reader.integer(node, "batch_size", in: 1...10_000_000)
+    }
+
+    func mergePolicy(_ node: YAMLNode) -> MergePolicy? {
+        guard let text = reader.string(node, "merge_policy") else { return nil }
+        guard let policy = MergePolicy(rawValue: text) else {
+            reader.error(node, "unknown merge policy '\(text)'" + Suggestion.hint(for: text, in: MergePolicy.names)
+                + " (one of \(MergePolicy.names.joined(separator: ", ")))")
+            return nil
+        }
+        return policy
+    }
+
+    /// The file's `params:` with the command line's `--param` applied over them.
+    func fileParams(_ node: YAMLNode?) -> [String: ParamValue] {
+        var result: [String: ParamValue] = [:]
+        if let node {
+            for (name, key, value) in reader.namedEntries(node, "params") {
+                guard Self.isName(name, allowingDash: false) else {
+                    reader.error(key, "param name '\(name)' must be letters, digits and _ (starting with a letter or _)")
+                    continue
+                }
+                guard let typed = value.value else {
+                    reader.error(value, "param '\(name)' must be a single value, found \(value.kindName)")
+                    continue
+                }
+                result[name] = typed
+            }
+        }
+        for (name, text) in loader.params { result[name] = ParamValue(plainScalar: text) }
+        return result
+    }
+}

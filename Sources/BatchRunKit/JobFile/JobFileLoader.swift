@@ -1,0 +1,68 @@
+import Foundation
+
+/// Loads a job file: parses the YAML, builds the typed `JobFile`, and validates everything
+/// (keys, types, the job graph, entities, columns, params and every SQL expression),
+/// reporting all errors found in one `JobFileError`. It never opens or creates the store.
+///
+/// ```swift
+/// do {
+///     let file = try JobFileLoader(params: ["cutoff": "2026-02-01"]).load(path: "jobs/nightly.yaml")
+/// } catch let error as JobFileError {
+///     print(error.rendered)   // jobs/nightly.yaml:12:5: error: unknown key 'filter' ...; did you mean 'where'?
+/// }
+/// ```
+public struct JobFileLoader: Sendable {
+    /// `--param NAME=VALUE` overrides, typed like plain YAML scalars.
+    public var params: [String: String]
+    /// `--store PATH`, relative to the current folder.
+    public var storeOverride: String?
+    /// Environment for `${env.VAR}`.
+    public var environment: [String: String]
+
+    public init(params: [String: String] = [:], storeOverride: String? = nil,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.params = params
+        self.storeOverride = storeOverride
+        self.environment = environment
+    }
+
+    public func load(path: String) throws(JobFileError) -> JobFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read" : "no such file"
+            throw JobFileError(diagnostics: [Diagnostic(at: nil, "\(path): \(reason)")])
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: 1, column: 1),
+                                                        "the job file is not UTF-8 text")])
+        }
+        return try load(text: text, path: path)
+    }
+
+    /// Loads a job file from text; `path` names it in errors and anchors its relative paths.
+    public func load(text: String, path: String) throws(JobFileError) -> JobFile {
+        let root: YAMLNode?
+        do {
+            root = try YAMLNode.parse(text, file: path)
+        } catch {
+            var error = error
+            error.sources[path] = text
+            throw error
+        }
+        guard let root else {
+            throw JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: 1, column: 1),
+                                                        "the job file is empty; expected version, store, entities and jobs")],
+                               sources: [path: text])
+        }
+        var builder = JobFileBuilder(path: path, source: text, loader: self)
+        if let file = builder.build(root), builder.reader.diagnostics.isEmpty {
+            return file
+        }
+        throw JobFileError(diagnostics: builder.reader.diagnostics.sorted(by: Self.sourceOrder), sources: [path: text])
+    }
+
+    static func sourceOrder(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
+        let left = a.location.map { ($0.line, $0.column) } ?? (0, 0)
+        let right = b.location.map { ($0.line, $0.column) } ?? (0, 0)
+        return left < right
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+
+/// Runs a loaded job file against its store: one `BatchOperation` per job, each job's steps in
+/// order, `${NAME.COLUMN}` outputs passed downstream, hooks run as completion blocks, and a
+/// `RunReport` at the end.
+///
+/// ```swift
+/// let file = try JobFileLoader().load(path: "jobs/nightly.yaml")
+/// let store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
+/// let report = await JobFileRun(file: file, store: store).run()
+/// print(report.status)
+/// ```
+public final class JobFileRun: Sendable {
+    public enum Event: Sendable {
+        case jobStarted(name: String, index: Int, total: Int)
+        case jobFinished(JobReport, index: Int, total: Int)
+        case hookFailed(job: String, hook: String, message: String)
+    }
+
+    public let file: JobFile
+    public let store: Store
+    public let scheduler: Scheduler
+    private let state = JobRunState()
+
+    public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false) {
+        self.file = file
+        self.store = store
+        var operations: [BatchOperation] = []
+        for job in file.jobs {
+            operations.append(BatchOperation(name: job.name, needs: job.needs) { [state] operation in
+                Self.execute(job, file: file, store: store, operation: operation, state: state)
+            })
+        }
+        scheduler = Scheduler(operations: operations, maxConcurrent: maxConcurrent, failFast: failFast)
+        for (job, operation) in zip(file.jobs, operations) where !job.hooks.isEmpty {
+            operation.completionBlock = { [weak self] outcome in self?.runHooks(job, outcome) }
+        }
+    }
+
+    /// Cancels the run: running jobs stop at their next batch boundary, the rest never start.
+    public func cancel() {
+        scheduler.cancelAll()
+    }
+
+    public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async -> RunReport {
+        state.setEventHandler(onEvent)
+        let startedAt = Date()
+        let outcomes = await scheduler.run { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .started(let name, let index, let total):
+                onEvent(.jobStarted(name: name, index: index, total: total))
+            case .finished(let outcome, let index, let total):
+                onEvent(.jobFinished(self.jobReport(outcome), index: index, total: total))
+            }
+        }
+        let jobs = outcomes.map(jobReport)
+        return RunReport(file: file.path, store: store.path,
+                         status: RunReport.status(of: jobs, interrupted: scheduler.isCancelled),
+                         startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs)
+    }
+
+    func jobReport(_ outcome: OperationOutcome) -> JobReport {
+        let steps = state.reports(for: outcome.name)
+        var report = JobReport(name: outcome.name, status: outcome.status, needs: file.job(named: outcome.name)?.needs ?? [],
+                               queuedSeconds: outcome.queuedSeconds, runSeconds: outcome.runSeconds,
+                               attempts: outcome.status == .skipped || (outcome.status == .cancelled && outcome.runSeconds == 0) ? 0 : 1,
+                               error: outcome.error, skippedBecause: outcome.skippedBecause, steps: steps)
+        for step in steps {
+            report.rows += step.rows
+            report.batches += step.batches
+            report.conflicts += step.conflicts
+        }
+        return report
+    }
+
+    /// The body of one job's operation: its steps in order, each batch saved on its own or,
+    /// for `atomic: true`, all in one transaction.
+    private static func execute(_ job: Job, file: JobFile, store: Store, operation: BatchOperation,
+                                state: JobRunState) -> BatchOperation.Result {
+        func record(_ report: StepReport) {
+            state.record(report, for: job.name)
+        }
+        func runSteps(_ access: some StoreAccess) throws {
+            for step in job.steps {
+                if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }
+                let published = state.publishedOutputs
+                let environment = StepEnvironment(
+                    job: job.name, entity: file.model[step.entity]!,
+                    params: resolvedParams(step, file: file, outputs: published),
+                    batchSize: job.batchSize(for: step), mergePolicy: job.mergePolicy,
+                    isCancelled: { operation.isCancelled })
+                switch step {
+                case .fetch(let fetch):
+                    let (report, values) = try FetchRunner.run(fetch, in: environment, access: access)
+                    record(report)
+                    if let name = fetch.publishAs, let values { state.publish(name, values) }
+                case .insert(let insert):
+                    record(try InsertRunner.run(insert, in: environment, access: access))
+                case .delete(let delete):
+                    record(try DeleteRunner.run(delete, in: environment, access: access))
+                case .batchUpdate(let update):
+                    record(try BatchUpdateRunner.run(update, in: environment, access: access))
+                }
+            }
+        }
+        do {
+            if job.atomic {
+                try store.pool.write { db in try runSteps(TransactionAccess(db: db)) }
+            } else {
+                try runSteps(PoolAccess(pool: store.pool))
+            }
+            return .ok
+        } catch let error as StepError {
+            if job.atomic {
+                // The one transaction was rolled back: nothing this job wrote is in the store.
+                state.replaceReports(for: job.name) { reports in
+                    reports.map { step in
+                        var step = step
+                        step.rows = RowCounts(fetched: step.rows.fetched)
+                        step.batches = BatchCounts(committed: 0, rolledBack: step.batches.committed)
+                        return step
+                    }
+                }
+            }
+            if !error.cancelled || error.report.rows != RowCounts() { record(error.report) }
+            return error.cancelled ? .cancelled : .failed(error.message)
+        } catch {
+            return .failed(StepErrors.describe(error))
+        }
+    }
+
+    /// The file's params with the step's params resolved over them.
+    static func resolvedParams(_ step: Step, file: JobFile, outputs: [String: [String: ParamValue]]) -> [String: ParamValue] {
+        var params = file.params
+        for (name, template) in step.params {
+            params[name] = template.resolve { reference in
+                switch reference {
+                case .output(let name, let column): return outputs[name]?[column] ?? .null
+                case .environment(let name): return ProcessInfo.processInfo.environment[name].map(ParamValue.text)
+                case .parameter(let name): return file.params[name]
+                }
+            } ?? .null
+        }
+        return params
+    }
+
+    private func runHooks(_ job: Job, _ outcome: OperationOutcome) {
+        let report = jobReport(outcome)
+        let environment = [
+            "BATCHRUN_JOB": job.name,
+            "BATCHRUN_STATUS": outcome.status.rawValue,
+            "BATCHRUN_STORE": store.path,
+            "BATCHRUN_RUN_SECONDS": String(format: "%.3f", outcome.runSeconds),
+            "BATCHRUN_ROWS_INSERTED": String(report.rows.inserted),
+            "BATCHRUN_ROWS_UPDATED": String(report.rows.updated),
+            "BATCHRUN_ROWS_DELETED": String(report.rows.deleted),
+            "BATCHRUN_ROWS_FETCHED": String(report.rows.fetched),
+            "BATCHRUN_CONFLICTS": String(report.conflicts),
+        ]
+        var hooks: [(String, String)] = []
+        if outcome.status == .ok, let command = job.hooks.onSuccess { hooks.append(("on_success", command)) }
+        if [.failed, .timedOut, .cancelled].contains(outcome.status), let command = job.hooks.onFailure {
+            hooks.append(("on_failure", command))
+        }
+        if let command = job.hooks.onComplete { hooks.append(("on_complete", command)) }
+        for (name, command) in hooks {
+            if case .failed(let message) = ShellHook.run(command, environment: environment) {
+                state.emit(.hookFailed(job: job.name, hook: name, message: message))
+            }
+        }
+    }
+}

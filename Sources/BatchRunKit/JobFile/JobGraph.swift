@@ -1,0 +1,88 @@
+/// The jobs' dependency graph from `needs`: cycles, ancestors and waves.
+///
+/// ```swift
+/// let graph = JobGraph(jobs: file.jobs)
+/// graph.waves()   // [["import_sessions"], ["close_stale", "purge_old"], ["stats"], ["report"]]
+/// ```
+public struct JobGraph: Sendable {
+    /// Job names in file order.
+    public let names: [String]
+    /// Job name to the jobs it needs (unknown names dropped).
+    public let needs: [String: [String]]
+
+    public init(jobs: [Job]) {
+        names = jobs.map(\.name)
+        let known = Set(names)
+        needs = Dictionary(uniqueKeysWithValues: jobs.map { ($0.name, $0.needs.filter(known.contains)) })
+    }
+
+    /// A cycle as `[a, c, b, a]`, or nil. Follows `needs` edges from the first job in file order.
+    public func cycle() -> [String]? {
+        var state: [String: Int] = [:]   // 1 visiting, 2 done
+        var stack: [String] = []
+        func visit(_ name: String) -> [String]? {
+            state[name] = 1
+            stack.append(name)
+            for next in needs[name] ?? [] {
+                if state[next] == 1 {
+                    let start = stack.firstIndex(of: next)!
+                    return Array(stack[start...]) + [next]
+                }
+                if state[next] == nil, let found = visit(next) { return found }
+            }
+            stack.removeLast()
+            state[name] = 2
+            return nil
+        }
+        for name in names where state[name] == nil {
+            if let found = visit(name) { return found }
+        }
+        return nil
+    }
+
+    /// Every job `name` needs, directly or through others.
+    public func ancestors(of name: String) -> Set<String> {
+        var result: Set<String> = []
+        var queue = needs[name] ?? []
+        while let next = queue.popLast() {
+            if result.insert(next).inserted { queue.append(contentsOf: needs[next] ?? []) }
+        }
+        return result
+    }
+
+    /// Every job that needs `name`, directly or through others.
+    public func descendants(of name: String) -> Set<String> {
+        var result: Set<String> = []
+        var queue = [name]
+        while let next = queue.popLast() {
+            for candidate in names where needs[candidate]?.contains(next) == true {
+                if result.insert(candidate).inserted { queue.append(candidate) }
+            }
+        }
+        return result
+    }
+
+    /// Jobs grouped by depth: a wave's jobs can run together once earlier waves are done.
+    /// Within a wave, file order. Requires an acyclic graph.
+    public func waves() -> [[String]] {
+        var depth: [String: Int] = [:]
+        func depthOf(_ name: String) -> Int {
+            if let known = depth[name] { return known }
+            let value = (needs[name] ?? []).map { depthOf($0) + 1 }.max() ?? 0
+            depth[name] = value
+            return value
+        }
+        var waves: [[String]] = []
+        for name in names {
+            let level = depthOf(name)
+            while waves.count <= level { waves.append([]) }
+            waves[level].append(name)
+        }
+        return waves
+    }
+
+    /// Jobs in an order that runs every job after the jobs it needs.
+    public func topologicalOrder() -> [String] {
+        waves().flatMap { $0 }
+    }
+}

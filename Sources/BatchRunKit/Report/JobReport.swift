@@ -1,0 +1,56 @@
+/// Timing, counts and outcome of one job, as in the JSON report's `jobs` array.
+public struct JobReport: Sendable, Hashable, Codable {
+    public var name: String
+    public var status: JobStatus
+    public var needs: [String]
+    public var queuedSeconds: Double
+    public var runSeconds: Double
+    public var attempts: Int
+    public var error: String?
+    public var skippedBecause: String?
+    public var rows: RowCounts
+    public var batches: BatchCounts
+    public var steps: [StepReport]
+    public var conflicts: Int
+
+    public init(name: String, status: JobStatus = .pending, needs: [String] = [], queuedSeconds: Double = 0,
+                runSeconds: Double = 0, attempts: Int = 0, error: String? = nil, skippedBecause: String? = nil,
+                rows: RowCounts = RowCounts(), batches: BatchCounts = BatchCounts(), steps: [StepReport] = [],
+                conflicts: Int = 0) {
+        self.name = name
+        self.status = status
+        self.needs = needs
+        self.queuedSeconds = queuedSeconds
+        self.runSeconds = runSeconds
+        self.attempts = attempts
+        self.error = error
+        self.skippedBecause = skippedBecause
+        self.rows = rows
+        self.batches = batches
+        self.steps = steps
+        self.conflicts = conflicts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, status, needs, attempts, error, rows, batches, steps, conflicts
+        case queuedSeconds = "queued_s"
+        case runSeconds = "run_s"
+        case skippedBecause = "skipped_because"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(status, forKey: .status)
+        try container.encode(needs, forKey: .needs)
+        try container.encode(queuedSeconds, forKey: .queuedSeconds)
+        try container.encode(runSeconds, forKey: .runSeconds)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encode(error, forKey: .error)              // null when there is none
+        try container.encode(skippedBecause, forKey: .skippedBecause)
+        try container.encode(rows, forKey: .rows)
+        try container.encode(batches, forKey: .batches)
+        try container.encode(steps, forKey: .steps)
+        try container.encode(conflicts, forKey: .conflicts)
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Everything a run did: written as `--report FILE.json` and rendered as text by the command.
+///
+/// ```swift
+/// let data = try report.jsonData()
+/// try data.write(to: URL(fileURLWithPath: "reports/nightly.json"))
+/// ```
+public struct RunReport: Sendable, Hashable, Codable {
+    public enum Status: String, Sendable, Hashable, Codable {
+        case ok, failed, cancelled
+    }
+
+    public var schema = 1
+    public var file: String
+    public var store: String
+    public var status: Status
+    public var startedAt: Date
+    public var elapsedSeconds: Double
+    public var jobs: [JobReport]
+    public var conflicts: [MergeConflictRecord]
+
+    public init(file: String, store: String, status: Status = .ok, startedAt: Date = Date(),
+                elapsedSeconds: Double = 0, jobs: [JobReport] = [], conflicts: [MergeConflictRecord] = []) {
+        self.file = file
+        self.store = store
+        self.status = status
+        self.startedAt = startedAt
+        self.elapsedSeconds = elapsedSeconds
+        self.jobs = jobs
+        self.conflicts = conflicts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schema, file, store, status, jobs, conflicts
+        case startedAt = "started_at"
+        case elapsedSeconds = "elapsed_s"
+    }
+
+    /// The run's status from its jobs: cancelled if any was, failed if any failed or timed out.
+    public static func status(of jobs: [JobReport], interrupted: Bool) -> Status {
+        if interrupted { return .cancelled }
+        if jobs.contains(where: { $0.status != .ok }) { return .failed }
+        return .ok
+    }
+
+    /// Pretty-printed JSON with stable key order and ISO 8601 dates.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(self)
+    }
+}

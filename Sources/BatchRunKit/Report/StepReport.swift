@@ -1,0 +1,25 @@
+/// What one step did: `{ "kind": "insert", "entity": "Session", "run_s": 1.2, "rows": {...} }`.
+public struct StepReport: Sendable, Hashable, Codable {
+    public var kind: String
+    public var entity: String
+    public var runSeconds: Double
+    public var rows: RowCounts
+    public var batches: BatchCounts
+    /// Constraint or optimistic conflicts met (and resolved by the merge policy).
+    public var conflicts: Int
+
+    public init(kind: String, entity: String, runSeconds: Double = 0, rows: RowCounts = RowCounts(),
+                batches: BatchCounts = BatchCounts(), conflicts: Int = 0) {
+        self.conflicts = conflicts
+        self.kind = kind
+        self.entity = entity
+        self.runSeconds = runSeconds
+        self.rows = rows
+        self.batches = batches
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, entity, rows, batches, conflicts
+        case runSeconds = "run_s"
+    }
+}

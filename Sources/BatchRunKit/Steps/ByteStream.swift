@@ -1,0 +1,50 @@
+import Foundation
+
+/// Reads a file in fixed-size chunks, so memory does not grow with the file.
+struct ByteStream {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var finished = false
+    private let chunkSize: Int
+
+    init(path: String, chunkSize: Int = 1 << 16) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CocoaError(.fileReadNoSuchFile)
+        }
+        self.handle = handle
+        self.chunkSize = chunkSize
+    }
+
+    /// The next byte, or nil at the end of the file.
+    @inline(__always)
+    mutating func next() -> UInt8? {
+        if position < buffer.count {
+            defer { position += 1 }
+            return buffer[position]
+        }
+        guard refill() else { return nil }
+        defer { position += 1 }
+        return buffer[position]
+    }
+
+    /// The next byte without consuming it.
+    mutating func peek() -> UInt8? {
+        if position < buffer.count { return buffer[position] }
+        guard refill() else { return nil }
+        return buffer[position]
+    }
+
+    private mutating func refill() -> Bool {
+        if finished { return false }
+        let data = handle.readData(ofLength: chunkSize)
+        if data.isEmpty {
+            finished = true
+            try? handle.close()
+            return false
+        }
+        buffer = [UInt8](data)
+        position = 0
+        return true
+    }
+}

@@ -1,0 +1,15 @@
+/// The format of an insert feed, from its file extension.
+public enum FeedFormat: String, Sendable, Hashable, CaseIterable {
+    case csv, tsv, json, ndjson
+
+    /// `.csv`, `.tsv`, `.json`, `.ndjson` or `.jsonl` (case-insensitive); nil for anything else.
+    public init?(path: String) {
+        switch path.split(separator: ".").last?.lowercased() {
+        case "csv": self = .csv
+        case "tsv": self = .tsv
+        case "json": self = .json
+        case "ndjson", "jsonl": self = .ndjson
+        default: return nil
+        }
+    }
+}

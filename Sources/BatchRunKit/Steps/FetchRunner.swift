@@ -1,0 +1,59 @@
+import Foundation
+import GRDB
+
+/// Runs a `fetch`: one snapshot read, rows streamed to the output; the first row becomes the
+/// `as:` outputs (all NULL when there is no row).
+public enum FetchRunner {
+    public static func run(_ step: FetchStep, in environment: StepEnvironment, access: some StoreAccess)
+        throws -> (report: StepReport, outputs: [String: ParamValue]?)
+    {
+        let started = Date()
+        let columns = step.resultColumns(of: environment.entity)
+        var report = StepReport(kind: "fetch", entity: environment.entity.name)
+        var firstRow: [ParamValue]?
+        var writer = try step.output.map { try OutputWriters.make($0, columns: columns) }
+        do {
+            try access.read { db in
+                let cursor = try Row.fetchCursor(db, sql: step.sql(for: environment.entity),
+                                                 arguments: environment.params.statementArguments)
+                while let row = try cursor.next() {
+                    let values = (0..<row.count).map { ParamValue(row[$0] as DatabaseValue) }
+                    if firstRow == nil { firstRow = values }
+                    try writer?.write(values)
+                    report.rows.fetched += 1
+                    if report.rows.fetched % environment.batchSize == 0 {
+                        environment.progress(report.rows)
+                        if environment.isCancelled() {
+                            throw StepError("cancelled", report: report, cancelled: true)
+                        }
+                    }
+                }
+            }
+            try writer?.finish()
+        } catch {
+            writer?.abandon()
+            report.runSeconds = Date().timeIntervalSince(started)
+            if var stepError = error as? StepError {
+                stepError.report = report
+                throw stepError
+            }
+            throw StepError("fetch \(environment.entity.name): \(StepErrors.describe(error))", report: report)
+        }
+        report.runSeconds = Date().timeIntervalSince(started)
+        environment.progress(report.rows)
+        let outputs = step.publishAs.map { _ in
+            Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, firstRow?[$0] ?? .null) })
+        }
+        return (report, outputs)
+    }
+}
+
+enum StepErrors {
+    /// SQLite's message without GRDB's decoration.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return error.message ?? "\(error)"
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,52 @@
+/// `insert`: adds rows from inline `rows` or a feed file, in batches.
+public struct InsertStep: Sendable, Hashable {
+    public enum Source: Sendable, Hashable {
+        /// Inline rows: field name to value, in the order written.
+        case rows([[(field: String, value: ParamValue)]])
+        case file(path: String, format: FeedFormat)
+
+        public static func == (lhs: Source, rhs: Source) -> Bool {
+            switch (lhs, rhs) {
+            case (.file(let a, let b), .file(let c, let d)): return a == c && b == d
+            case (.rows(let a), .rows(let b)):
+                return a.count == b.count && zip(a, b).allSatisfy { x, y in
+                    x.count == y.count && zip(x, y).allSatisfy { $0.field == $1.field && $0.value == $1.value }
+                }
+            default: return false
+            }
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            switch self {
+            case .file(let path, let format): hasher.combine(path); hasher.combine(format)
+            case .rows(let rows): hasher.combine(rows.count)
+            }
+        }
+    }
+
+    public enum BadRows: String, Sendable, Hashable, CaseIterable {
+        case fail, skip
+    }
+
+    public var entity: String
+    public var source: Source
+    /// Feed values read as NULL; nil means the default (`[""]` for CSV and TSV).
+    public var nulls: [String]?
+    /// Feed field to column, or to nil to drop the field.
+    public var columns: [String: String?] = [:]
+    public var badRows: BadRows = .fail
+    public var replace = false
+    public var params: [String: ParamTemplate] = [:]
+    public var batchSize: Int?
+
+    public init(entity: String, source: Source) {
+        self.entity = entity
+        self.source = source
+    }
+
+    /// The column a feed field goes to (nil: dropped), following `columns`.
+    public func column(forField field: String) -> String?? {
+        if let mapped = columns[field] { return .some(mapped) }
+        return .some(field)
+    }
+}

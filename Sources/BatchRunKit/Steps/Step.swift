@@ -1,0 +1,44 @@
+/// One step of a job, run in order in the job's own context.
+public enum Step: Sendable, Hashable {
+    case fetch(FetchStep)
+    case insert(InsertStep)
+    case delete(DeleteStep)
+    case batchUpdate(BatchUpdateStep)
+
+    /// The key that names the step in a job file: `fetch`, `insert`, `delete`, `batch-update`.
+    public var kind: String {
+        switch self {
+        case .fetch: return "fetch"
+        case .insert: return "insert"
+        case .delete: return "delete"
+        case .batchUpdate: return "batch-update"
+        }
+    }
+
+    public var entity: String {
+        switch self {
+        case .fetch(let step): return step.entity
+        case .insert(let step): return step.entity
+        case .delete(let step): return step.entity
+        case .batchUpdate(let step): return step.entity
+        }
+    }
+
+    public var params: [String: ParamTemplate] {
+        switch self {
+        case .fetch(let step): return step.params
+        case .insert(let step): return step.params
+        case .delete(let step): return step.params
+        case .batchUpdate(let step): return step.params
+        }
+    }
+
+    public var batchSize: Int? {
+        switch self {
+        case .fetch(let step): return step.batchSize
+        case .insert(let step): return step.batchSize
+        case .delete(let step): return step.batchSize
+        case .batchUpdate(let step): return step.batchSize
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/// Small helpers to write SQL text safely: identifiers are always quoted.
+public enum SQL {
+    /// `"name"` with inner quotes doubled.
+    public static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `'text'` with inner quotes doubled.
+    public static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    public static func quoteList(_ identifiers: [String]) -> String {
+        identifiers.map(quote).joined(separator: ", ")
+    }
+}

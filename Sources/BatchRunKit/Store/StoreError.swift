@@ -1,0 +1,18 @@
+/// Why a store could not be opened or used.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// Existing tables lack declared columns: `(entity, table, missing columns)`.
+    case schemaMismatch([(entity: String, table: String, missing: [String])])
+    case cannotOpen(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .schemaMismatch(let mismatches):
+            return mismatches.map { item in
+                "table \(item.table) (entity \(item.entity)) exists but lacks declared column"
+                    + (item.missing.count == 1 ? " " : "s ") + item.missing.joined(separator: ", ")
+            }.joined(separator: "\n")
+        case .cannotOpen(let path, let reason):
+            return "cannot open store \(path): \(reason)"
+        }
+    }
+}

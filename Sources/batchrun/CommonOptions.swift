@@ -1,0 +1,46 @@
+import ArgumentParser
+import BatchRunKit
+import Foundation
+
+/// Options every command that loads job files shares.
+struct LoadOptions: ParsableArguments {
+    @Option(name: .customLong("param"), help: ArgumentHelp("Set or override a param (NAME=VALUE); repeatable.", valueName: "NAME=VALUE"))
+    var params: [String] = []
+
+    @Option(help: ArgumentHelp("Use this SQLite file instead of the job file's store.", valueName: "PATH"))
+    var store: String?
+
+    func validate() throws {
+        for param in params where !param.contains("=") || param.hasPrefix("=") {
+            throw ValidationError("--param takes NAME=VALUE, got '\(param)'")
+        }
+    }
+
+    var paramValues: [String: String] {
+        Dictionary(params.map { entry in
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }, uniquingKeysWith: { $1 })
+    }
+
+    /// Loads every file; prints all their errors and exits 2 when any is invalid.
+    func loadAll(_ paths: [String]) -> [JobFile] {
+        let loader = JobFileLoader(params: paramValues, storeOverride: store)
+        var files: [JobFile] = []
+        var errors: [JobFileError] = []
+        for path in paths {
+            do {
+                files.append(try loader.load(path: path))
+            } catch {
+                errors.append(error)
+            }
+        }
+        if !errors.isEmpty {
+            let count = errors.map(\.diagnostics.count).reduce(0, +)
+            let text = errors.map(\.rendered).joined(separator: "\n") + "\n\(count) error\(count == 1 ? "" : "s"); nothing was run\n"
+            FileHandle.standardError.write(Data(text.utf8))
+            Foundation.exit(ExitStatus.invalid)
+        }
+        return files
+    }
+}

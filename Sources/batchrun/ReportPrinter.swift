@@ -1,0 +1,175 @@
+import BatchRunKit
+import Foundation
+import Synchronization
+
+/// Prints a run as it goes (a line as each job starts and ends, in the spirit of dbt) and at
+/// the end (the timing table, the conflict report and one summary line).
+final class ReportPrinter: Sendable {
+    let style: TerminalStyle
+    let quiet: Bool
+    let verbose: Bool
+    let conflictLimit: Int
+    private let output = Mutex(())
+
+    init(style: TerminalStyle, quiet: Bool, verbose: Bool, conflictLimit: Int) {
+        self.style = style
+        self.quiet = quiet
+        self.verbose = verbose
+        self.conflictLimit = conflictLimit
+    }
+
+    func event(_ event: JobFileRun.Event) {
+        switch event {
+        case .jobStarted(let name, let index, let total):
+            guard !quiet else { return }
+            line("\(Self.clock())  [\(index)/\(total)] START \(Self.dotted(name)) [RUN]")
+        case .jobFinished(let job, let index, let total):
+            if quiet && job.status == .ok { return }
+            let word: String
+            switch job.status {
+            case .ok: word = style.green("OK   ")
+            case .failed: word = style.red("ERROR")
+            case .timedOut: word = style.red("TIME ")
+            case .cancelled: word = style.yellow("CANCL")
+            case .skipped: word = style.yellow("SKIP ")
+            case .pending, .running: word = "     "
+            }
+            var text = "\(Self.clock())  [\(index)/\(total)] \(word) \(Self.dotted(job.name)) [\(Self.summary(job))]"
+            if let error = job.error { text += "\n" + style.red("    error: ") + error }
+            line(text)
+        case .hookFailed(let job, let hook, let message):
+            line(style.yellow("warning: ") + "\(hook) hook of job \(job) \(message)", toError: true)
+        }
+    }
+
+    func fileHeader(_ file: JobFile) {
+        guard !quiet else { return }
+        line("\n== \(file.path)")
+    }
+
+    func error(_ message: String) {
+        line(style.red("error: ") + message, toError: true)
+    }
+
+    func finalReport(_ report: RunReport) {
+        if !quiet {
+            line("")
+            line(timingTable(report.jobs))
+            line("")
+            line(conflictSection(report))
+        }
+        line(summaryLine(report))
+    }
+
+    // MARK: Pieces
+
+    static func summary(_ job: JobReport) -> String {
+        switch job.status {
+        case .skipped: return "needs \(job.skippedBecause ?? "a job that did not succeed")"
+        case .cancelled where job.runSeconds == 0: return "cancelled before it started"
+        default: break
+        }
+        var parts: [String] = []
+        let rows = job.rows
+        if rows.inserted > 0 { parts.append("inserted \(number(rows.inserted))") }
+        if rows.updated > 0 { parts.append("updated \(number(rows.updated))") }
+        if rows.deleted > 0 { parts.append("deleted \(number(rows.deleted))") }
+        if rows.fetched > 0 || parts.isEmpty { parts.append("fetched \(number(rows.fetched))") }
+        if rows.rejected > 0 { parts.append("rejected \(number(rows.rejected))") }
+        return parts.joined(separator: " · ") + " · \(number(job.conflicts)) conflicts in \(seconds(job.runSeconds))"
+    }
+
+    func timingTable(_ jobs: [JobReport]) -> String {
+        var rows = [["job", "status", "queued", "run", "fetched", "inserted", "updated", "deleted", "batches", "conflicts"]]
+        for job in jobs {
+            rows.append([job.name, job.status.rawValue, Self.seconds(job.queuedSeconds), Self.seconds(job.runSeconds),
+                         Self.number(job.rows.fetched), Self.number(job.rows.inserted), Self.number(job.rows.updated),
+                         Self.number(job.rows.deleted), Self.number(job.batches.committed), Self.number(job.conflicts)])
+            if verbose {
+                for step in job.steps {
+                    rows.append(["  \(step.kind) \(step.entity)", "", "", Self.seconds(step.runSeconds),
+                                 Self.number(step.rows.fetched), Self.number(step.rows.inserted), Self.number(step.rows.updated),
+                                 Self.number(step.rows.deleted), Self.number(step.batches.committed), Self.number(step.conflicts)])
+                }
+            }
+        }
+        return Self.table(rows, rightAligned: 2...)
+    }
+
+    func conflictSection(_ report: RunReport) -> String {
+        let total = report.jobs.map(\.conflicts).reduce(0, +)
+        guard total > 0 else { return "conflicts: none" }
+        var lines = ["conflicts: \(Self.number(total))"]
+        for job in report.jobs where job.conflicts > 0 {
+            lines.append("  \(job.name): \(Self.number(job.conflicts)) resolved by merge policy")
+        }
+        for record in report.conflicts.prefix(conflictLimit) {
+            let key = record.key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+            lines.append("  \(record.job) \(record.entity)[\(key)] \(record.kind) -> \(record.outcome) (changed by \(record.changedBy))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func summaryLine(_ report: RunReport) -> String {
+        let count = { (status: JobStatus) in report.jobs.filter { $0.status == status }.count }
+        let text = "Done in \(Self.seconds(report.elapsedSeconds)). OK=\(count(.ok)) ERROR=\(count(.failed)) "
+            + "TIMED_OUT=\(count(.timedOut)) SKIP=\(count(.skipped)) CANCELLED=\(count(.cancelled)) TOTAL=\(report.jobs.count)"
+        switch report.status {
+        case .ok: return style.green(text)
+        case .failed: return style.red(text)
+        case .cancelled: return style.yellow(text)
+        }
+    }
+
+    // MARK: Formatting
+
+    static func table(_ rows: [[String]], rightAligned: PartialRangeFrom<Int>) -> String {
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                let pad = String(repeating: " ", count: widths[index] - cell.count)
+                return rightAligned.contains(index) ? pad + cell : cell + pad
+            }.joined(separator: "  ").trimmingTrailingSpaces()
+        }.joined(separator: "\n")
+    }
+
+    static func dotted(_ name: String, width: Int = 32) -> String {
+        name + " " + String(repeating: ".", count: max(3, width - name.count))
+    }
+
+    static func number(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var result = ""
+        for (index, character) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { result += "," }
+            result.append(character)
+        }
+        return (value < 0 ? "-" : "") + result
+    }
+
+    static func seconds(_ value: Double) -> String {
+        String(format: "%.2fs", value)
+    }
+
+    /// Local wall-clock time, `HH:MM:SS`.
+    static func clock() -> String {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+
+    private func line(_ text: String, toError: Bool = false) {
+        output.withLock { _ in
+            (toError ? FileHandle.standardError : FileHandle.standardOutput).write(Data((text + "\n").utf8))
+        }
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var result = self
+        while result.last == " " { result.removeLast() }
+        return result
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import BatchRunKit
+import Foundation
+
+/// `batchrun [run] FILE...`: runs the jobs of each file, one file after another.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the jobs of one or more job files (several files run one after another).")
+
+    @Argument(help: "Job files to run, in order.")
+    var files: [String]
+
+    @Option(name: [.short, .long], help: "How many jobs may run at once (default: the number of cores).")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Flag(help: "Cancel everything at the first failure.")
+    var failFast = false
+
+    @OptionGroup var load: LoadOptions
+
+    @Option(help: ArgumentHelp("Write the JSON report here (a folder when several files run).", valueName: "FILE.json"))
+    var report: String?
+
+    @Option(help: "How many conflicts to list in the text report.")
+    var conflicts: Int = 20
+
+    @Flag(name: [.short, .long], help: "Print only errors and the summary line.")
+    var quiet = false
+
+    @Flag(name: [.short, .long], help: "Also print per-step timings.")
+    var verbose = false
+
+    @Flag(help: "Do not draw the live progress line.")
+    var noProgress = false
+
+    @Option(help: "Colour: auto, always or never (NO_COLOR is respected).")
+    var color: ColorMode = .auto
+
+    func validate() throws {
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if conflicts < 0 { throw ValidationError("--conflicts must be 0 or more") }
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+    }
+
+    func run() async throws {
+        let loaded = load.loadAll(files)
+        let printer = ReportPrinter(style: TerminalStyle(mode: color), quiet: quiet, verbose: verbose, conflictLimit: conflicts)
+        var worst = ExitStatus.ok
+        for file in loaded {
+            let store: Store
+            do {
+                store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
+            } catch {
+                printer.error("\(file.path): \(error)\nnothing was run")
+                worst = max(worst, ExitStatus.invalid)
+                continue
+            }
+            if loaded.count > 1 { printer.fileHeader(file) }
+            let run = JobFileRun(file: file, store: store, maxConcurrent: jobs, failFast: failFast)
+            let result = await run.run { event in printer.event(event) }
+            printer.finalReport(result)
+            if let destination = reportPath(for: file, count: loaded.count) {
+                do {
+                    try write(result, to: destination)
+                } catch {
+                    printer.error("could not write the report \(destination): \(error.localizedDescription)")
+                    worst = max(worst, ExitStatus.failed)
+                }
+            }
+            worst = max(worst, result.status == .ok ? ExitStatus.ok : ExitStatus.failed)
+        }
+        if worst != ExitStatus.ok { throw ExitCode(worst) }
+    }
+
+    /// `--report FILE.json` for one file; with several, `--report FOLDER` gets `NAME.json` each.
+    func reportPath(for file: JobFile, count: Int) -> String? {
+        guard let report else { return nil }
+        if count == 1 { return report }
+        let name = URL(fileURLWithPath: file.path).deletingPathExtension().lastPathComponent
+        return URL(fileURLWithPath: report).appendingPathComponent(name + ".json").path
+    }
+
+    /// Writes beside the destination and renames, so a reader never sees half a report.
+    func write(_ report: RunReport, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try report.jsonData().write(to: url, options: .atomic)
+    }
+}
