@@ -34,15 +34,15 @@ let package = Package(
             dependencies: [
                 "BatchRunKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            resources: [.copy("Fixtures")]
+            ]
         ),
         .testTarget(
             name: "batchrunTests",
             dependencies: [
                 "batchrun",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -57,6 +57,12 @@ extension JobFileBuilder {
 
     /// SQLite's message, with a did-you-mean for a misspelt column.
     func explain(_ message: String, entity: Entity) -> String {
+        let tablePrefix = "no such table: "
+        if message.hasPrefix(tablePrefix) {
+            let name = String(message.dropFirst(tablePrefix.count))
+            return "expressions may read declared entities only, not '\(name)'"
+                + Suggestion.hint(for: name, in: model.entities.map(\.tableName))
+        }
         let prefix = "no such column: "
         if message.hasPrefix(prefix) {
             let name = String(message.dropFirst(prefix.count))

@@ -30,8 +30,15 @@ final class NodeReader {
             if allowed.contains(name) {
                 fields.values[name] = value
                 fields.keys[name] = key
-            } else {
-                error(key, "unknown key '\(name)' in \(what)" + Suggestion.hint(for: name, in: allowed.filter { fields.values[$0] == nil }))
+                continue
+            }
+            let suggestion = Suggestion.closest(to: name, in: allowed.filter { fields.values[$0] == nil })
+            error(key, "unknown key '\(name)' in \(what)" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""))
+            if let suggestion, pairs.allSatisfy({ $0.key.scalarText != suggestion }) {
+                // Read the value as the key it most likely meant, so its own errors show in this pass too.
+                fields.values[suggestion] = value
+                fields.keys[suggestion] = key
+                fields.guessed.insert(suggestion)
             }
         }
         for name in required where fields.values[name] == nil {
@@ -141,6 +148,8 @@ struct Fields {
     let node: YAMLNode
     var values: [String: YAMLNode] = [:]
     var keys: [String: YAMLNode] = [:]
+    /// Keys filled from a misspelt key (already reported), read only to find further errors.
+    var guessed: Set<String> = []
 
     init(node: YAMLNode) {
         self.node = node

@@ -30,6 +30,8 @@ public enum Suggestion {
     public static func closest(to word: String, in candidates: [String]) -> String? {
         let lower = word.lowercased()
         if let mapped = synonyms[lower]?.first(where: candidates.contains) { return mapped }
+        if lower.count >= 4, let near = synonyms.first(where: { editDistance($0.key, lower) == 1 }),
+           let mapped = near.value.first(where: candidates.contains) { return mapped }
         let normalized = normalize(lower)
         if let same = candidates.first(where: { normalize($0.lowercased()) == normalized }) { return same }
         var best: (word: String, distance: Int)?
@@ -37,7 +39,7 @@ public enum Suggestion {
             let distance = editDistance(lower, candidate.lowercased())
             if distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
         }
-        if let best, best.distance <= max(1, min(3, word.count / 3)) { return best.word }
+        if let best, best.distance <= max(1, min(3, (word.count + 1) / 3)) { return best.word }
         if lower.count >= 4, let containing = candidates.first(where: {
             $0.lowercased().contains(lower) || lower.contains($0.lowercased())
         }) { return containing }

@@ -10,7 +10,8 @@ import Synchronization
 /// ```
 public final class Scheduler: Sendable {
     public enum Event: Sendable {
-        /// `index` counts started operations from 1, `total` is how many there are.
+        /// `index` numbers operations from 1 in the order they start (or end without starting);
+        /// an operation's start and finish carry the same index. `total` is how many there are.
         case started(name: String, index: Int, total: Int)
         case finished(OperationOutcome, index: Int, total: Int)
     }
@@ -42,14 +43,18 @@ public final class Scheduler: Sendable {
         var readySince: [String: Date] = [:]
         var running: Set<String> = []
         var startedCount = 0
-        var finishedCount = 0
+        /// Each operation's number in the run, given when it starts (or ends without starting).
+        var indexes: [String: Int] = [:]
         let total = operations.count
         let runStart = Date()
 
         func finish(_ outcome: OperationOutcome) {
             outcomes[outcome.name] = outcome
-            finishedCount += 1
-            onEvent(.finished(outcome, index: finishedCount, total: total))
+            if indexes[outcome.name] == nil {
+                startedCount += 1
+                indexes[outcome.name] = startedCount
+            }
+            onEvent(.finished(outcome, index: indexes[outcome.name]!, total: total))
             byName[outcome.name]?.completionBlock?(outcome)
         }
 
@@ -88,6 +93,7 @@ public final class Scheduler: Sendable {
                 for operation in settle() where running.count < maxConcurrent {
                     running.insert(operation.name)
                     startedCount += 1
+                    indexes[operation.name] = startedCount
                     let queued = Date().timeIntervalSince(readySince[operation.name] ?? runStart)
                     onEvent(.started(name: operation.name, index: startedCount, total: total))
                     group.addTask {

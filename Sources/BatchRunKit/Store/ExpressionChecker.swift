@@ -151,7 +151,9 @@ final class AuthorizerRules {
         case SQLITE_ATTACH, SQLITE_DETACH:
             denial = "ATTACH and DETACH are not allowed in expressions"
         default:
-            denial = "expressions may only read; this one would change the database"
+            denial = (first ?? "").lowercased().hasPrefix("sqlite_")
+                ? "pragma functions and SQLite's internal tables are not allowed in expressions"
+                : "expressions may only read; this one would change the database"
         }
         return SQLITE_DENY
     }
