@@ -63,7 +63,13 @@ public final class ExpressionChecker {
             return .failure(Problem(message: "only one expression is allowed", offset: nil))
         }
         if code != SQLITE_OK {
-            if let denial = rules.denial { return .failure(Problem(message: denial, offset: nil)) }
+            if var denial = rules.denial {
+                // A pragma table-valued function shows up to the authorizer as a schema change.
+                if sql.lowercased().contains("pragma_") && !denial.hasPrefix("pragma") {
+                    denial = "pragma functions and SQLite's internal tables are not allowed in expressions"
+                }
+                return .failure(Problem(message: denial, offset: nil))
+            }
             let offset = Int(sqlite3_error_offset(connection))
             return .failure(Problem(message: String(cString: sqlite3_errmsg(connection)), offset: offset >= 0 ? offset : nil))
         }
@@ -151,9 +157,7 @@ final class AuthorizerRules {
         case SQLITE_ATTACH, SQLITE_DETACH:
             denial = "ATTACH and DETACH are not allowed in expressions"
         default:
-            denial = (first ?? "").lowercased().hasPrefix("sqlite_")
-                ? "pragma functions and SQLite's internal tables are not allowed in expressions"
-                : "expressions may only read; this one would change the database"
+            denial = "expressions may only read; this one would change the database"
         }
         return SQLITE_DENY
     }

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import Testing
+@testable import BatchRunKit
+
+@Suite("Store")
+struct StoreTests {
+    static let model = Model(entities: [
+        Entity(name: "Session", columns: [
+            Column(name: "id", type: .integer, isPrimaryKey: true),
+            Column(name: "user", type: .text, notNull: true),
+            Column(name: "status", type: .text, notNull: true, defaultLiteral: "'open'"),
+            Column(name: "ok", type: .boolean),
+        ], primaryKey: ["id"], uniques: [["user", "status"]], indexes: [["status"]]),
+        Entity(name: "Pair", columns: [Column(name: "a", type: .integer), Column(name: "b", type: .text)], primaryKey: ["a", "b"]),
+    ])
+
+    func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-store-\(UUID().uuidString)/nested/s.sqlite").path
+    }
+
+    @Test("creates the folder, the file in WAL mode, tables, constraints and indexes")
+    func creates() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path) }
+        let store = try Store(path: path, model: Self.model)
+        try store.pool.write { db in
+            #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
+            #expect(try db.columns(in: "Session").map(\.name) == ["id", "user", "status", "ok"])
+            #expect(try db.primaryKey("Pair").columns == ["a", "b"])
+            #expect(try db.indexes(on: "Session").contains { $0.columns == ["status"] && !$0.isUnique })
+            #expect(try db.indexes(on: "Session").contains { $0.columns == ["user", "status"] && $0.isUnique })
+            try db.execute(sql: "INSERT INTO Session (id, user) VALUES (1, 'ann')")
+            #expect(try String.fetchOne(db, sql: "SELECT status FROM Session") == "open")
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "INSERT INTO Session (id, user) VALUES (2, NULL)") }
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            #expect(tables == ["Pair", "Session"])
+        }
+        // Opening again keeps the data and changes nothing.
+        let again = try Store(path: path, model: Self.model)
+        #expect(try again.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Session") } == 1)
+    }
+
+    @Test("an existing table with extra columns is used as it is")
+    func extraColumns() throws {
+        let path = temporaryPath()
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "CREATE TABLE Session (id INTEGER PRIMARY KEY, user TEXT, status TEXT, ok INTEGER, notes TEXT)")
+        }
+        let store = try Store(path: path, model: Self.model)
+        #expect(try store.pool.read { db in try db.columns(in: "Session").map(\.name) }.contains("notes"))
+    }
+
+    @Test("an existing table that lacks declared columns stops before anything is created")
+    func missingColumns() throws {
+        let path = temporaryPath()
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "CREATE TABLE Session (id INTEGER PRIMARY KEY, user TEXT)") }
+        #expect {
+            _ = try Store(path: path, model: Self.model)
+        } throws: { error in
+            "\(error)" == "table Session (entity Session) exists but lacks declared columns status, ok"
+        }
+        #expect(try DatabaseQueue(path: path).read { db in try db.tableExists("Pair") } == false)
+    }
+}
