@@ -46,7 +46,7 @@ struct CommandLineTests {
         // The two batches before the bad row stay committed; nothing after it was written.
         let store = try StoreInspector(path: folder.path("store.sqlite"))
         #expect(try store.count("SELECT count(*) FROM Session") == 2)
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.url.appendingPathComponent("report.json"))) as! [String: Any]
+        let report = try folder.json("report.json")
         #expect(report["status"] as? String == "failed")
         let jobs = Dictionary(uniqueKeysWithValues: (report["jobs"] as! [[String: Any]]).map { ($0["name"] as! String, $0) })
         #expect(jobs["load"]?["status"] as? String == "failed")
@@ -109,7 +109,7 @@ struct CommandLineTests {
         #expect(first != nil && second != nil && first!.lowerBound < second!.lowerBound)
         #expect(result.stdout.contains("UNIQUE constraint failed"))
         #expect(folder.files().filter { $0.hasPrefix("reports/") } == ["reports/first.json", "reports/second.json"])
-        let secondReport = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.url.appendingPathComponent("reports/second.json"))) as! [String: Any]
+        let secondReport = try folder.json("reports/second.json")
         #expect(secondReport["status"] as? String == "failed")
         #expect(secondReport["file"] as? String == "second.yaml")
     }
@@ -173,7 +173,7 @@ struct CommandLineTests {
             4,"column duration: ""abc"" is not a real",3,cy,abc
 
             """)
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.url.appendingPathComponent("r.json"))) as! [String: Any]
+        let report = try folder.json("r.json")
         let rows = (report["jobs"] as! [[String: Any]])[0]["rows"] as! [String: Int]
         #expect(rows["rejected"] == 2 && rows["inserted"] == 2)
     }
@@ -209,7 +209,7 @@ struct CommandLineTests {
         let result = try Batchrun.run(["job.yaml", "--report", "r.json"], in: folder.url)
         #expect(result.status == 1)
         #expect(try StoreInspector(path: folder.path("store.sqlite")).count("SELECT count(*) FROM Session") == 0)
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.url.appendingPathComponent("r.json"))) as! [String: Any]
+        let report = try folder.json("r.json")
         let job = (report["jobs"] as! [[String: Any]])[0]
         #expect((job["rows"] as! [String: Int])["inserted"] == 0)
         #expect((job["batches"] as! [String: Int])["committed"] == 0)

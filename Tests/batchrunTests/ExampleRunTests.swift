@@ -79,7 +79,7 @@ struct ExampleRunTests {
         #expect(run.stdout.contains("stats finished with ok"))
 
         // The JSON report follows the contract's schema.
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder.path("out/report.json")))) as! [String: Any]
+        let json = try folder.json("out/report.json")
         #expect(json["schema"] as? Int == 1)
         #expect(json["status"] as? String == "ok")
         #expect((json["conflicts"] as? [Any])?.isEmpty == true)

@@ -88,6 +88,12 @@ final class TemporaryFolder {
         try FileManager.default.copyItem(at: Batchrun.packageRoot.appendingPathComponent(relative), to: destination)
     }
 
+    /// A JSON object file in this folder (a `--report`), parsed.
+    func json(_ relative: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: url.appendingPathComponent(relative))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
     /// Every file below the folder, relative, sorted.
     func files() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: url.path)
