@@ -107,7 +107,7 @@ struct CommandLineTests {
         let first = result.stdout.range(of: "== first.yaml")
         let second = result.stdout.range(of: "== second.yaml")
         #expect(first != nil && second != nil && first!.lowerBound < second!.lowerBound)
-        #expect(result.stdout.contains("UNIQUE constraint failed"))
+        #expect(result.stdout.contains("inline row 1: constraint conflict under merge policy error: Session(1) already exists"), "\(result.stdout)")
         #expect(folder.files().filter { $0.hasPrefix("reports/") } == ["reports/first.json", "reports/second.json"])
         let secondReport = try folder.json("reports/second.json")
         #expect(secondReport["status"] as? String == "failed")

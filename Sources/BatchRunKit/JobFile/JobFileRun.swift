@@ -56,9 +56,11 @@ public final class JobFileRun: Sendable {
             }
         }
         let jobs = outcomes.map(jobReport)
+        let conflicts = jobs.flatMap { job in job.steps.flatMap(\.conflictRecords) }
         return RunReport(file: file.path, store: store.path,
                          status: RunReport.status(of: jobs, interrupted: scheduler.isCancelled),
-                         startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs)
+                         startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,
+                         conflicts: conflicts)
     }
 
     func jobReport(_ outcome: OperationOutcome) -> JobReport {
@@ -75,41 +77,18 @@ public final class JobFileRun: Sendable {
         return report
     }
 
-    /// The body of one job's operation: its steps in order, each batch saved on its own or,
-    /// for `atomic: true`, all in one transaction.
+    /// The body of one job's operation: its steps in order, in the job's own private context;
+    /// each batch saved on its own or, for `atomic: true`, all in one transaction.
     private static func execute(_ job: Job, file: JobFile, store: Store, operation: BatchOperation,
                                 state: JobRunState) -> BatchOperation.Result {
-        func record(_ report: StepReport) {
-            state.record(report, for: job.name)
-        }
-        func runSteps(_ access: some StoreAccess) throws {
-            for step in job.steps {
-                if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }
-                let published = state.publishedOutputs
-                let environment = StepEnvironment(
-                    job: job.name, entity: file.model[step.entity]!,
-                    params: resolvedParams(step, file: file, outputs: published),
-                    batchSize: job.batchSize(for: step), mergePolicy: job.mergePolicy,
-                    isCancelled: { operation.isCancelled })
-                switch step {
-                case .fetch(let fetch):
-                    let (report, values) = try FetchRunner.run(fetch, in: environment, access: access)
-                    record(report)
-                    if let name = fetch.publishAs, let values { state.publish(name, values) }
-                case .insert(let insert):
-                    record(try InsertRunner.run(insert, in: environment, access: access))
-                case .delete(let delete):
-                    record(try DeleteRunner.run(delete, in: environment, access: access))
-                case .batchUpdate(let update):
-                    record(try BatchUpdateRunner.run(update, in: environment, access: access))
-                }
-            }
-        }
+        let context = Context(store: store, name: job.name, mergePolicy: job.mergePolicy)
         do {
-            if job.atomic {
-                try store.pool.write { db in try runSteps(TransactionAccess(db: db)) }
-            } else {
-                try runSteps(PoolAccess(pool: store.pool))
+            try context.performAndWait { context in
+                if job.atomic {
+                    try context.atomically { context in try runSteps(job, file: file, operation: operation, state: state, context: context) }
+                } else {
+                    try runSteps(job, file: file, operation: operation, state: state, context: context)
+                }
             }
             return .ok
         } catch let error as StepError {
@@ -120,14 +99,40 @@ public final class JobFileRun: Sendable {
                         var step = step
                         step.rows = RowCounts(fetched: step.rows.fetched)
                         step.batches = BatchCounts(committed: 0, rolledBack: step.batches.committed)
+                        step.conflicts = 0
+                        step.conflictRecords = []
                         return step
                     }
                 }
             }
-            if !error.cancelled || error.report.rows != RowCounts() { record(error.report) }
+            if !error.cancelled || error.report.rows != RowCounts() { state.record(error.report, for: job.name) }
             return error.cancelled ? .cancelled : .failed(error.message)
         } catch {
             return .failed(StepErrors.describe(error))
+        }
+    }
+
+    private static func runSteps(_ job: Job, file: JobFile, operation: BatchOperation, state: JobRunState,
+                                 context: isolated Context) throws {
+        for step in job.steps {
+            if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }
+            let environment = StepEnvironment(
+                job: job.name, entity: file.model[step.entity]!,
+                params: resolvedParams(step, file: file, outputs: state.publishedOutputs),
+                batchSize: job.batchSize(for: step), mergePolicy: job.mergePolicy,
+                isCancelled: { operation.isCancelled })
+            switch step {
+            case .fetch(let fetch):
+                let (report, values) = try FetchRunner.run(fetch, in: environment, context: context)
+                state.record(report, for: job.name)
+                if let name = fetch.publishAs, let values { state.publish(name, values) }
+            case .insert(let insert):
+                state.record(try InsertRunner.run(insert, in: environment, context: context), for: job.name)
+            case .delete(let delete):
+                state.record(try DeleteRunner.run(delete, in: environment, context: context), for: job.name)
+            case .batchUpdate(let update):
+                state.record(try BatchUpdateRunner.run(update, in: environment, context: context), for: job.name)
+            }
         }
     }
 

@@ -1,23 +1,47 @@
 /// One conflict as written in the JSON report's `conflicts` array.
-///
-/// Filled by the contexts' merge policies; a run without conflicts has an empty array.
 public struct MergeConflictRecord: Sendable, Hashable, Codable {
+    /// One property of the row: its value as the job read it, in the store at save time,
+    /// as the job would write it, and as resolved.
     public struct Property: Sendable, Hashable, Codable {
         public var name: String
-        public var original: String?
-        public var store: String?
-        public var ours: String?
-        public var resolved: String?
+        public var original: JSONValue
+        public var store: JSONValue
+        public var ours: JSONValue
+        public var resolved: JSONValue
+
+        public init(name: String, original: JSONValue, store: JSONValue, ours: JSONValue, resolved: JSONValue) {
+            self.name = name
+            self.original = original
+            self.store = store
+            self.ours = ours
+            self.resolved = resolved
+        }
     }
 
     public var job: String
     public var entity: String
-    public var key: [String: String]
+    /// The row's primary key, column to value.
+    public var key: [String: JSONValue]
+    /// `optimistic`, `deleted` or `constraint`.
     public var kind: String
     public var policy: String
+    /// `merged`, `kept_store`, `kept_ours`, `overwritten`, `rolled_back`, `recomputed` or `failed`.
     public var outcome: String
+    /// A job of this run, or `outside this run`.
     public var changedBy: String
     public var properties: [Property]
+
+    public init(job: String, entity: String, key: [String: JSONValue], kind: String, policy: String, outcome: String,
+                changedBy: String, properties: [Property]) {
+        self.job = job
+        self.entity = entity
+        self.key = key
+        self.kind = kind
+        self.policy = policy
+        self.outcome = outcome
+        self.changedBy = changedBy
+        self.properties = properties
+    }
 
     enum CodingKeys: String, CodingKey {
         case job, entity, key, kind, policy, outcome, properties

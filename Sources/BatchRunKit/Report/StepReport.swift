@@ -7,6 +7,8 @@ public struct StepReport: Sendable, Hashable, Codable {
     public var batches: BatchCounts
     /// Constraint or optimistic conflicts met (and resolved by the merge policy).
     public var conflicts: Int
+    /// Each conflict; the run report lists them all at its top level, not per step.
+    public var conflictRecords: [MergeConflictRecord] = []
 
     public init(kind: String, entity: String, runSeconds: Double = 0, rows: RowCounts = RowCounts(),
                 batches: BatchCounts = BatchCounts(), conflicts: Int = 0) {

@@ -1,25 +1,63 @@
 import Foundation
 import GRDB
 
-/// Runs a `batch-update` as one set-based UPDATE (the private-context mode builds on this).
+/// Runs a `batch-update`. In the job's context (the default), each batch is read without the
+/// write lock, with the `set` expressions evaluated in that read, then saved with the check
+/// that every row is still as read; rows changed meanwhile are conflicts resolved by the merge
+/// policy (`recompute` evaluates the expressions again inside the save). `direct: true` runs
+/// one set-based UPDATE instead.
 public enum BatchUpdateRunner {
-    public static func run(_ step: BatchUpdateStep, in environment: StepEnvironment, access: some StoreAccess) throws -> StepReport {
+    public static func run(_ step: BatchUpdateStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
         var report = StepReport(kind: "batch-update", entity: environment.entity.name)
-        if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
         do {
-            report.rows.updated = try access.write { db -> Int in
-                try db.execute(sql: step.sql(for: environment.entity), arguments: environment.params.statementArguments)
-                return db.changesCount
+            if step.direct {
+                try runDirect(step, environment, context, &report)
+            } else {
+                try runInContext(step, environment, context, &report)
             }
-            report.batches.committed = 1
         } catch {
-            report.batches.rolledBack = 1
+            context.reset()
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepError("batch-update \(environment.entity.name): \(StepErrors.describe(error))", report: report)
+            throw StepErrors.wrap(error, report: report, prefix: "batch-update \(environment.entity.name)", entity: environment.entity)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         environment.progress(report.rows)
         return report
+    }
+
+    private static func runDirect(_ step: BatchUpdateStep, _ environment: StepEnvironment, _ context: isolated Context,
+                                  _ report: inout StepReport) throws {
+        if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+        report.rows.updated = try context.write { db -> (Int, DidSave?) in
+            try db.execute(sql: step.sql(for: environment.entity), arguments: environment.params.statementArguments)
+            return (db.changesCount, nil)
+        }
+        report.batches.committed = 1
+    }
+
+    private static func runInContext(_ step: BatchUpdateStep, _ environment: StepEnvironment, _ context: isolated Context,
+                                     _ report: inout StepReport) throws {
+        context.recomputeRules[environment.entity.name] = RecomputeRule(
+            assignments: step.set.map { ($0.column, $0.expression) }, params: environment.params)
+        var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params,
+                                   limit: environment.batchSize)
+        request.computing = step.set.map { ($0.column, $0.expression) }
+        while true {
+            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+            let objects = try context.fetch(request)
+            guard let last = objects.last else { break }
+            request.after = last.objectID
+            for object in objects {
+                for assignment in step.set {
+                    object[assignment.column] = object.computed[assignment.column] ?? .null
+                }
+            }
+            let result = try context.save()
+            context.reset()
+            report.add(result, entity: environment.entity)
+            environment.progress(report.rows)
+            if objects.count < environment.batchSize { break }
+        }
     }
 }

@@ -1,38 +1,47 @@
 import Foundation
 import GRDB
 
-/// Runs a `delete` in batches of at most `batch_size` rows, each its own transaction.
+/// Runs a `delete` in the job's context: each batch reads keys and values of up to
+/// `batch_size` matching rows, then deletes them in one save that checks every row is still as
+/// read. Rows changed meanwhile are conflicts resolved by the merge policy.
 public enum DeleteRunner {
-    public static func run(_ step: DeleteStep, in environment: StepEnvironment, access: some StoreAccess) throws -> StepReport {
+    public static func run(_ step: DeleteStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
         var report = StepReport(kind: "delete", entity: environment.entity.name)
-        var arguments = environment.params
-        arguments["_batchrun_limit"] = .integer(Int64(environment.batchSize))
-        let sql = step.batchSQL(for: environment.entity)
+        context.recomputeRules[environment.entity.name] = RecomputeRule(deleteWhere: step.whereClause, params: environment.params)
+        var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params,
+                                   limit: environment.batchSize)
         do {
             while true {
                 if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
-                let deleted = try access.write { db -> Int in
-                    try db.execute(sql: sql, arguments: arguments.statementArguments)
-                    return db.changesCount
-                }
-                if deleted == 0 { break }
-                report.rows.deleted += deleted
-                report.batches.committed += 1
+                let objects = try context.fetch(request)
+                guard let last = objects.last else { break }
+                request.after = last.objectID
+                for object in objects { context.delete(object) }
+                let result = try context.save()
+                context.reset()
+                report.add(result, entity: environment.entity)
                 environment.progress(report.rows)
-                if deleted < environment.batchSize { break }
+                if objects.count < environment.batchSize { break }
             }
-        } catch let error as StepError {
-            var error = error
-            error.report = report
-            error.report.runSeconds = Date().timeIntervalSince(started)
-            throw error
         } catch {
-            report.batches.rolledBack += 1
+            context.reset()
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepError("delete \(environment.entity.name): \(StepErrors.describe(error))", report: report)
+            throw StepErrors.wrap(error, report: report, prefix: "delete \(environment.entity.name)", entity: environment.entity)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         return report
+    }
+}
+
+extension StepReport {
+    /// Adds a committed save's counts and conflicts.
+    mutating func add(_ result: SaveResult, entity: Entity) {
+        rows.inserted += result.inserted
+        rows.updated += result.updated
+        rows.deleted += result.deleted
+        conflicts += result.conflicts.count
+        conflictRecords += result.conflicts.map { $0.record(entity: entity) }
+        if result.didSave != nil { batches.committed += 1 }
     }
 }

@@ -4,7 +4,7 @@ import GRDB
 /// Runs a `fetch`: one snapshot read, rows streamed to the output; the first row becomes the
 /// `as:` outputs (all NULL when there is no row).
 public enum FetchRunner {
-    public static func run(_ step: FetchStep, in environment: StepEnvironment, access: some StoreAccess)
+    public static func run(_ step: FetchStep, in environment: StepEnvironment, context: isolated Context)
         throws -> (report: StepReport, outputs: [String: ParamValue]?)
     {
         let started = Date()
@@ -13,7 +13,7 @@ public enum FetchRunner {
         var firstRow: [ParamValue]?
         var writer = try step.output.map { try OutputWriters.make($0, columns: columns) }
         do {
-            try access.read { db in
+            try context.read { db in
                 let cursor = try Row.fetchCursor(db, sql: step.sql(for: environment.entity),
                                                  arguments: environment.params.statementArguments)
                 while let row = try cursor.next() {
@@ -33,11 +33,7 @@ public enum FetchRunner {
         } catch {
             writer?.abandon()
             report.runSeconds = Date().timeIntervalSince(started)
-            if var stepError = error as? StepError {
-                stepError.report = report
-                throw stepError
-            }
-            throw StepError("fetch \(environment.entity.name): \(StepErrors.describe(error))", report: report)
+            throw StepErrors.wrap(error, report: report, prefix: "fetch \(environment.entity.name)")
         }
         report.runSeconds = Date().timeIntervalSince(started)
         environment.progress(report.rows)
@@ -55,5 +51,21 @@ enum StepErrors {
             return error.message ?? "\(error)"
         }
         return "\(error)"
+    }
+
+    /// The error as a `StepError` carrying `report`; a conflict under `error` keeps its record.
+    static func wrap(_ error: any Error, report: StepReport, prefix: String, entity: Entity? = nil) -> StepError {
+        if var stepError = error as? StepError {
+            stepError.report = report
+            return stepError
+        }
+        if let conflictError = error as? MergeConflictError, let entity {
+            var report = report
+            report.conflicts += 1
+            report.conflictRecords.append(conflictError.conflict.record(entity: entity))
+            report.batches.rolledBack += 1
+            return StepError(conflictError.description, report: report)
+        }
+        return StepError("\(prefix): \(describe(error))", report: report)
     }
 }

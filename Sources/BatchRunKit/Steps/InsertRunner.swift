@@ -2,36 +2,59 @@ import Foundation
 import GRDB
 
 /// Runs an `insert`: records from inline rows or a streamed feed, converted to the columns'
-/// types, written in batches with one reused prepared statement per column set.
-/// Constraint conflicts are resolved in SQL by the merge policy.
+/// types, written in batches (each one transaction) with one reused prepared statement per
+/// column set. A row that collides with an existing one on its primary key or a unique
+/// constraint is a constraint conflict, resolved by the merge policy and reported.
 public enum InsertRunner {
-    public static func run(_ step: InsertStep, in environment: StepEnvironment, access: some StoreAccess) throws -> StepReport {
-        var run = InsertRun(step: step, environment: environment)
+    public static func run(_ step: InsertStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
+        var run = InsertRun(step: step, environment: environment, store: context.store)
         do {
             if step.replace {
                 // Hot swap: one transaction deletes the old rows and writes the new ones.
-                try access.write { db in
+                try context.write { db -> ((), DidSave?) in
                     try db.execute(sql: "DELETE FROM \(SQL.quote(environment.entity.tableName))")
                     run.report.rows.deleted = db.changesCount
-                    let batchAccess = TransactionAccess(db: db)
-                    try run.writeAll(access: batchAccess)
+                    var ids = SaveIDs()
+                    try run.writeAll { run, batch in try run.write(batch, in: db, ids: &ids) }
+                    return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
                 }
                 run.report.batches = BatchCounts(committed: 1)
             } else {
-                try run.writeAll(access: access)
+                try run.writeAll { run, batch in
+                    try context.write { db -> ((), DidSave?) in
+                        var ids = SaveIDs()
+                        do {
+                            try run.write(batch, in: db, ids: &ids)
+                        } catch {
+                            run.report.batches.rolledBack += 1
+                            throw error
+                        }
+                        return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
+                    }
+                    run.report.batches.committed += 1
+                    environment.progress(run.report.rows)
+                }
             }
             try run.finishRejected()
         } catch {
             run.abandonRejected()
             run.report.runSeconds = Date().timeIntervalSince(run.started)
-            if var stepError = error as? StepError {
-                stepError.report = run.report
-                throw stepError
-            }
-            throw StepError(StepErrors.describe(error), report: run.report)
+            throw StepErrors.wrap(error, report: run.report, prefix: "insert \(environment.entity.name)", entity: environment.entity)
         }
         run.report.runSeconds = Date().timeIntervalSince(run.started)
         return run.report
+    }
+}
+
+/// The IDs a batch inserted and updated, for its `DidSave`.
+struct SaveIDs {
+    var inserted: [ObjectID] = []
+    var updated: [ObjectID] = []
+
+    func didSave(sequence: UInt64, savedBy: String) -> DidSave? {
+        guard let entity = (inserted.first ?? updated.first)?.entity else { return nil }
+        return DidSave(sequence: sequence, savedBy: savedBy, inserted: inserted.isEmpty ? [:] : [entity: inserted],
+                       updated: updated.isEmpty ? [:] : [entity: updated])
     }
 }
 
@@ -39,6 +62,7 @@ public enum InsertRunner {
 struct InsertRun {
     let step: InsertStep
     let environment: StepEnvironment
+    let store: Store
     let started = Date()
     var report: StepReport
     let feedName: String
@@ -54,9 +78,10 @@ struct InsertRun {
         var values: [DatabaseValue]
     }
 
-    init(step: InsertStep, environment: StepEnvironment) {
+    init(step: InsertStep, environment: StepEnvironment, store: Store) {
         self.step = step
         self.environment = environment
+        self.store = store
         report = StepReport(kind: "insert", entity: environment.entity.name)
         switch step.source {
         case .rows:
@@ -68,7 +93,8 @@ struct InsertRun {
         }
     }
 
-    mutating func writeAll(access: some StoreAccess) throws {
+    /// Reads, converts and hands the feed to `write` in batches of `batch_size` rows.
+    mutating func writeAll(_ write: (inout InsertRun, [PendingRow]) throws -> Void) throws {
         var source = try makeSource()
         var batch: [PendingRow] = []
         batch.reserveCapacity(environment.batchSize)
@@ -76,11 +102,15 @@ struct InsertRun {
             guard let row = try convert(record) else { continue }
             batch.append(row)
             if batch.count >= environment.batchSize {
-                try write(batch, access: access)
+                if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+                try write(&self, batch)
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        if !batch.isEmpty { try write(batch, access: access) }
+        if !batch.isEmpty {
+            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+            try write(&self, batch)
+        }
     }
 
     private func makeSource() throws -> RecordSource {
@@ -109,6 +139,12 @@ struct InsertRun {
                 throw StepError(error.description, report: report)
             }
         }
+    }
+
+    /// Where a record is, for messages: `data/sessions.csv:1234`, or `inline row 2`.
+    func place(_ line: Int) -> String {
+        if case .rows = step.source { return "inline row \(line)" }
+        return "\(feedName):\(line)"
     }
 
     /// The record as a row to insert, or nil when it was rejected under `bad_rows: skip`.
@@ -141,7 +177,7 @@ struct InsertRun {
     }
 
     private mutating func reject(_ record: FeedRecord, _ reason: String) throws -> PendingRow? {
-        let message = "\(feedName):\(record.line): \(reason)"
+        let message = "\(place(record.line)): \(reason)"
         guard step.badRows == .skip, case .file(let path, _) = step.source else {
             throw StepError(message, report: report)
         }
@@ -166,7 +202,7 @@ struct InsertRun {
             return column
         }
         if !unknown.isEmpty {
-            throw StepError("\(feedName):\(record.line): field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) match"
+            throw StepError("\(place(record.line)): field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) match"
                 + "\(unknown.count == 1 ? "es" : "") no column of \(entity.name) (columns: \(entity.columnNames.joined(separator: ", "))); "
                 + "map them with columns: { FIELD: COLUMN } or drop them with columns: { FIELD: null }", report: report)
         }
@@ -174,70 +210,40 @@ struct InsertRun {
         return layout
     }
 
-    private mutating func write(_ batch: [PendingRow], access: some StoreAccess) throws {
-        if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
-        var counts = (inserted: 0, updated: 0, conflicts: 0)
-        do {
-            try access.write { db in
-                counts = (0, 0, 0)
-                for row in batch {
-                    let statement = try db.cachedStatement(sql: insertSQL(columns: row.columns))
-                    let before = db.lastInsertedRowID
-                    do {
-                        try statement.execute(arguments: StatementArguments(row.values))
-                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                        throw StepError("\(feedName):\(row.line): constraint conflict under merge policy \(environment.mergePolicy.rawValue): \(error.message ?? "constraint failed")", report: report)
-                    }
-                    if db.changesCount == 0 {
-                        counts.conflicts += 1
-                    } else if db.lastInsertedRowID != before || environment.mergePolicy == .error {
-                        counts.inserted += 1
-                    } else {
-                        counts.updated += 1
-                        counts.conflicts += 1
-                    }
-                }
+    /// Writes one batch inside `db`'s transaction; constraint conflicts are resolved by the
+    /// merge policy and recorded. Counts are added only to a copy until the batch commits.
+    mutating func write(_ batch: [PendingRow], in db: Database, ids: inout SaveIDs) throws {
+        let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
+                                job: environment.job, readSequence: 0, recompute: nil)
+        var counts = report
+        for row in batch {
+            let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
+            do {
+                outcome = try writer.insert(columns: row.columns, values: row.values)
+            } catch let error as MergeConflictError {
+                report = Self.adding(error.conflict, to: report, entity: environment.entity)
+                throw StepError("\(place(row.line)): \(error.description)", report: report)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw StepError("\(place(row.line)): \(error.message ?? "constraint failed")", report: report)
             }
-        } catch {
-            report.batches.rolledBack += 1
-            throw error
+            if let conflict = outcome.conflict { counts = Self.adding(conflict, to: counts, entity: environment.entity) }
+            guard let id = outcome.id else { continue }
+            if outcome.inserted {
+                counts.rows.inserted += 1
+                ids.inserted.append(id)
+            } else {
+                counts.rows.updated += 1
+                ids.updated.append(id)
+            }
         }
-        report.rows.inserted += counts.inserted
-        report.rows.updated += counts.updated
-        report.conflicts += counts.conflicts
-        report.batches.committed += 1
-        environment.progress(report.rows)
+        report = counts
     }
 
-    /// `INSERT` for a column set; not-null columns with a default get it for a NULL value.
-    func insertSQL(columns: [String]) -> String {
-        let entity = environment.entity
-        let table = SQL.quote(entity.tableName)
-        let placeholders = columns.map { name -> String in
-            if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
-                return "coalesce(?, \(literal))"
-            }
-            return "?"
-        }
-        let values = "(\(SQL.quoteList(columns))) VALUES (\(placeholders.joined(separator: ", ")))"
-        let updatable = columns.filter { !entity.primaryKey.contains($0) }
-        switch environment.mergePolicy {
-        case .error:
-            return "INSERT INTO \(table) \(values)"
-        case .overwrite:
-            return "INSERT OR REPLACE INTO \(table) \(values)"
-        case .rollback:
-            return "INSERT INTO \(table) \(values) ON CONFLICT DO NOTHING"
-        case .objectTrump, .recompute:
-            guard !updatable.isEmpty else { return "INSERT INTO \(table) \(values) ON CONFLICT DO NOTHING" }
-            let set = updatable.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" }.joined(separator: ", ")
-            return "INSERT INTO \(table) \(values) ON CONFLICT DO UPDATE SET \(set)"
-        case .storeTrump:
-            guard !updatable.isEmpty else { return "INSERT INTO \(table) \(values) ON CONFLICT DO NOTHING" }
-            let set = updatable.map { "\(SQL.quote($0)) = coalesce(\(SQL.quote($0)), excluded.\(SQL.quote($0)))" }
-                .joined(separator: ", ")
-            return "INSERT INTO \(table) \(values) ON CONFLICT DO UPDATE SET \(set)"
-        }
+    static func adding(_ conflict: MergeConflict, to report: StepReport, entity: Entity) -> StepReport {
+        var report = report
+        report.conflicts += 1
+        report.conflictRecords.append(conflict.record(entity: entity))
+        return report
     }
 
     mutating func finishRejected() throws {

@@ -16,6 +16,8 @@ public final class Store: Sendable {
     public let model: Model
     /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
     public let pool: DatabasePool
+    let notifications = SaveNotifications()
+    let changeLog = ChangeLog()
 
     public init(path: String, model: Model, busyTimeout: Double = 5) throws {
         self.path = path
@@ -54,5 +56,41 @@ public final class Store: Sendable {
             if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
         }
         if !mismatches.isEmpty { throw StoreError.schemaMismatch(mismatches) }
+    }
+
+    // MARK: Saves
+
+    /// Every save from now on, as it is committed (Core Data's did-save notification).
+    ///
+    /// ```swift
+    /// for await save in store.didSaves() { print(save.savedBy, save.allIDs.count) }
+    /// ```
+    public func didSaves() -> AsyncStream<DidSave> {
+        notifications.subscribe()
+    }
+
+    /// The number of the last committed save; a read started now sees at least that save.
+    public var saveSequence: UInt64 { notifications.currentSequence }
+
+    /// The number of the last save posted to `didSaves()` subscribers.
+    public var postedSaveSequence: UInt64 { notifications.publishedSequence }
+
+    /// True when someone listens to `didSaves()`, so savers can skip building their IDs.
+    public var hasSaveObservers: Bool { notifications.hasSubscribers }
+
+    /// Numbers a save; call inside the write transaction so numbers follow commit order.
+    public func nextSaveSequence() -> UInt64 {
+        notifications.nextSequence()
+    }
+
+    /// Records a committed save (for `changed_by`) and hands it to every subscriber.
+    public func didCommit(_ save: DidSave) {
+        changeLog.record(save)
+        notifications.publish(save)
+    }
+
+    /// The job of this run that last changed the row in a save after `sequence`, if any.
+    public func lastWriter(of id: ObjectID, after sequence: UInt64) -> String? {
+        changeLog.lastWriter(of: id, after: sequence)
     }
 }

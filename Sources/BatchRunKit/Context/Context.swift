@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+
+/// A private context: one unit of work with change tracking, isolated to its own serial
+/// queue (an actor with its own executor), saved through the store with optimistic conflict
+/// detection and resolved by its merge policy. Objects stay inside; `ObjectID`s travel.
+///
+/// ```swift
+/// let context = Context(store: store, name: "close_stale", mergePolicy: .objectTrump)
+/// let result = try await context.perform { context in
+///     for session in try context.fetch(FetchRequest(entity: "Session", where: "status = 'open'")) {
+///         session["status"] = .text("stale")
+///     }
+///     return try context.save()
+/// }
+/// print(result.updated, result.conflicts.count)
+/// ```
+public actor Context {
+    public nonisolated let store: Store
+    /// Names the context in `DidSave` and in conflicts' `changed_by`: usually the job's name.
+    public nonisolated let name: String
+    private let core: ContextCore
+    private nonisolated let executor: QueueExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    public init(store: Store, name: String, mergePolicy: MergePolicy = .error) {
+        self.store = store
+        self.name = name
+        self.core = ContextCore(store: store, name: name, mergePolicy: mergePolicy)
+        self.executor = QueueExecutor(label: "batchrun.context.\(name)")
+    }
+
+    public var mergePolicy: MergePolicy {
+        get { core.mergePolicy }
+        set { core.mergePolicy = newValue }
+    }
+
+    /// Expressions `recompute` evaluates again on a conflicting row, per entity.
+    public var recomputeRules: [String: RecomputeRule] {
+        get { core.recomputeRules }
+        set { core.recomputeRules = newValue }
+    }
+
+    /// Called after every successful save, on the context's queue (a per-save block).
+    public var didSaveBlock: (@Sendable (SaveResult) -> Void)? {
+        get { core.didSaveBlock }
+        set { core.didSaveBlock = newValue }
+    }
+
+    // MARK: Entry points
+
+    /// Runs `body` on the context's queue and waits for it; for synchronous code such as a
+    /// job's steps. Must not be called from the context's own queue.
+    public nonisolated func performAndWait<T: Sendable>(_ body: @Sendable (isolated Context) throws -> T) rethrows -> T {
+        try executor.queue.sync {
+            try self.assumeIsolated { context in try body(context) }
+        }
+    }
+
+    /// Runs `body` on the context's queue.
+    public func perform<T: Sendable>(_ body: @Sendable (isolated Context) throws -> T) rethrows -> T {
+        try body(self)
+    }
+
+    /// Runs `body` in one write transaction: every fetch sees this context's saves, and what
+    /// `body` saved is kept only if it returns. A throw rolls back everything.
+    public func atomically<T>(_ body: (isolated Context) throws -> T) throws -> T {
+        try core.atomically { try body(self) }
+    }
+
+    // MARK: Raw reads and writes
+
+    /// Reads from a consistent snapshot (inside `atomically`, from its transaction).
+    public func read<T>(_ body: (Database) throws -> T) throws -> T { try core.read(body) }
+
+    /// One batch of raw writes in its own transaction (a savepoint inside `atomically`); the
+    /// `DidSave` that `body` returns is posted once the batch is committed. For bulk work,
+    /// such as an import, that needs no objects.
+    public func write<T>(_ body: (Database) throws -> (T, DidSave?)) throws -> T { try core.write(body) }
+
+    // MARK: Objects
+
+    /// Fetches rows as objects. An object already registered with unsaved changes keeps them.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] { try core.fetch(request) }
+
+    /// The registered object with this ID, read from the store if it is not registered.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject? { try core.existingObject(with: id) }
+
+    /// A new object, saved with the next `save()`.
+    @discardableResult
+    public func insert(into entity: String, values: [String: ParamValue]) throws -> ManagedObject {
+        try core.insert(into: entity, values: values)
+    }
+
+    /// Marks an object deleted; the row goes with the next `save()`.
+    public func delete(_ object: ManagedObject) { core.delete(object) }
+
+    public var hasChanges: Bool { core.hasChanges }
+
+    /// Every object the context holds.
+    public var registeredObjects: [ManagedObject] { core.registeredObjects }
+
+    // MARK: Saving and merging
+
+    /// Writes every change in one transaction, each update and delete checked against the
+    /// values read. Conflicts are resolved by `mergePolicy`; under `error` the first one throws
+    /// `MergeConflictError`, nothing is written, and the context keeps its changes.
+    @discardableResult
+    public func save() throws -> SaveResult { try core.save() }
+
+    /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
+    public func rollback() { core.rollback() }
+
+    /// Forgets every object, changes included.
+    public func reset() { core.reset() }
+
+    /// Merges another context's save: objects without unsaved changes are refreshed (or
+    /// dropped when deleted); objects with changes keep them, and the next save checks them.
+    public func merge(_ save: DidSave) throws { try core.merge(save) }
+}
+
+/// A context was asked for something the model does not have.
+public enum ContextError: Error, Sendable, CustomStringConvertible {
+    case unknownEntity(String)
+    case unknownColumn(String, String)
+
+    public var description: String {
+        switch self {
+        case .unknownEntity(let name): return "no entity named \(name)"
+        case .unknownColumn(let entity, let column): return "entity \(entity) has no column \(column)"
+        }
+    }
+}

@@ -1,0 +1,50 @@
+/// What a context fetches: rows of an entity matching `where`, in primary-key order,
+/// optionally after a key (for reading in batches) and with extra computed expressions.
+///
+/// ```swift
+/// var request = FetchRequest(entity: "Session", where: "status = :s", params: ["s": .text("open")])
+/// request.limit = 1000
+/// request.computing = [("new_status", "'stale'")]
+/// ```
+public struct FetchRequest: Sendable {
+    public var entity: String
+    public var whereClause: String?
+    public var params: [String: ParamValue]
+    /// Expressions evaluated in the same read, available as `object.computed[name]`.
+    public var computing: [(name: String, expression: String)] = []
+    public var limit: Int?
+    /// Only rows whose primary key sorts after this one (keyset pagination).
+    public var after: ObjectID?
+
+    public init(entity: String, where whereClause: String? = nil, params: [String: ParamValue] = [:], limit: Int? = nil) {
+        self.entity = entity
+        self.whereClause = whereClause
+        self.params = params
+        self.limit = limit
+    }
+
+    func sql(for entity: Entity) -> String {
+        let computed = computing.enumerated().map { ", (\($1.expression)) AS \(SQL.quote("_batchrun_c\($0)"))" }.joined()
+        var conditions: [String] = []
+        if let whereClause { conditions.append("(\(whereClause))") }
+        let keys = entity.primaryKey.map(SQL.quote)
+        if after != nil {
+            let placeholders = entity.primaryKey.indices.map { ":_batchrun_after\($0)" }
+            conditions.append(keys.count == 1 ? "\(keys[0]) > \(placeholders[0])"
+                                              : "(\(keys.joined(separator: ", "))) > (\(placeholders.joined(separator: ", ")))")
+        }
+        var sql = "SELECT \(SQL.quoteList(entity.columnNames))\(computed) FROM \(SQL.quote(entity.tableName))"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY " + keys.joined(separator: ", ")
+        if let limit { sql += " LIMIT \(limit)" }
+        return sql
+    }
+
+    func arguments() -> [String: ParamValue] {
+        var arguments = params
+        if let after {
+            for (index, value) in after.key.enumerated() { arguments["_batchrun_after\(index)"] = value }
+        }
+        return arguments
+    }
+}

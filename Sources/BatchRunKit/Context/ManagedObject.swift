@@ -1,0 +1,93 @@
+/// A row registered in a context: the values as read (its snapshot) and as changed.
+///
+/// Objects are not Sendable: they live in their context's isolation, like Core Data's managed
+/// objects. Pass `objectID` to another context instead.
+///
+/// ```swift
+/// try await context.perform { context in
+///     for session in try context.fetch(FetchRequest(entity: "Session", where: "status = 'open'")) {
+///         session["status"] = .text("stale")
+///     }
+///     try context.save()
+/// }
+/// ```
+public final class ManagedObject {
+    public let entity: Entity
+    /// Nil for an inserted object whose key SQLite assigns at save.
+    public private(set) var objectID: ObjectID?
+    /// Values as read from the store, in column order; nil for an inserted object.
+    public internal(set) var snapshot: [ParamValue]?
+    /// Current values, in column order.
+    public internal(set) var values: [ParamValue]
+    /// Extra expressions computed in the read (a batch-update's `set` values), by name.
+    public internal(set) var computed: [String: ParamValue] = [:]
+    public internal(set) var isDeleted = false
+
+    init(entity: Entity, values: [ParamValue], snapshot: [ParamValue]?) {
+        self.entity = entity
+        self.values = values
+        self.snapshot = snapshot
+        self.objectID = snapshot == nil ? Self.keyIfComplete(entity, values) : ObjectID(entity: entity.name, key: Self.key(entity, values))
+    }
+
+    /// The value of a column; setting one marks the object updated.
+    public subscript(column: String) -> ParamValue {
+        get { index(of: column).map { values[$0] } ?? .null }
+        set {
+            guard let index = index(of: column) else { preconditionFailure("\(entity.name) has no column \(column)") }
+            values[index] = newValue
+            if snapshot == nil { objectID = Self.keyIfComplete(entity, values) }
+        }
+    }
+
+    /// True for an inserted object, or one whose values differ from its snapshot.
+    public var hasChanges: Bool {
+        isDeleted || snapshot.map { $0 != values } ?? true
+    }
+
+    /// Columns whose value differs from the snapshot (every column for an inserted object).
+    public var changedColumns: [Int] {
+        guard let snapshot else { return Array(values.indices) }
+        return values.indices.filter { values[$0] != snapshot[$0] }
+    }
+
+    func index(of column: String) -> Int? {
+        entity.columns.firstIndex { $0.name == column } ?? entity.columns.firstIndex { $0.name.lowercased() == column.lowercased() }
+    }
+
+    func refresh(with row: [ParamValue]) {
+        snapshot = row
+        values = row
+    }
+
+    func assignID(_ id: ObjectID) {
+        objectID = id
+    }
+
+    static func key(_ entity: Entity, _ values: [ParamValue]) -> [ParamValue] {
+        entity.primaryKeyIndexes.map { values[$0] }
+    }
+
+    static func keyIfComplete(_ entity: Entity, _ values: [ParamValue]) -> ObjectID? {
+        let key = key(entity, values)
+        return key.contains(.null) ? nil : ObjectID(entity: entity.name, key: key)
+    }
+}
+
+extension Entity {
+    /// Positions of the primary-key columns among `columns`.
+    public var primaryKeyIndexes: [Int] {
+        primaryKey.compactMap { name in columns.firstIndex { $0.name == name } }
+    }
+
+    /// Every column set whose values must be unique: the primary key, `unique:` groups and
+    /// columns marked `unique`.
+    public var uniqueColumnSets: [[String]] {
+        [primaryKey] + uniques + columns.filter(\.isUnique).map { [$0.name] }
+    }
+
+    /// True when the primary key is one integer column, SQLite's rowid.
+    public var hasRowidKey: Bool {
+        primaryKey.count == 1 && column(named: primaryKey[0])?.type == .integer
+    }
+}

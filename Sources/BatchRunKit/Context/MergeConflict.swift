@@ -1,0 +1,81 @@
+/// One conflict met at save and how the merge policy resolved it
+/// (Core Data's `NSMergeConflict` and `NSConstraintConflict` in one).
+public struct MergeConflict: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        /// A row this context read and changed or deletes differs in the store at save time.
+        case optimistic
+        /// A row this context read and changed is gone from the store.
+        case deleted
+        /// An inserted row collides with an existing row on its primary key or a unique constraint.
+        case constraint
+    }
+
+    public enum Outcome: String, Sendable, Hashable {
+        case merged
+        case keptStore = "kept_store"
+        case keptOurs = "kept_ours"
+        case overwritten
+        case rolledBack = "rolled_back"
+        case recomputed
+        case failed
+    }
+
+    /// One property; nil means there was no row (deleted in the store, or not yet inserted).
+    public struct Property: Sendable, Hashable {
+        public var name: String
+        public var original: ParamValue?
+        public var store: ParamValue?
+        public var ours: ParamValue?
+        public var resolved: ParamValue?
+    }
+
+    public var job: String
+    public var objectID: ObjectID
+    public var kind: Kind
+    public var policy: MergePolicy
+    public var outcome: Outcome
+    /// The job of this run that changed the row, or `outside this run`.
+    public var changedBy: String
+    public var properties: [Property]
+
+    public static let outsideThisRun = "outside this run"
+
+    /// The conflict as the JSON report writes it.
+    public func record(entity: Entity) -> MergeConflictRecord {
+        let key = Dictionary(uniqueKeysWithValues: zip(entity.primaryKey, objectID.key.map(\.jsonValue)))
+        return MergeConflictRecord(
+            job: job, entity: objectID.entity, key: key, kind: kind.rawValue, policy: policy.rawValue,
+            outcome: outcome.rawValue, changedBy: changedBy,
+            properties: properties.map {
+                .init(name: $0.name, original: $0.original?.jsonValue ?? .null, store: $0.store?.jsonValue ?? .null,
+                      ours: $0.ours?.jsonValue ?? .null, resolved: $0.resolved?.jsonValue ?? .null)
+            })
+    }
+}
+
+/// A save stopped by a conflict under the `error` policy; nothing of the save was written.
+public struct MergeConflictError: Error, Sendable, CustomStringConvertible {
+    public var conflict: MergeConflict
+
+    public var description: String {
+        let what: String
+        switch conflict.kind {
+        case .optimistic: what = "was changed by \(conflict.changedBy) after this job read it"
+        case .deleted: what = "was deleted by \(conflict.changedBy) after this job read it"
+        case .constraint: what = "already exists (primary key or unique constraint; last changed \(conflict.changedBy == MergeConflict.outsideThisRun ? conflict.changedBy : "by " + conflict.changedBy))"
+        }
+        return "\(conflict.kind.rawValue) conflict under merge policy error: \(conflict.objectID) \(what)"
+    }
+}
+
+extension ParamValue {
+    var jsonValue: JSONValue {
+        switch self {
+        case .null: return .null
+        case .integer(let value): return .integer(value)
+        case .real(let value): return .real(value)
+        case .text(let value): return .text(value)
+        case .blob: return .text(description)
+        }
+    }
+}

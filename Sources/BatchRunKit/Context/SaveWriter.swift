@@ -1,0 +1,260 @@
+import GRDB
+
+/// Writes one context's changes to one entity inside a save's transaction: each update and
+/// delete checked against the values the context read, each insert checked for constraint
+/// conflicts, and every conflict resolved by the merge policy.
+struct SaveWriter {
+    let db: Database
+    let store: Store
+    let entity: Entity
+    let policy: MergePolicy
+    let job: String
+    /// The store's save number before this context read; later saves are "someone else".
+    let readSequence: UInt64
+    let recompute: RecomputeRule?
+
+    private var table: String { SQL.quote(entity.tableName) }
+    private var columnList: String { SQL.quoteList(entity.columnNames) }
+    private var keyMatch: String {
+        entity.primaryKey.enumerated().map { "\(SQL.quote($1)) = :_batchrun_k\($0)" }.joined(separator: " AND ")
+    }
+
+    // MARK: Updates and deletes
+
+    /// The optimistic check: the key finds the row (by index), every other column is as read.
+    private var checkClause: String {
+        let keys = entity.primaryKeyIndexes
+        let others = entity.columns.indices.filter { !keys.contains($0) }
+        return (keys.map { "\(SQL.quote(entity.columns[$0].name)) = ?" } + others.map { "\(SQL.quote(entity.columns[$0].name)) IS ?" })
+            .joined(separator: " AND ")
+    }
+
+    private func checkValues(_ snapshot: [ParamValue]) -> [DatabaseValue] {
+        let keys = entity.primaryKeyIndexes
+        return (keys + snapshot.indices.filter { !keys.contains($0) }).map { snapshot[$0].databaseValue }
+    }
+
+    /// Saves an updated object; returns the conflict if the row changed since it was read.
+    func update(_ object: ManagedObject) throws -> MergeConflict? {
+        guard let snapshot = object.snapshot, let id = object.objectID else { return nil }
+        let changed = object.changedColumns
+        if changed.isEmpty { return nil }
+        let set = changed.map { "\(SQL.quote(entity.columns[$0].name)) = ?" }.joined(separator: ", ")
+        let statement = try db.cachedStatement(sql: "UPDATE \(table) SET \(set) WHERE \(checkClause)")
+        try statement.execute(arguments: StatementArguments(changed.map { object.values[$0].databaseValue } + checkValues(snapshot)))
+        if db.changesCount > 0 { return nil }
+        return try resolveChangedRow(object, id: id, deleting: false)
+    }
+
+    /// Saves a deleted object; returns whether the row is gone and the conflict if the row
+    /// changed since it was read. A row already gone is no conflict: both wanted it gone.
+    func delete(_ object: ManagedObject) throws -> (deleted: Bool, conflict: MergeConflict?) {
+        guard let snapshot = object.snapshot, let id = object.objectID else { return (false, nil) }
+        try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(checkClause)")
+            .execute(arguments: StatementArguments(checkValues(snapshot)))
+        if db.changesCount > 0 { return (true, nil) }
+        if try currentRow(id) == nil { return (false, nil) }
+        let conflict = try resolveChangedRow(object, id: id, deleting: true)
+        return (try currentRow(id) == nil, conflict)
+    }
+
+    private func resolveChangedRow(_ object: ManagedObject, id: ObjectID, deleting: Bool) throws -> MergeConflict {
+        let original = object.snapshot!
+        let ours: [ParamValue]? = deleting ? nil : object.values
+        let current = try currentRow(id)
+        var conflict = MergeConflict(job: job, objectID: id, kind: current == nil ? .deleted : .optimistic, policy: policy,
+                                     outcome: .failed, changedBy: store.lastWriter(of: id, after: readSequence) ?? MergeConflict.outsideThisRun,
+                                     properties: [])
+        let indexes = entity.columns.indices.filter { index in
+            let store = current?[index]
+            let mine = ours?[index]
+            return store != original[index] || (mine != nil && mine != original[index])
+                || (deleting && store != original[index])
+        }
+        func properties(resolved: [ParamValue]?) -> [MergeConflict.Property] {
+            indexes.map { .init(name: entity.columns[$0].name, original: original[$0], store: current?[$0],
+                                ours: ours?[$0], resolved: resolved?[$0]) }
+        }
+        if policy == .error {
+            conflict.properties = properties(resolved: current)
+            throw MergeConflictError(conflict: conflict)
+        }
+        let oursChanged = Set(object.changedColumns)
+        let storeChanged = Set(current.map { row in row.indices.filter { row[$0] != original[$0] } } ?? [])
+        switch (policy, current, deleting) {
+        case (_, nil, false):
+            // Our update met a row deleted in the store: only overwrite brings it back.
+            if policy == .overwrite {
+                try insertWhole(object.values)
+                conflict.outcome = .overwritten
+            } else {
+                conflict.outcome = policy == .rollback ? .rolledBack : policy == .recompute ? .recomputed : .keptStore
+            }
+        case (.objectTrump, let row?, false):
+            try write(columns: Array(oursChanged), values: object.values, id: id)
+            conflict.outcome = storeChanged.isSubset(of: oursChanged) ? .keptOurs : .merged
+            _ = row
+        case (.storeTrump, _?, false):
+            let mine = oursChanged.subtracting(storeChanged)
+            try write(columns: Array(mine), values: object.values, id: id)
+            conflict.outcome = mine.isEmpty ? .keptStore : .merged
+        case (.overwrite, _?, false):
+            try write(columns: Array(entity.columns.indices), values: object.values, id: id)
+            conflict.outcome = .overwritten
+        case (.rollback, _, _):
+            conflict.outcome = .rolledBack
+        case (.recompute, _?, false):
+            try recomputeUpdate(id)
+            conflict.outcome = .recomputed
+        case (.objectTrump, _?, true), (.overwrite, _?, true):
+            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)").execute(arguments: keyArguments(id))
+            conflict.outcome = policy == .overwrite ? .overwritten : .keptOurs
+        case (.recompute, _?, true):
+            try recomputeDelete(id)
+            conflict.outcome = .recomputed
+        case (.storeTrump, _?, true):
+            conflict.outcome = .keptStore
+        default:
+            conflict.outcome = .keptStore
+        }
+        conflict.properties = properties(resolved: try currentRow(id))
+        return conflict
+    }
+
+    /// Sets `columns` (positions) of the row `id` to `values`, without a check: the resolution.
+    private func write(columns: [Int], values: [ParamValue], id: ObjectID) throws {
+        let columns = columns.filter { !entity.primaryKeyIndexes.contains($0) }.sorted()
+        guard !columns.isEmpty else { return }
+        let set = columns.map { "\(SQL.quote(entity.columns[$0].name)) = :_batchrun_v\($0)" }.joined(separator: ", ")
+        var arguments = keyArguments(id)
+        for index in columns { arguments += StatementArguments(["_batchrun_v\(index)": values[index].databaseValue]) }
+        try db.cachedStatement(sql: "UPDATE \(table) SET \(set) WHERE \(keyMatch)").execute(arguments: arguments)
+    }
+
+    private func insertWhole(_ values: [ParamValue]) throws {
+        let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (\(columnList)) VALUES (\(placeholders))")
+            .execute(arguments: StatementArguments(values.map(\.databaseValue)))
+    }
+
+    private func recomputeUpdate(_ id: ObjectID) throws {
+        guard let rule = recompute, !rule.assignments.isEmpty else { return }
+        let set = rule.assignments.map { "\(SQL.quote($0.column)) = (\($0.expression))" }.joined(separator: ", ")
+        var arguments = StatementArguments(rule.params.mapValues(\.databaseValue))
+        arguments += keyArguments(id)
+        try db.cachedStatement(sql: "UPDATE \(table) SET \(set) WHERE \(keyMatch)").execute(arguments: arguments)
+    }
+
+    private func recomputeDelete(_ id: ObjectID) throws {
+        let filter = recompute?.deleteWhere.map { " AND (\($0))" } ?? ""
+        var arguments = StatementArguments((recompute?.params ?? [:]).mapValues(\.databaseValue))
+        arguments += keyArguments(id)
+        try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)\(filter)").execute(arguments: arguments)
+    }
+
+    private func keyArguments(_ id: ObjectID) -> StatementArguments {
+        var named: [String: (any DatabaseValueConvertible)?] = [:]
+        for (index, value) in id.key.enumerated() { named["_batchrun_k\(index)"] = value.databaseValue }
+        return StatementArguments(named)
+    }
+
+    /// The row as it is in the store now (inside this transaction), or nil when it is gone.
+    func currentRow(_ id: ObjectID) throws -> [ParamValue]? {
+        let statement = try db.cachedStatement(sql: "SELECT \(columnList) FROM \(table) WHERE \(keyMatch)")
+        guard let row = try Row.fetchOne(statement, arguments: keyArguments(id)) else { return nil }
+        return (0..<row.count).map { ParamValue(row[$0] as DatabaseValue) }
+    }
+
+    // MARK: Inserts
+
+    /// Inserts a row of `columns`; a collision with an existing row on the primary key or a
+    /// unique constraint is resolved by the policy. Returns the row's ID (nil when the row was
+    /// dropped), whether it was inserted, and the conflict.
+    func insert(columns: [String], values: [DatabaseValue], sql: String? = nil) throws
+        -> (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
+    {
+        let statement = try db.cachedStatement(sql: sql ?? Self.insertSQL(entity: entity, columns: columns))
+        do {
+            try statement.execute(arguments: StatementArguments(values))
+            return (insertedID(columns: columns, values: values), true, nil)
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
+            || error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            guard let existing = try existingRow(columns: columns, values: values) else { throw error }
+            let conflict = try resolveConstraint(columns: columns, values: values.map(ParamValue.init), existing: existing)
+            return (conflict.outcome == .rolledBack ? nil : conflict.objectID, false, conflict)
+        }
+    }
+
+    /// `INSERT INTO t (columns) VALUES (?, ...)`; a NULL for a not-null column with a default takes the default.
+    static func insertSQL(entity: Entity, columns: [String]) -> String {
+        let placeholders = columns.map { name -> String in
+            if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
+                return "coalesce(?, \(literal))"
+            }
+            return "?"
+        }
+        return "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) VALUES (\(placeholders.joined(separator: ", ")))"
+    }
+
+    private func insertedID(columns: [String], values: [DatabaseValue]) -> ObjectID {
+        if entity.hasRowidKey, !columns.contains(entity.primaryKey[0]) || values[columns.firstIndex(of: entity.primaryKey[0])!].isNull {
+            return ObjectID(entity: entity.name, key: [.integer(db.lastInsertedRowID)])
+        }
+        return ObjectID(entity: entity.name, key: entity.primaryKey.map { name in
+            columns.firstIndex(of: name).map { ParamValue(values[$0]) } ?? .null
+        })
+    }
+
+    /// The row an insert collided with: by primary key first, then each unique column set.
+    private func existingRow(columns: [String], values: [DatabaseValue]) throws -> [ParamValue]? {
+        for set in entity.uniqueColumnSets {
+            let positions = set.compactMap { columns.firstIndex(of: $0) }
+            guard positions.count == set.count, !positions.contains(where: { values[$0].isNull }) else { continue }
+            let match = set.map { "\(SQL.quote($0)) = ?" }.joined(separator: " AND ")
+            let statement = try db.cachedStatement(sql: "SELECT \(columnList) FROM \(table) WHERE \(match)")
+            if let row = try Row.fetchOne(statement, arguments: StatementArguments(positions.map { values[$0] })) {
+                return (0..<row.count).map { ParamValue(row[$0] as DatabaseValue) }
+            }
+        }
+        return nil
+    }
+
+    private func resolveConstraint(columns: [String], values: [ParamValue], existing: [ParamValue]) throws -> MergeConflict {
+        let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, existing))
+        var conflict = MergeConflict(job: job, objectID: id, kind: .constraint, policy: policy, outcome: .failed,
+                                     changedBy: store.lastWriter(of: id, after: 0) ?? MergeConflict.outsideThisRun, properties: [])
+        let fed: [(index: Int, value: ParamValue)] = zip(columns, values).compactMap { name, value in
+            entity.columns.firstIndex { $0.name == name }.map { ($0, value) }
+        }
+        func properties(resolved: [ParamValue]?) -> [MergeConflict.Property] {
+            fed.filter { existing[$0.index] != $0.value }.map {
+                .init(name: entity.columns[$0.index].name, original: nil, store: existing[$0.index], ours: $0.value,
+                      resolved: resolved?[$0.index])
+            }
+        }
+        var full = existing
+        for (index, value) in fed { full[index] = value }
+        switch policy {
+        case .error:
+            conflict.properties = properties(resolved: existing)
+            throw MergeConflictError(conflict: conflict)
+        case .storeTrump:
+            let fill = fed.filter { existing[$0.index] == .null && $0.value != .null }.map(\.index)
+            try write(columns: fill, values: full, id: id)
+            conflict.outcome = fill.isEmpty ? .keptStore : .merged
+        case .objectTrump, .recompute:
+            try write(columns: fed.map(\.index), values: full, id: id)
+            conflict.outcome = .keptOurs
+        case .overwrite:
+            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)").execute(arguments: keyArguments(id))
+            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES (\(placeholders))")
+                .execute(arguments: StatementArguments(values.map(\.databaseValue)))
+            conflict.outcome = .overwritten
+        case .rollback:
+            conflict.outcome = .rolledBack
+        }
+        conflict.properties = properties(resolved: try currentRow(id) ?? (policy == .overwrite ? full : nil))
+        return conflict
+    }
+}
