@@ -96,18 +96,45 @@ final class ReportPrinter: Sendable {
         return Self.table(rows, rightAligned: 2...)
     }
 
+    /// Counts per job, entity, kind and outcome, then the first `--conflicts N` conflicts,
+    /// one line per property.
     func conflictSection(_ report: RunReport) -> String {
-        let total = report.jobs.map(\.conflicts).reduce(0, +)
+        let total = max(report.conflicts.count, report.jobs.map(\.conflicts).reduce(0, +))
         guard total > 0 else { return "conflicts: none" }
         var lines = ["conflicts: \(Self.number(total))"]
-        for job in report.jobs where job.conflicts > 0 {
-            lines.append("  \(job.name): \(Self.number(job.conflicts)) resolved by merge policy")
+        var counts: [[String]: Int] = [:]
+        var order: [[String]] = []
+        for record in report.conflicts {
+            let group = [record.job, record.entity, record.kind, record.outcome]
+            if counts[group] == nil { order.append(group) }
+            counts[group, default: 0] += 1
         }
-        for record in report.conflicts.prefix(conflictLimit) {
-            let key = record.key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
-            lines.append("  \(record.job) \(record.entity)[\(key)] \(record.kind) -> \(record.outcome) (changed by \(record.changedBy))")
+        var summary = [["job", "entity", "kind", "outcome", "count"]]
+        for group in order { summary.append(group + [Self.number(counts[group]!)]) }
+        lines.append(Self.indent(Self.table(summary, rightAligned: 4...)))
+        let shown = report.conflicts.prefix(conflictLimit)
+        if !shown.isEmpty {
+            lines.append("")
+            lines.append(shown.count < report.conflicts.count
+                ? "first \(shown.count) of \(Self.number(report.conflicts.count)) (--conflicts N for more; the JSON report has all):"
+                : "every conflict:")
+            var rows = [["job", "entity", "key", "kind", "outcome", "changed by", "property", "original", "store", "ours", "resolved"]]
+            for record in shown {
+                let key = record.key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+                let head = [record.job, record.entity, key, record.kind, record.outcome, record.changedBy]
+                if record.properties.isEmpty { rows.append(head + ["", "", "", "", ""]) }
+                for property in record.properties {
+                    rows.append(head + [property.name, property.original.description, property.store.description,
+                                        property.ours.description, property.resolved.description])
+                }
+            }
+            lines.append(Self.indent(Self.table(rows, rightAligned: 99...)))
         }
         return lines.joined(separator: "\n")
+    }
+
+    static func indent(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
     }
 
     func summaryLine(_ report: RunReport) -> String {

@@ -65,11 +65,12 @@ struct SaveWriter {
         var conflict = MergeConflict(job: job, objectID: id, kind: current == nil ? .deleted : .optimistic, policy: policy,
                                      outcome: .failed, changedBy: store.lastWriter(of: id, after: readSequence) ?? MergeConflict.outsideThisRun,
                                      properties: [])
+        // The properties that tell the story: what either side changed (for a row deleted in
+        // the store, what this job changed; for this job's delete, what the store changed).
         let indexes = entity.columns.indices.filter { index in
-            let store = current?[index]
-            let mine = ours?[index]
-            return store != original[index] || (mine != nil && mine != original[index])
-                || (deleting && store != original[index])
+            let storeChanged = current.map { $0[index] != original[index] } ?? false
+            let oursChanged = ours.map { $0[index] != original[index] } ?? false
+            return storeChanged || oursChanged
         }
         func properties(resolved: [ParamValue]?) -> [MergeConflict.Property] {
             indexes.map { .init(name: entity.columns[$0].name, original: original[$0], store: current?[$0],
