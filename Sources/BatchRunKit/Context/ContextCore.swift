@@ -193,10 +193,13 @@ final class ContextCore {
                        recompute: recomputeRules[entity.name])
         }
         for object in inserts {
-            let names = object.entity.columnNames
-            let outcome = try writer(object.entity).insert(columns: names, values: object.values.map(\.databaseValue))
+            let assigned = object.assignedColumns.sorted()
+            let outcome = try writer(object.entity).insert(columns: assigned.map { object.entity.columns[$0].name },
+                                                           values: assigned.map { object.values[$0].databaseValue })
             if let id = outcome.id {
                 object.assignID(id)
+                // Read the row back: defaults and a rowid SQLite assigned become the snapshot.
+                if let row = try writer(object.entity).currentRow(id) { object.values = row }
                 if outcome.inserted {
                     insertedIDs[id.entity, default: []].append(id)
                     result.inserted += 1
@@ -246,8 +249,6 @@ final class ContextCore {
         }
         for object in inserts {
             guard let id = object.objectID, !conflicting.contains(id) else { continue }
-            // A rowid key SQLite assigned is now known.
-            for (position, index) in object.entity.primaryKeyIndexes.enumerated() { object.values[index] = id.key[position] }
             object.snapshot = object.values
             registered[id] = object
         }

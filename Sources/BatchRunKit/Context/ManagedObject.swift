@@ -22,6 +22,9 @@ public final class ManagedObject {
     /// Extra expressions computed in the read (a batch-update's `set` values), by name.
     public internal(set) var computed: [String: ParamValue] = [:]
     public internal(set) var isDeleted = false
+    /// Columns given a value since the object was inserted; an insert writes only these, so
+    /// the others get their defaults.
+    private(set) var assignedColumns: Set<Int> = []
 
     init(entity: Entity, values: [ParamValue], snapshot: [ParamValue]?) {
         self.entity = entity
@@ -36,7 +39,10 @@ public final class ManagedObject {
         set {
             guard let index = index(of: column) else { preconditionFailure("\(entity.name) has no column \(column)") }
             values[index] = newValue
-            if snapshot == nil { objectID = Self.keyIfComplete(entity, values) }
+            if snapshot == nil {
+                assignedColumns.insert(index)
+                objectID = Self.keyIfComplete(entity, values)
+            }
         }
     }
 

@@ -1,0 +1,218 @@
+import Foundation
+import GRDB
+import Testing
+@testable import BatchRunKit
+
+/// The merge policies against each kind of conflict, on a real SQLite file, with the "someone
+/// else" writing through a separate connection between the context's read and its save.
+@Suite("Context conflicts and merge policies")
+struct ContextTests {
+    /// Reads row 1, lets `outside` change the store, then applies `change` and saves.
+    func conflict(policy: MergePolicy, rule: RecomputeRule? = nil, outside: String,
+                  change: @escaping @Sendable (ManagedObject, isolated Context) -> Void) async throws
+        -> (store: TestStore, result: Result<SaveResult, any Error>)
+    {
+        let test = try TestStore()
+        let context = Context(store: test.store, name: "job_a", mergePolicy: policy)
+        if let rule { await context.perform { $0.recomputeRules["Account"] = rule } }
+        let objects = try await context.perform { context in
+            try context.fetch(FetchRequest(entity: "Account")).count
+        }
+        #expect(objects == 1)
+        try test.outside(outside)
+        let result = await context.perform { context -> Result<SaveResult, any Error> in
+            let object = context.registeredObjects[0]
+            change(object, context)
+            return Result { try context.save() }
+        }
+        return (test, result)
+    }
+
+    static func setStatus(_ object: ManagedObject, _ context: isolated Context) { object["status"] = .text("ours") }
+
+    @Test("the same property changed on both sides", arguments: [
+        (MergePolicy.storeTrump, 99, "store", "kept_store"),
+        (.objectTrump, 99, "ours", "merged"),
+        (.overwrite, 10, "ours", "overwritten"),
+        (.rollback, 99, "store", "rolled_back"),
+        (.recompute, 99, "re", "recomputed"),
+    ])
+    func samePropertyBothSides(policy: MergePolicy, balance: Int, status: String, outcome: String) async throws {
+        let (test, result) = try await conflict(policy: policy, rule: RecomputeRule(assignments: [("status", "'re'")]),
+                                                outside: "UPDATE Account SET balance = 99, status = 'store' WHERE id = 1",
+                                                change: Self.setStatus)
+        defer { test.cleanUp() }
+        let saved = try result.get()
+        let row = try #require(try test.row(1))
+        #expect(row.balance == balance && row.status == status)
+        let conflict = try #require(saved.conflicts.first)
+        #expect(saved.conflicts.count == 1)
+        #expect(conflict.kind == .optimistic && conflict.outcome.rawValue == outcome && conflict.policy == policy)
+        #expect(conflict.changedBy == "outside this run")
+        #expect(conflict.objectID == ObjectID(entity: "Account", key: [.integer(1)]))
+        let statusProperty = try #require(conflict.properties.first { $0.name == "status" })
+        #expect(statusProperty.original == .text("open") && statusProperty.store == .text("store") && statusProperty.ours == .text("ours"))
+        #expect(statusProperty.resolved == .text(status))
+        #expect(conflict.properties.contains { $0.name == "balance" && $0.store == .integer(99) && $0.ours == .integer(10) })
+    }
+
+    @Test("different properties changed on each side: the by-property policies keep both", arguments: [MergePolicy.storeTrump, .objectTrump])
+    func differentProperties(policy: MergePolicy) async throws {
+        let (test, result) = try await conflict(policy: policy, outside: "UPDATE Account SET balance = 99 WHERE id = 1",
+                                                change: Self.setStatus)
+        defer { test.cleanUp() }
+        #expect(try result.get().conflicts.first?.outcome == .merged)
+        let row = try #require(try test.row(1))
+        #expect(row.balance == 99 && row.status == "ours")
+    }
+
+    @Test("error: the save throws, nothing is written, the context keeps its changes")
+    func errorPolicy() async throws {
+        let test = try TestStore()
+        defer { test.cleanUp() }
+        let context = Context(store: test.store, name: "job_a", mergePolicy: .error)
+        try await context.perform { context in
+            for object in try context.fetch(FetchRequest(entity: "Account")) { object["status"] = .text("ours") }
+        }
+        try test.outside("UPDATE Account SET balance = 99 WHERE id = 1")
+        let failure = await context.perform { context -> MergeConflictError? in
+            do { try context.save(); return nil } catch let error as MergeConflictError { return error } catch { return nil }
+        }
+        let error = try #require(failure)
+        #expect(error.conflict.outcome == .failed && error.conflict.kind == .optimistic)
+        #expect("\(error)".contains("Account(1) was changed by outside this run"))
+        #expect(try test.row(1)?.status == "open")
+        #expect(await context.hasChanges)
+    }
+
+    @Test("a row deleted in the store: only overwrite brings it back", arguments: [
+        (MergePolicy.storeTrump, false, "kept_store"),
+        (.objectTrump, false, "kept_store"),
+        (.overwrite, true, "overwritten"),
+        (.rollback, false, "rolled_back"),
+        (.recompute, false, "recomputed"),
+    ])
+    func deletedInStore(policy: MergePolicy, exists: Bool, outcome: String) async throws {
+        let (test, result) = try await conflict(policy: policy, outside: "DELETE FROM Account WHERE id = 1", change: Self.setStatus)
+        defer { test.cleanUp() }
+        let conflict = try #require(try result.get().conflicts.first)
+        #expect(conflict.kind == .deleted && conflict.outcome.rawValue == outcome)
+        #expect(conflict.properties.map(\.name) == ["status"])
+        #expect(conflict.properties[0].store == nil)
+        if exists {
+            let row = try #require(try test.row(1))
+            #expect(row.status == "ours" && row.balance == 10)
+        } else {
+            #expect(try test.row(1) == nil)
+        }
+    }
+
+    @Test("this job's delete of a row changed in the store", arguments: [
+        (MergePolicy.storeTrump, nil as String?, true, "kept_store"),
+        (.objectTrump, nil, false, "kept_ours"),
+        (.overwrite, nil, false, "overwritten"),
+        (.rollback, nil, true, "rolled_back"),
+        (.recompute, "balance < 50", true, "recomputed"),     // the row no longer matches: kept
+        (.recompute, "balance > 50", false, "recomputed"),    // still matches as it is now: deleted
+    ])
+    func deleteOfChangedRow(policy: MergePolicy, where: String?, kept: Bool, outcome: String) async throws {
+        let (test, result) = try await conflict(policy: policy, rule: RecomputeRule(deleteWhere: `where`),
+                                                outside: "UPDATE Account SET balance = 99 WHERE id = 1",
+                                                change: { object, context in context.delete(object) })
+        defer { test.cleanUp() }
+        let saved = try result.get()
+        let conflict = try #require(saved.conflicts.first)
+        #expect(conflict.kind == .optimistic && conflict.outcome.rawValue == outcome)
+        #expect(conflict.properties.map(\.name) == ["balance"])
+        #expect((try test.row(1) != nil) == kept)
+        #expect(saved.deleted == (kept ? 0 : 1))
+    }
+
+    @Test("a delete of a row already deleted elsewhere is no conflict")
+    func deleteOfDeletedRow() async throws {
+        let (test, result) = try await conflict(policy: .error, outside: "DELETE FROM Account WHERE id = 1",
+                                                change: { object, context in context.delete(object) })
+        defer { test.cleanUp() }
+        #expect(try result.get().conflicts.isEmpty)
+    }
+
+    @Test("constraint conflicts on insert", arguments: [
+        (MergePolicy.storeTrump, "ann", 5 as Int?, "open", "merged"),        // only the NULL balance is filled
+        (.objectTrump, "ann", 5, "new", "kept_ours"),
+        (.recompute, "ann", 5, "new", "kept_ours"),
+        (.overwrite, "ann", 5, "new", "overwritten"),
+        (.rollback, "ann", nil, "open", "rolled_back"),
+    ])
+    func constraint(policy: MergePolicy, owner: String, balance: Int?, status: String, outcome: String) async throws {
+        let test = try TestStore()
+        defer { test.cleanUp() }
+        try test.outside("UPDATE Account SET balance = NULL WHERE id = 1")
+        let context = Context(store: test.store, name: "importer", mergePolicy: policy)
+        let saved = try await context.perform { context in
+            try context.insert(into: "Account", values: ["id": .integer(1), "owner": .text("ann"), "balance": .integer(5),
+                                                         "status": .text("new")])
+            return try context.save()
+        }
+        let row = try #require(try test.row(1))
+        #expect(row.owner == owner && row.balance == balance && row.status == status)
+        let conflict = try #require(saved.conflicts.first)
+        #expect(conflict.kind == .constraint && conflict.outcome.rawValue == outcome)
+        #expect(conflict.changedBy == "outside this run")
+        #expect(conflict.properties.map(\.name) == ["balance", "status"])
+        #expect(conflict.properties.allSatisfy { $0.original == nil })
+        #expect(conflict.properties[1].store == .text("open") && conflict.properties[1].ours == .text("new"))
+    }
+
+    @Test("a constraint conflict on a unique column other than the key finds the existing row")
+    func uniqueColumnConflict() async throws {
+        let test = try TestStore()
+        defer { test.cleanUp() }
+        let context = Context(store: test.store, name: "importer", mergePolicy: .objectTrump)
+        let saved = try await context.perform { context in
+            try context.insert(into: "Account", values: ["id": .integer(7), "owner": .text("ann"), "balance": .integer(1)])
+            return try context.save()
+        }
+        #expect(saved.conflicts.first?.objectID == ObjectID(entity: "Account", key: [.integer(1)]))
+        #expect(try test.row(1)?.balance == 1)
+        #expect(try test.row(7) == nil)
+    }
+
+    @Test("the sqlite3 program changing a row between read and save is caught and attributed outside this run")
+    func sqlite3Program() async throws {
+        let test = try TestStore()
+        defer { test.cleanUp() }
+        let context = Context(store: test.store, name: "job_a", mergePolicy: .objectTrump)
+        try await context.perform { context in
+            for object in try context.fetch(FetchRequest(entity: "Account")) { object["status"] = .text("ours") }
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [test.path, "UPDATE Account SET balance = balance + 5 WHERE id = 1;"]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let saved = try await context.perform { try $0.save() }
+        #expect(saved.conflicts.count == 1)
+        #expect(saved.conflicts.first?.changedBy == "outside this run")
+        let row = try #require(try test.row(1))
+        #expect(row.balance == 15 && row.status == "ours")
+    }
+
+    @Test("a conflict names the job of this run that changed the row")
+    func changedByAnotherJob() async throws {
+        let test = try TestStore()
+        defer { test.cleanUp() }
+        let reader = Context(store: test.store, name: "slow_reader", mergePolicy: .objectTrump)
+        let writer = Context(store: test.store, name: "fast_writer")
+        try await reader.perform { context in
+            for object in try context.fetch(FetchRequest(entity: "Account")) { object["status"] = .text("ours") }
+        }
+        try await writer.perform { context in
+            for object in try context.fetch(FetchRequest(entity: "Account")) { object["balance"] = .integer(50) }
+            try context.save()
+        }
+        let saved = try await reader.perform { try $0.save() }
+        #expect(saved.conflicts.first?.changedBy == "fast_writer")
+        #expect(saved.conflicts.first?.record(entity: TestStore.model.entities[0]).key == ["id": .integer(1)])
+    }
+}

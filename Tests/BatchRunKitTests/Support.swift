@@ -1,0 +1,48 @@
+import Foundation
+import GRDB
+@testable import BatchRunKit
+
+/// A store in a fresh temporary folder, with an `Account` entity, for context tests.
+struct TestStore {
+    static let model = Model(entities: [
+        Entity(name: "Account", columns: [
+            Column(name: "id", type: .integer, isPrimaryKey: true),
+            Column(name: "owner", type: .text, notNull: true),
+            Column(name: "balance", type: .integer),
+            Column(name: "status", type: .text, notNull: true, defaultLiteral: "'open'"),
+        ], primaryKey: ["id"], uniques: [["owner"]]),
+    ])
+
+    let folder: URL
+    let store: Store
+
+    init(rows: Int = 1) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-ctx-\(UUID().uuidString)")
+        store = try Store(path: folder.appendingPathComponent("s.sqlite").path, model: Self.model)
+        try store.pool.write { db in
+            for id in 0..<rows {
+                try db.execute(sql: "INSERT INTO Account (id, owner, balance, status) VALUES (?, ?, 10, 'open')",
+                               arguments: [id + 1, id == 0 ? "ann" : "owner\(id + 1)"])
+            }
+        }
+    }
+
+    var path: String { store.path }
+
+    /// Another program's connection to the same file.
+    func outside(_ sql: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: sql) }
+    }
+
+    func row(_ id: Int) throws -> (owner: String, balance: Int?, status: String)? {
+        try store.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT owner, balance, status FROM Account WHERE id = ?", arguments: [id])
+                .map { ($0["owner"], $0["balance"], $0["status"]) }
+        }
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
