@@ -4,8 +4,9 @@ PREFIX  ?= /usr/local
 JOB     ?= jobs/nightly.yaml
 RELEASE := .build/release/batchrun
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# System packages the build needs, installed with apt-get when missing.
-SYSTEM_PACKAGES := libsqlite3-dev
+# System packages the build and tests need (the tests drive the sqlite3 program as an outside
+# writer), installed with apt-get when missing.
+SYSTEM_PACKAGES := libsqlite3-dev sqlite3
 
 .PHONY: all deps build debug run test check plan install uninstall clean data help
 

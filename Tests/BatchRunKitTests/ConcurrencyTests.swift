@@ -38,7 +38,9 @@ struct ConcurrencyTests {
         // The outside writer: another connection incrementing every row, many times, meanwhile.
         let outsideRounds = 20
         let outside = Task.detached {
-            let queue = try DatabaseQueue(path: file.store.path)
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            let queue = try DatabaseQueue(path: file.store.path, configuration: configuration)
             for _ in 0..<outsideRounds {
                 try await queue.write { db in try db.execute(sql: "UPDATE Counter SET n = n + 1") }
                 try await Task.sleep(for: .milliseconds(2))

@@ -31,7 +31,9 @@ struct TestStore {
 
     /// Another program's connection to the same file.
     func outside(_ sql: String) throws {
-        let queue = try DatabaseQueue(path: path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
         try queue.write { db in try db.execute(sql: sql) }
     }
 
