@@ -216,3 +216,71 @@ struct ContextTests {
         #expect(saved.conflicts.first?.record(entity: TestStore.model.entities[0]).key == ["id": .integer(1)])
     }
 }
+
+/// The set-based save a batch may use when nothing at all changed since its read.
+@Suite("Bulk saves")
+struct BulkSaveTests {
+    func bulk(_ test: TestStore, _ first: Int, _ last: Int) -> BulkChange {
+        BulkChange.keyRange(TestStore.model.entities[0], from: ObjectID(entity: "Account", key: [.integer(Int64(first))]),
+                            to: ObjectID(entity: "Account", key: [.integer(Int64(last))]), params: [:]) { range in
+            "UPDATE Account SET balance = (balance + 1) WHERE \(range)"
+        }
+    }
+
+    @Test("with nothing committed since the read, the bulk statement saves the batch")
+    func unchanged() async throws {
+        let test = try TestStore(rows: 5)
+        defer { test.cleanUp() }
+        let context = Context(store: test.store, name: "bump", mergePolicy: .error)
+        let bulk = bulk(test, 2, 4)
+        let result = try await context.perform { context in
+            var request = FetchRequest(entity: "Account", where: "id BETWEEN 2 AND 4")
+            request.assigning = [("balance", "balance + 1")]
+            _ = try context.fetch(request)
+            return try context.save(bulk: bulk)
+        }
+        #expect(result.updated == 3 && result.conflicts.isEmpty)
+        #expect(result.didSave?.updated["Account"]?.count == 3)
+        #expect(try (1...5).map { try test.row($0)?.balance } == [10, 11, 11, 11, 10])
+    }
+
+    @Test("a commit by another program after the read sends the save down the checked path")
+    func changedByAnotherProgram() async throws {
+        let test = try TestStore(rows: 5)
+        defer { test.cleanUp() }
+        let context = Context(store: test.store, name: "bump", mergePolicy: .objectTrump)
+        let bulk = bulk(test, 2, 4)
+        try await context.perform { context in
+            var request = FetchRequest(entity: "Account", where: "id BETWEEN 2 AND 4")
+            request.assigning = [("balance", "balance + 1")]
+            _ = try context.fetch(request)
+        }
+        try test.outside("UPDATE Account SET balance = 50 WHERE id = 3")
+        let result = try await context.perform { try $0.save(bulk: bulk) }
+        // Row 3 changed: a conflict resolved by object-trump (our value, 11, computed from the read).
+        #expect(result.conflicts.map(\.objectID) == [ObjectID(entity: "Account", key: [.integer(3)])])
+        #expect(result.conflicts.first?.changedBy == "outside this run")
+        #expect(try (1...5).map { try test.row($0)?.balance } == [10, 11, 11, 11, 10])
+    }
+
+    @Test("a commit by another job after the read sends the save down the checked path")
+    func changedByAnotherJob() async throws {
+        let test = try TestStore(rows: 3)
+        defer { test.cleanUp() }
+        let context = Context(store: test.store, name: "bump", mergePolicy: .storeTrump)
+        let other = Context(store: test.store, name: "other")
+        let bulk = bulk(test, 1, 3)
+        try await context.perform { context in
+            var request = FetchRequest(entity: "Account")
+            request.assigning = [("balance", "balance + 1")]
+            _ = try context.fetch(request)
+        }
+        try await other.perform { context in
+            try context.existingObject(with: ObjectID(entity: "Account", key: [.integer(2)]))!["balance"] = .integer(70)
+            try context.save()
+        }
+        let result = try await context.perform { try $0.save(bulk: bulk) }
+        #expect(result.conflicts.first?.changedBy == "other")
+        #expect(try (1...3).map { try test.row($0)?.balance } == [11, 70, 11])
+    }
+}

@@ -108,6 +108,12 @@ public actor Context {
     @discardableResult
     public func save() throws -> SaveResult { try core.save() }
 
+    /// Saves as `save()` does, but when nothing at all was committed to the store since this
+    /// context read (by anyone), runs `bulk`, the same changes as one set-based statement,
+    /// instead of checking and writing row by row.
+    @discardableResult
+    public func save(bulk: BulkChange) throws -> SaveResult { try core.save(bulk: bulk) }
+
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     public func rollback() { core.rollback() }
 

@@ -18,6 +18,8 @@ final class ContextCore {
     /// The store's save number before the first read since the last save: saves after it are
     /// someone else's, for naming who changed a conflicting row.
     private var readSequence: UInt64?
+    /// The store's change generation before the first read since the last save.
+    private var readGeneration: UInt64?
     /// Set while `atomically` runs: every read and save goes through this one transaction.
     private var transaction: Database?
     private var pendingDidSaves: [DidSave] = []
@@ -46,31 +48,39 @@ final class ContextCore {
     /// Fetches rows as objects. An object already registered with unsaved changes keeps them.
     func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         guard let entity = store.model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
-        if readSequence == nil { readSequence = store.saveSequence }
-        let sql = request.sql(for: entity)
-        let arguments = request.arguments().statementArguments
-        let columnCount = entity.columns.count
-        let rows: [(values: [ParamValue], computed: [ParamValue])] = try read { db in
-            var result: [(values: [ParamValue], computed: [ParamValue])] = []
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-            while let row = try cursor.next() {
-                let all = (0..<row.count).map { ParamValue(row[$0] as DatabaseValue) }
-                result.append((Array(all[..<columnCount]), Array(all[columnCount...])))
-            }
-            return result
+        if readSequence == nil {
+            readSequence = store.saveSequence
+            readGeneration = store.changeGeneration
         }
-        return rows.map { values, computed in
-            let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, values))
-            let object: ManagedObject
-            if let existing = registered[id] {
-                if !existing.hasChanges { existing.refresh(with: values) }
-                object = existing
-            } else {
-                object = ManagedObject(entity: entity, values: values, snapshot: values)
-                registered[id] = object
+        let sql = request.sql(for: entity)
+        let arguments = request.arguments()
+        let keyIndexes = entity.primaryKeyIndexes
+        let assigned = try request.assigning.map { assignment in
+            guard let index = entity.columns.firstIndex(where: { $0.name == assignment.column }) else {
+                throw ContextError.unknownColumn(entity.name, assignment.column)
             }
-            object.computed = Dictionary(uniqueKeysWithValues: zip(request.computing.map(\.name), computed))
-            return object
+            return index
+        }
+        if let limit = request.limit { registered.reserveCapacity(registered.count + limit) }
+        return try read { db in
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(request.limit ?? 0)
+            try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, named: arguments,
+                                        split: entity.columns.count) { values, computed in
+                let id = keyIndexes.count == 1 ? ObjectID(entity: entity.name, single: values[keyIndexes[0]])
+                                               : ObjectID(entity: entity.name, key: keyIndexes.map { values[$0] })
+                let object: ManagedObject
+                if let existing = registered[id] {
+                    if !existing.hasChanges { existing.refresh(with: values) }
+                    object = existing
+                } else {
+                    object = ManagedObject(entity: entity, values: values, snapshot: values, id: id)
+                    registered[id] = object
+                }
+                object.assign(computed, to: assigned)
+                objects.append(object)
+            }
+            return objects
         }
     }
 
@@ -152,6 +162,7 @@ final class ContextCore {
         inserted.removeAll()
         registered.removeAll()
         readSequence = nil
+        readGeneration = nil
     }
 
     // MARK: Saving
@@ -159,13 +170,17 @@ final class ContextCore {
     /// Writes every change in one transaction, each update and delete checked against the
     /// values read. Conflicts are resolved by `mergePolicy`; under `error` the first one throws
     /// `MergeConflictError`, nothing is written, and the context keeps its changes.
-    func save() throws -> SaveResult {
+    func save(bulk: BulkChange? = nil) throws -> SaveResult {
         guard hasChanges else { return SaveResult() }
         let objects = registered.values.filter { $0.hasChanges }
         let inserts = inserted
         let readSequence = self.readSequence ?? store.saveSequence
+        let readGeneration = self.readGeneration
         let work = { (db: Database) throws -> SaveResult in
-            try self.write(inserts: inserts, changes: objects, in: db, readSequence: readSequence)
+            if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
+                return try self.writeBulk(bulk, changes: objects, in: db)
+            }
+            return try self.write(inserts: inserts, changes: objects, in: db, readSequence: readSequence)
         }
         let result: SaveResult
         if let transaction {
@@ -185,12 +200,33 @@ final class ContextCore {
         return result
     }
 
+    /// The fast save: nothing was committed since the read, so no row can conflict and the
+    /// batch's set-based statement changes exactly the objects' rows.
+    private func writeBulk(_ bulk: BulkChange, changes: [ManagedObject], in db: Database) throws -> SaveResult {
+        try db.execute(sql: bulk.sql, arguments: bulk.params.statementArguments)
+        var result = SaveResult()
+        var updated = IDsByEntity(), deleted = IDsByEntity()
+        for object in changes {
+            guard let id = object.objectID else { continue }
+            if object.isDeleted { deleted.append(id) } else { updated.append(id) }
+        }
+        result.deleted = deleted.count
+        result.updated = db.changesCount - result.deleted
+        result.didSave = DidSave(sequence: store.nextSaveSequence(), savedBy: name, updated: updated.dictionary,
+                                 deleted: deleted.dictionary)
+        return result
+    }
+
     private func write(inserts: [ManagedObject], changes: [ManagedObject], in db: Database, readSequence: UInt64) throws -> SaveResult {
         var result = SaveResult()
         var insertedIDs: [String: [ObjectID]] = [:], updatedIDs: [String: [ObjectID]] = [:], deletedIDs: [String: [ObjectID]] = [:]
+        var writers: [String: SaveWriter] = [:]
         func writer(_ entity: Entity) -> SaveWriter {
-            SaveWriter(db: db, store: store, entity: entity, policy: mergePolicy, job: name, readSequence: readSequence,
-                       recompute: recomputeRules[entity.name])
+            if let existing = writers[entity.name] { return existing }
+            let made = SaveWriter(db: db, store: store, entity: entity, policy: mergePolicy, job: name,
+                                  readSequence: readSequence, recompute: recomputeRules[entity.name])
+            writers[entity.name] = made
+            return made
         }
         for object in inserts {
             let assigned = object.assignedColumns.sorted()
@@ -241,7 +277,7 @@ final class ContextCore {
         let conflicting = Set(conflicts.map(\.objectID))
         for object in changes {
             guard let id = object.objectID else { continue }
-            if object.isDeleted || conflicting.contains(id) {
+            if object.isDeleted || (!conflicting.isEmpty && conflicting.contains(id)) {
                 registered[id] = nil
             } else {
                 object.snapshot = object.values
@@ -254,6 +290,7 @@ final class ContextCore {
         }
         inserted.removeAll()
         readSequence = nil
+        readGeneration = nil
     }
 
     // MARK: Merging

@@ -1,17 +1,19 @@
 /// What a context fetches: rows of an entity matching `where`, in primary-key order,
-/// optionally after a key (for reading in batches) and with extra computed expressions.
+/// optionally after a key (for reading in batches), optionally with columns set from
+/// expressions evaluated in the same read (a batch update).
 ///
 /// ```swift
 /// var request = FetchRequest(entity: "Session", where: "status = :s", params: ["s": .text("open")])
 /// request.limit = 1000
-/// request.computing = [("new_status", "'stale'")]
+/// request.assigning = [("status", "'stale'")]   // objects come back changed, ready to save
 /// ```
 public struct FetchRequest: Sendable {
     public var entity: String
     public var whereClause: String?
     public var params: [String: ParamValue]
-    /// Expressions evaluated in the same read, available as `object.computed[name]`.
-    public var computing: [(name: String, expression: String)] = []
+    /// Columns set from expressions evaluated on each row in the same read: the objects come
+    /// back with those changes (their snapshots keep the values read).
+    public var assigning: [(column: String, expression: String)] = []
     public var limit: Int?
     /// Only rows whose primary key sorts after this one (keyset pagination).
     public var after: ObjectID?
@@ -24,7 +26,7 @@ public struct FetchRequest: Sendable {
     }
 
     func sql(for entity: Entity) -> String {
-        let computed = computing.enumerated().map { ", (\($1.expression)) AS \(SQL.quote("_batchrun_c\($0)"))" }.joined()
+        let computed = assigning.enumerated().map { ", (\($1.expression)) AS \(SQL.quote("_batchrun_c\($0)"))" }.joined()
         var conditions: [String] = []
         if let whereClause { conditions.append("(\(whereClause))") }
         let keys = entity.primaryKey.map(SQL.quote)

@@ -19,18 +19,16 @@ public final class ManagedObject {
     public internal(set) var snapshot: [ParamValue]?
     /// Current values, in column order.
     public internal(set) var values: [ParamValue]
-    /// Extra expressions computed in the read (a batch-update's `set` values), by name.
-    public internal(set) var computed: [String: ParamValue] = [:]
     public internal(set) var isDeleted = false
     /// Columns given a value since the object was inserted; an insert writes only these, so
     /// the others get their defaults.
     private(set) var assignedColumns: Set<Int> = []
 
-    init(entity: Entity, values: [ParamValue], snapshot: [ParamValue]?) {
+    init(entity: Entity, values: [ParamValue], snapshot: [ParamValue]?, id: ObjectID? = nil) {
         self.entity = entity
         self.values = values
         self.snapshot = snapshot
-        self.objectID = snapshot == nil ? Self.keyIfComplete(entity, values) : ObjectID(entity: entity.name, key: Self.key(entity, values))
+        self.objectID = id ?? (snapshot == nil ? Self.keyIfComplete(entity, values) : ObjectID(entity: entity.name, key: Self.key(entity, values)))
     }
 
     /// The value of a column; setting one marks the object updated.
@@ -38,7 +36,16 @@ public final class ManagedObject {
         get { index(of: column).map { values[$0] } ?? .null }
         set {
             guard let index = index(of: column) else { preconditionFailure("\(entity.name) has no column \(column)") }
+            self[index] = newValue
+        }
+    }
+
+    /// The value of the column at `index` in `entity.columns`.
+    public subscript(index: Int) -> ParamValue {
+        get { values[index] }
+        set {
             values[index] = newValue
+            written = true
             if snapshot == nil {
                 assignedColumns.insert(index)
                 objectID = Self.keyIfComplete(entity, values)
@@ -48,8 +55,11 @@ public final class ManagedObject {
 
     /// True for an inserted object, or one whose values differ from its snapshot.
     public var hasChanges: Bool {
-        isDeleted || snapshot.map { $0 != values } ?? true
+        isDeleted || (snapshot.map { written && $0 != values } ?? true)
     }
+
+    /// Set by the first write to a value, so objects only read skip comparing.
+    private var written = false
 
     /// Columns whose value differs from the snapshot (every column for an inserted object).
     public var changedColumns: [Int] {
@@ -61,9 +71,19 @@ public final class ManagedObject {
         entity.columns.firstIndex { $0.name == column } ?? entity.columns.firstIndex { $0.name.lowercased() == column.lowercased() }
     }
 
+    /// Sets columns read and assigned in one fetch: snapshot as read, values with the changes.
+    func assign(_ changes: [ParamValue], to columns: [Int]) {
+        guard !columns.isEmpty else { return }
+        var changed = values
+        for (position, column) in columns.enumerated() { changed[column] = changes[position] }
+        values = changed
+        written = true
+    }
+
     func refresh(with row: [ParamValue]) {
         snapshot = row
         values = row
+        written = false
     }
 
     func assignID(_ id: ObjectID) {

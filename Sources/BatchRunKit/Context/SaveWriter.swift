@@ -13,36 +13,50 @@ struct SaveWriter {
     let readSequence: UInt64
     let recompute: RecomputeRule?
 
-    private var table: String { SQL.quote(entity.tableName) }
-    private var columnList: String { SQL.quoteList(entity.columnNames) }
-    private var keyMatch: String {
-        entity.primaryKey.enumerated().map { "\(SQL.quote($1)) = :_batchrun_k\($0)" }.joined(separator: " AND ")
-    }
-
-    // MARK: Updates and deletes
-
+    private let table: String
+    private let columnList: String
+    private let keyMatch: String
     /// The optimistic check: the key finds the row (by index), every other column is as read.
-    private var checkClause: String {
+    private let checkClause: String
+    /// Column positions in the order `checkClause` binds them: key columns, then the others.
+    private let checkOrder: [Int]
+    /// UPDATE statements by the set of columns they change, built once per save.
+    private let updateSQL = SQLCache()
+
+    init(db: Database, store: Store, entity: Entity, policy: MergePolicy, job: String, readSequence: UInt64,
+         recompute: RecomputeRule?) {
+        self.db = db
+        self.store = store
+        self.entity = entity
+        self.policy = policy
+        self.job = job
+        self.readSequence = readSequence
+        self.recompute = recompute
+        table = SQL.quote(entity.tableName)
+        columnList = SQL.quoteList(entity.columnNames)
+        keyMatch = entity.primaryKey.enumerated().map { "\(SQL.quote($1)) = :_batchrun_k\($0)" }.joined(separator: " AND ")
         let keys = entity.primaryKeyIndexes
         let others = entity.columns.indices.filter { !keys.contains($0) }
-        return (keys.map { "\(SQL.quote(entity.columns[$0].name)) = ?" } + others.map { "\(SQL.quote(entity.columns[$0].name)) IS ?" })
+        checkOrder = keys + others
+        checkClause = (keys.map { "\(SQL.quote(entity.columns[$0].name)) = ?" } + others.map { "\(SQL.quote(entity.columns[$0].name)) IS ?" })
             .joined(separator: " AND ")
     }
 
-    private func checkValues(_ snapshot: [ParamValue]) -> [DatabaseValue] {
-        let keys = entity.primaryKeyIndexes
-        return (keys + snapshot.indices.filter { !keys.contains($0) }).map { snapshot[$0].databaseValue }
-    }
+    // MARK: Updates and deletes
 
     /// Saves an updated object; returns the conflict if the row changed since it was read.
     func update(_ object: ManagedObject) throws -> MergeConflict? {
         guard let snapshot = object.snapshot, let id = object.objectID else { return nil }
         let changed = object.changedColumns
         if changed.isEmpty { return nil }
-        let set = changed.map { "\(SQL.quote(entity.columns[$0].name)) = ?" }.joined(separator: ", ")
-        let statement = try db.cachedStatement(sql: "UPDATE \(table) SET \(set) WHERE \(checkClause)")
-        try statement.execute(arguments: StatementArguments(changed.map { object.values[$0].databaseValue } + checkValues(snapshot)))
-        if db.changesCount > 0 { return nil }
+        let sql = updateSQL.sql(for: changed) {
+            "UPDATE \(table) SET " + changed.map { "\(SQL.quote(entity.columns[$0].name)) = ?" }.joined(separator: ", ")
+                + " WHERE \(checkClause)"
+        }
+        let statement = try db.cachedStatement(sql: sql)
+        if try RawStatement.execute(statement, in: db, binding: changed.map { object.values[$0] } + checkOrder.map { snapshot[$0] }) > 0 {
+            return nil
+        }
         return try resolveChangedRow(object, id: id, deleting: false)
     }
 
@@ -50,9 +64,8 @@ struct SaveWriter {
     /// changed since it was read. A row already gone is no conflict: both wanted it gone.
     func delete(_ object: ManagedObject) throws -> (deleted: Bool, conflict: MergeConflict?) {
         guard let snapshot = object.snapshot, let id = object.objectID else { return (false, nil) }
-        try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(checkClause)")
-            .execute(arguments: StatementArguments(checkValues(snapshot)))
-        if db.changesCount > 0 { return (true, nil) }
+        let statement = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(checkClause)")
+        if try RawStatement.execute(statement, in: db, binding: checkOrder.map { snapshot[$0] }) > 0 { return (true, nil) }
         if try currentRow(id) == nil { return (false, nil) }
         let conflict = try resolveChangedRow(object, id: id, deleting: true)
         return (try currentRow(id) == nil, conflict)

@@ -42,18 +42,17 @@ public enum BatchUpdateRunner {
             assignments: step.set.map { ($0.column, $0.expression) }, params: environment.params)
         var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params,
                                    limit: environment.batchSize)
-        request.computing = step.set.map { ($0.column, $0.expression) }
+        request.assigning = step.set.map { ($0.column, $0.expression) }
         while true {
             if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
             let objects = try context.fetch(request)
             guard let last = objects.last else { break }
             request.after = last.objectID
-            for object in objects {
-                for assignment in step.set {
-                    object[assignment.column] = object.computed[assignment.column] ?? .null
-                }
+            let bulk = BulkChange.keyRange(environment.entity, from: objects[0].objectID!, to: last.objectID!,
+                                           params: environment.params) { range in
+                step.sql(for: environment.entity) + (step.whereClause == nil ? " WHERE " : " AND ") + range
             }
-            let result = try context.save()
+            let result = try context.save(bulk: bulk)
             context.reset()
             report.add(result, entity: environment.entity)
             environment.progress(report.rows)

@@ -18,7 +18,12 @@ public enum DeleteRunner {
                 guard let last = objects.last else { break }
                 request.after = last.objectID
                 for object in objects { context.delete(object) }
-                let result = try context.save()
+                let bulk = BulkChange.keyRange(environment.entity, from: objects[0].objectID!, to: last.objectID!,
+                                               params: environment.params) { range in
+                    "DELETE FROM \(SQL.quote(environment.entity.tableName)) WHERE "
+                        + (step.whereClause.map { "(\($0)) AND " } ?? "") + range
+                }
+                let result = try context.save(bulk: bulk)
                 context.reset()
                 report.add(result, entity: environment.entity)
                 environment.progress(report.rows)

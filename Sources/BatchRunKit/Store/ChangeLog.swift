@@ -16,8 +16,12 @@ final class ChangeLog: Sendable {
 
     func record(_ save: DidSave) {
         var byEntity: [String: KeySet] = [:]
-        for (entity, ids) in save.inserted.merging(save.updated, uniquingKeysWith: +).merging(save.deleted, uniquingKeysWith: +) {
-            for id in ids { byEntity[entity, default: KeySet()].insert(id.key) }
+        for changes in [save.inserted, save.updated, save.deleted] {
+            for (entity, ids) in changes where !ids.isEmpty {
+                var keys = byEntity[entity] ?? KeySet()
+                for id in ids { keys.insert(id) }
+                byEntity[entity] = keys
+            }
         }
         guard !byEntity.isEmpty else { return }
         entries.withLock { entries in
@@ -30,7 +34,7 @@ final class ChangeLog: Sendable {
     /// The job of this run that last changed the row in a save numbered above `sequence`.
     func lastWriter(of id: ObjectID, after sequence: UInt64) -> String? {
         entries.withLock { entries in
-            entries.last { $0.sequence > sequence && $0.entity == id.entity && $0.keys.contains(id.key) }?.job
+            entries.last { $0.sequence > sequence && $0.entity == id.entity && $0.keys.contains(id) }?.job
         }
     }
 }
@@ -40,9 +44,9 @@ struct KeySet {
     private var ranges: [ClosedRange<Int64>] = []
     private var others: Set<[ParamValue]> = []
 
-    mutating func insert(_ key: [ParamValue]) {
-        guard key.count == 1, case .integer(let value) = key[0] else {
-            others.insert(key)
+    mutating func insert(_ id: ObjectID) {
+        guard case .integer(let value)? = id.singleKey else {
+            others.insert(id.key)
             return
         }
         if let last = ranges.last {
@@ -55,10 +59,10 @@ struct KeySet {
         ranges.append(value...value)
     }
 
-    func contains(_ key: [ParamValue]) -> Bool {
-        if key.count == 1, case .integer(let value) = key[0] {
+    func contains(_ id: ObjectID) -> Bool {
+        if case .integer(let value)? = id.singleKey {
             return ranges.contains { $0.contains(value) }
         }
-        return others.contains(key)
+        return others.contains(id.key)
     }
 }

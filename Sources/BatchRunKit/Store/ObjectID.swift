@@ -6,13 +6,47 @@
 /// print(id)   // Session(41)
 /// ```
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// A one-column key is kept without an array: reading a million rows makes a million IDs.
+    private enum Key: Sendable, Hashable {
+        case single(ParamValue)
+        case composite([ParamValue])
+    }
+
     public var entity: String
-    /// Values of the entity's primary-key columns, in declaration order.
-    public var key: [ParamValue]
+    private var storage: Key
 
     public init(entity: String, key: [ParamValue]) {
         self.entity = entity
-        self.key = key
+        self.storage = key.count == 1 ? .single(key[0]) : .composite(key)
+    }
+
+    public init(entity: String, single value: ParamValue) {
+        self.entity = entity
+        self.storage = .single(value)
+    }
+
+    /// Values of the entity's primary-key columns, in declaration order.
+    public var key: [ParamValue] {
+        switch storage {
+        case .single(let value): return [value]
+        case .composite(let values): return values
+        }
+    }
+
+    /// The value of a one-column key.
+    public var singleKey: ParamValue? {
+        if case .single(let value) = storage { return value }
+        return nil
+    }
+
+    /// Hashes the key only: IDs in one dictionary almost always share their entity, and
+    /// hashing its name for every row showed in profiles.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage)
+    }
+
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.storage == rhs.storage && lhs.entity == rhs.entity
     }
 
     public var description: String {

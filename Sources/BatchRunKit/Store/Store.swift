@@ -18,6 +18,7 @@ public final class Store: Sendable {
     public let pool: DatabasePool
     let notifications = SaveNotifications()
     let changeLog = ChangeLog()
+    let generation = ChangeGeneration()
 
     public init(path: String, model: Model, busyTimeout: Double = 5) throws {
         self.path = path
@@ -44,6 +45,11 @@ public final class Store: Sendable {
             for statement in SchemaSQL.statements(for: model) {
                 try db.execute(sql: statement)
             }
+        }
+        let counter = CommitCounter(generation)
+        try pool.writeWithoutTransaction { db in
+            db.add(transactionObserver: counter, extent: .databaseLifetime)
+            _ = try generation.isUnchanged(since: 0, writer: db)   // the first data_version
         }
     }
 
@@ -87,6 +93,15 @@ public final class Store: Sendable {
     public func didCommit(_ save: DidSave) {
         changeLog.record(save)
         notifications.publish(save)
+    }
+
+    /// A number that grows with every commit by anyone; take it before a read.
+    public var changeGeneration: UInt64 { generation.current }
+
+    /// True when nothing was committed to the store, by this process or any other program,
+    /// since `changeGeneration` returned `since`. Call inside a write transaction.
+    public func isUnchanged(since: UInt64, in db: Database) throws -> Bool {
+        try generation.isUnchanged(since: since, writer: db)
     }
 
     /// The job of this run that last changed the row in a save after `sequence`, if any.
