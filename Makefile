@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # writer), installed with apt-get when missing.
 SYSTEM_PACKAGES := libsqlite3-dev sqlite3
 
-.PHONY: all deps build debug run test check plan install uninstall clean data help
+.PHONY: all deps bench-deps build debug run test bench check plan install uninstall clean data help
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make test     build and run every test"
 	@echo "make check    validate $(JOB) without touching the store"
 	@echo "make plan     show $(JOB)'s jobs in waves"
+	@echo "make bench    build (release) and run the benchmarks; figures in .build-bench/*.json"
 	@echo "make install  install batchrun into $(PREFIX)/bin (PREFIX=... to change)"
 	@echo "make data     regenerate the example feeds in examples/data"
 	@echo "make clean    remove build products, the example store and reports"
@@ -47,6 +48,13 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
+bench-deps:
+	@command -v hyperfine >/dev/null 2>&1 || { echo "installing hyperfine with apt-get"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine; }
+
+bench: build bench-deps
+	bench/update.sh
+
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(RELEASE) $(DESTDIR)$(PREFIX)/bin/batchrun
@@ -58,4 +66,4 @@ data:
 	python3 examples/generate_data.py
 
 clean:
-	rm -rf .build var reports
+	rm -rf .build .build-bench var reports
