@@ -23,18 +23,22 @@ public final class JobFileRun: Sendable {
     public let scheduler: Scheduler
     private let state = JobRunState()
 
-    public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false) {
+    public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil) {
         self.file = file
         self.store = store
         var operations: [BatchOperation] = []
         for job in file.jobs {
-            operations.append(BatchOperation(name: job.name, needs: job.needs) { [state] operation in
-                Self.execute(job, file: file, store: store, operation: operation, state: state)
-            })
+            let operation = BatchOperation(name: job.name, needs: job.needs, store: store, mergePolicy: job.mergePolicy) {
+                [state] operation, context in
+                try Self.execute(job, file: file, operation: operation, state: state, context: context)
+            }
+            operations.append(operation)
         }
-        scheduler = Scheduler(operations: operations, maxConcurrent: maxConcurrent, failFast: failFast)
+        scheduler = Scheduler(operations: operations, maxConcurrent: maxConcurrent, failFast: failFast,
+                              timeouts: Dictionary(uniqueKeysWithValues: file.jobs.compactMap { job in job.timeout.map { (job.name, $0) } }),
+                              mainContext: mainContext)
         for (job, operation) in zip(file.jobs, operations) where !job.hooks.isEmpty {
-            operation.completionBlock = { [weak self] outcome in self?.runHooks(job, outcome) }
+            operation.finishBlock = { [weak self] outcome in self?.runHooks(job, outcome) }
         }
     }
 
@@ -77,38 +81,27 @@ public final class JobFileRun: Sendable {
         return report
     }
 
-    /// The body of one job's operation: its steps in order, in the job's own private context;
-    /// each batch saved on its own or, for `atomic: true`, all in one transaction.
-    private static func execute(_ job: Job, file: JobFile, store: Store, operation: BatchOperation,
-                                state: JobRunState) -> BatchOperation.Result {
-        let context = Context(store: store, name: job.name, mergePolicy: job.mergePolicy)
+    /// The body of one job's operation, on its private context: the steps in order, each batch
+    /// saved on its own or, for `atomic: true`, all in one transaction. Step reports are recorded
+    /// as they finish, and on failure with what was committed.
+    private static func execute(_ job: Job, file: JobFile, operation: BatchOperation, state: JobRunState,
+                                context: isolated Context) throws {
         do {
-            try context.performAndWait { context in
-                if job.atomic {
-                    try context.atomically { context in try runSteps(job, file: file, operation: operation, state: state, context: context) }
-                } else {
-                    try runSteps(job, file: file, operation: operation, state: state, context: context)
-                }
+            if job.atomic {
+                try context.atomically { context in try runSteps(job, file: file, operation: operation, state: state, context: context) }
+            } else {
+                try runSteps(job, file: file, operation: operation, state: state, context: context)
             }
-            return .ok
         } catch let error as StepError {
             if job.atomic {
                 // The one transaction was rolled back: nothing this job wrote is in the store.
-                state.replaceReports(for: job.name) { reports in
-                    reports.map { step in
-                        var step = step
-                        step.rows = RowCounts(fetched: step.rows.fetched)
-                        step.batches = BatchCounts(committed: 0, rolledBack: step.batches.committed)
-                        step.conflicts = 0
-                        step.conflictRecords = []
-                        return step
-                    }
-                }
+                state.replaceReports(for: job.name) { reports in reports.map(\.rolledBack) }
+                if !error.cancelled || error.report.rows != RowCounts() { state.record(error.report.rolledBack, for: job.name) }
+            } else if !error.cancelled || error.report.rows != RowCounts() {
+                state.record(error.report, for: job.name)
             }
-            if !error.cancelled || error.report.rows != RowCounts() { state.record(error.report, for: job.name) }
-            return error.cancelled ? .cancelled : .failed(error.message)
-        } catch {
-            return .failed(StepErrors.describe(error))
+            if error.cancelled { throw CancellationError() }
+            throw error
         }
     }
 

@@ -24,4 +24,15 @@ public struct StepReport: Sendable, Hashable, Codable {
         case kind, entity, rows, batches, conflicts
         case runSeconds = "run_s"
     }
+
+    /// The report of a step whose writes were all rolled back (an atomic job that failed):
+    /// what it read stays, what it wrote is gone; only a conflict that failed the job remains.
+    public var rolledBack: StepReport {
+        var report = self
+        report.rows = RowCounts(fetched: rows.fetched)
+        report.batches = BatchCounts(committed: 0, rolledBack: batches.committed + batches.rolledBack)
+        report.conflictRecords = conflictRecords.filter { $0.outcome == "failed" }
+        report.conflicts = report.conflictRecords.count
+        return report
+    }
 }
