@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+import Testing
+import BatchRunKit
+
+/// The README's "Using batchrun from Swift" example, run as written (only the store's path and
+/// the printing differ), so the README cannot drift from the library.
+@Suite("README example")
+@MainActor
+struct ReadmeExampleTests {
+    @Test("a custom operation with its own private context, a per-save block and a completion block")
+    func customOperation() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let saves = Mutex(0)
+        var finished: [String] = []
+
+        // --- README example starts here ---
+        let model = Model(entities: [
+            Entity(name: "Session", columns: [
+                Column(name: "id", type: .integer, isPrimaryKey: true),
+                Column(name: "user", type: .text, notNull: true),
+                Column(name: "status", type: .text, notNull: true, defaultLiteral: "'open'"),
+            ], primaryKey: ["id"]),
+        ])
+        let store = try Store(path: folder.appendingPathComponent("app.sqlite").path, model: model)
+        let main = MainContext(store: store)          // merges every save by itself
+
+        let seed = BatchOperation(name: "seed", store: store) { operation, context in
+            for id in 1...2_500 {
+                try context.insert(into: "Session", values: ["id": .integer(Int64(id)), "user": .text("user\(id % 7)")])
+            }
+            try context.save()
+        }
+
+        let closeStale = BatchOperation(name: "close_stale", needs: ["seed"], store: store,
+                                        mergePolicy: .objectTrump) { operation, context in
+            var request = FetchRequest(entity: "Session", where: "status = 'open'", limit: 1_000)
+            while !operation.isCancelled {
+                let batch = try context.fetch(request)
+                guard let last = batch.last else { break }
+                for session in batch { session["status"] = .text("stale") }
+                try context.save()                    // one batch, checked against what was read
+                context.reset()
+                request.after = last.objectID
+            }
+        }
+        closeStale.didSaveBlock = { result in saves.withLock { $0 += 1 } }
+        closeStale.completionBlock = { outcome in      // on the main actor, also when cancelled
+            finished.append("\(outcome.name) \(outcome.status.rawValue)")
+        }
+
+        let scheduler = Scheduler(operations: [seed, closeStale], maxConcurrent: 2, mainContext: main)
+        let outcomes = await scheduler.run()
+        let stale = try main.fetch(FetchRequest(entity: "Session", where: "status = 'stale'")).count
+        // --- README example ends here ---
+
+        #expect(outcomes.map(\.status) == [.ok, .ok])
+        #expect(stale == 2_500)
+        #expect(saves.withLock { $0 } == 3)
+        #expect(finished == ["close_stale ok"])
+    }
+}
