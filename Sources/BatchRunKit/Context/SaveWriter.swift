@@ -182,8 +182,9 @@ struct SaveWriter {
     // MARK: Inserts
 
     /// Inserts a row of `columns`; a collision with an existing row on the primary key or a
-    /// unique constraint is resolved by the policy. Returns the row's ID (nil when the row was
-    /// dropped), whether it was inserted, and the conflict.
+    /// unique constraint is resolved by the policy. Returns the ID of the row written (nil when
+    /// nothing was: the feed row was dropped or the store's row kept), whether it was a new
+    /// row, and the conflict.
     func insert(columns: [String], values: [DatabaseValue], sql: String? = nil) throws
         -> (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
     {
@@ -195,7 +196,9 @@ struct SaveWriter {
             || error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             guard let existing = try existingRow(columns: columns, values: values) else { throw error }
             let conflict = try resolveConstraint(columns: columns, values: values.map(ParamValue.init), existing: existing)
-            return (conflict.outcome == .rolledBack ? nil : conflict.objectID, false, conflict)
+            // Only an outcome that wrote something names the row as changed.
+            let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
+            return (wrote ? conflict.objectID : nil, false, conflict)
         }
     }
 

@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+import Testing
+
+/// Conflicts as users see them: the text report, the JSON report, and two batchrun
+/// processes writing the same store at once.
+@Suite("Conflict reports")
+struct ConflictReportTests {
+    @Test("constraint conflicts: counts per job, entity, kind and outcome, the first N per property, all in JSON")
+    func constraintConflicts() throws {
+        let folder = try TemporaryFolder()
+        let queue = try DatabaseQueue(path: folder.path("store.sqlite"))
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE Session (id INTEGER PRIMARY KEY, user TEXT NOT NULL, minutes REAL)")
+            try db.execute(sql: "INSERT INTO Session VALUES (1, 'ann', 10), (2, 'bob', NULL)")
+        }
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              Session:
+                columns: { id: integer primary key, user: text not null, minutes: real }
+            jobs:
+              first:
+                merge_policy: object-trump
+                steps:
+                  - insert: { entity: Session, rows: [{ id: 1, user: ann, minutes: 11 }, { id: 2, user: bob, minutes: 7 }, { id: 3, user: cy, minutes: 1 }] }
+              second:
+                needs: first
+                merge_policy: store-trump
+                steps:
+                  - insert: { entity: Session, rows: [{ id: 3, user: cy, minutes: 99 }] }
+            """)
+        let result = try Batchrun.run(["job.yaml", "--report", "r.json", "--conflicts", "2"], in: folder.url)
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("""
+            conflicts: 3
+              job     entity   kind        outcome     count
+              first   Session  constraint  kept_ours       2
+              second  Session  constraint  kept_store      1
+            """), "\(result.stdout)")
+        #expect(result.stdout.contains("first 2 of 3 (--conflicts N for more; the JSON report has all):"))
+        #expect(result.stdout.contains("""
+              job    entity   key   kind        outcome    changed by        property  original  store  ours  resolved
+              first  Session  id=1  constraint  kept_ours  outside this run  minutes   NULL      10.0   11.0  11.0
+              first  Session  id=2  constraint  kept_ours  outside this run  minutes   NULL      NULL   7.0   7.0
+            """), "\(result.stdout)")
+        #expect(result.stdout.contains("[2/2] OK    second .......................... [fetched 0 · 1 conflicts in"))
+        let report = try folder.json("r.json")
+        let conflicts = report["conflicts"] as! [[String: Any]]
+        #expect(conflicts.count == 3)
+        let last = conflicts[2]
+        #expect(last["job"] as? String == "second" && last["changed_by"] as? String == "first")
+        #expect(last["key"] as? [String: Int] == ["id": 3])
+        let property = (last["properties"] as! [[String: Any]])[0]
+        #expect(property["name"] as? String == "minutes" && property["original"] is NSNull)
+        #expect(property["store"] as? Double == 1 && property["ours"] as? Double == 99 && property["resolved"] as? Double == 1)
+        let jobs = report["jobs"] as! [[String: Any]]
+        #expect(jobs.map { $0["conflicts"] as! Int } == [2, 1])
+    }
+
+    @Test("two batchrun processes incrementing the same rows under recompute lose nothing")
+    func twoProcesses() throws {
+        let folder = try TemporaryFolder()
+        let queue = try DatabaseQueue(path: folder.path("store.sqlite"))
+        let rows = 200
+        try queue.write { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "CREATE TABLE Counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+            for id in 1...rows { try db.execute(sql: "INSERT INTO Counter VALUES (?, 0)", arguments: [id]) }
+        }
+        let steps = String(repeating: "      - batch-update: { entity: Counter, set: { n: \"n + 1\" } }\n", count: 5)
+        try folder.write("job.yaml", """
+            version: 1
+            store: { sqlite: store.sqlite, busy_timeout: 30s }
+            entities:
+              Counter:
+                columns: { id: integer primary key, n: integer not null }
+            jobs:
+              bump:
+                merge_policy: recompute
+                batch_size: 9
+                steps:
+            \(steps)
+            """)
+        let processes = (0..<2).map { _ in
+            let process = Process()
+            process.executableURL = Batchrun.binary
+            process.arguments = ["job.yaml", "--quiet"]
+            process.currentDirectoryURL = folder.url
+            process.standardOutput = FileHandle.nullDevice
+            return process
+        }
+        for process in processes { try process.run() }
+        for process in processes { process.waitUntilExit() }
+        #expect(processes.map(\.terminationStatus) == [0, 0])
+        let (sum, low) = try queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT sum(n) FROM Counter")!, try Int.fetchOne(db, sql: "SELECT min(n) FROM Counter")!)
+        }
+        #expect(sum == rows * 10)
+        #expect(low == 10)
+    }
+}
