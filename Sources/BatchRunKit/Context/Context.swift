@@ -20,6 +20,7 @@ public actor Context {
     /// Names the context in `DidSave` and in conflicts' `changed_by`: usually the job's name.
     public nonisolated let name: String
     private let core: ContextCore
+    private nonisolated let interrupter: Interrupter
     private nonisolated let executor: QueueExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -27,6 +28,7 @@ public actor Context {
         self.store = store
         self.name = name
         self.core = ContextCore(store: store, name: name, mergePolicy: mergePolicy)
+        self.interrupter = core.interrupter
         self.executor = QueueExecutor(label: "batchrun.context.\(name)")
     }
 
@@ -48,6 +50,12 @@ public actor Context {
     }
 
     // MARK: Entry points
+
+    /// Interrupts the statement the context is running, from any thread, and every statement
+    /// it starts afterwards: they throw `SQLITE_INTERRUPT`, and a write in flight rolls back.
+    public nonisolated func interrupt() {
+        interrupter.interrupt()
+    }
 
     /// Runs `body` on the context's queue and waits for it; for synchronous code such as a
     /// job's steps. Must not be called from the context's own queue.

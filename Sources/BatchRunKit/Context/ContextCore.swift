@@ -24,6 +24,9 @@ final class ContextCore {
     private var transaction: Database?
     private var pendingDidSaves: [DidSave] = []
 
+    /// Interrupts this context's statement in flight when its work is cancelled.
+    let interrupter = Interrupter()
+
     init(store: Store, name: String, mergePolicy: MergePolicy) {
         self.store = store
         self.name = name
@@ -33,9 +36,11 @@ final class ContextCore {
     func atomically<T>(_ body: () throws -> T) throws -> T {
         pendingDidSaves = []
         let result: T = try store.pool.write { db in
-            self.transaction = db
-            defer { self.transaction = nil }
-            return try body()
+            try interrupter.running(on: db.sqliteConnection) {
+                self.transaction = db
+                defer { self.transaction = nil }
+                return try body()
+            }
         }
         let saves = pendingDidSaves
         pendingDidSaves = []
@@ -98,7 +103,7 @@ final class ContextCore {
     /// Reads from a snapshot, or inside the transaction of `atomically`.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
-        return try store.pool.read(body)
+        return try store.pool.read { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
     }
 
     /// Runs one batch of raw writes in its own transaction (a savepoint inside `atomically`),
@@ -113,7 +118,7 @@ final class ContextCore {
             if let save = outcome!.1 { pendingDidSaves.append(save) }
             return outcome!.0
         }
-        let (value, save) = try store.pool.write(body)
+        let (value, save) = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
         if let save { store.didCommit(save) }
         return value
     }
@@ -192,7 +197,7 @@ final class ContextCore {
             result = saved!
             if let save = result.didSave { pendingDidSaves.append(save) }
         } else {
-            result = try store.pool.write(work)
+            result = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
             if let save = result.didSave { store.didCommit(save) }
         }
         afterSave(inserts: inserts, changes: objects, conflicts: result.conflicts)

@@ -40,6 +40,7 @@ public final class BatchOperation: Sendable {
         var completion: (@MainActor @Sendable (OperationOutcome) -> Void)?
         var didSave: (@Sendable (SaveResult) -> Void)?
         var finish: (@Sendable (OperationOutcome) -> Void)?
+        var onCancel: [@Sendable () -> Void] = []
     }
 
     /// `body` runs on a thread of its own (it may block on SQLite) and should check
@@ -57,6 +58,7 @@ public final class BatchOperation: Sendable {
                             work: @escaping @Sendable (BatchOperation, isolated Context) throws -> Void) {
         self.init(name: name, needs: needs) { operation in
             let context = Context(store: store, name: name, mergePolicy: mergePolicy)
+            operation.onCancel { context.interrupt() }
             do {
                 try context.performAndWait { context in
                     context.didSaveBlock = { result in operation.didSaveBlock?(result) }
@@ -71,9 +73,23 @@ public final class BatchOperation: Sendable {
         }
     }
 
-    /// Asks the operation to stop at its next batch boundary; an operation not yet started never starts.
+    /// Asks the operation to stop at its next batch boundary (an operation with a context also
+    /// has its statement in flight interrupted); an operation not yet started never starts.
     public func cancel() {
-        state.withLock { $0.cancelled = true }
+        let handlers = state.withLock { state in
+            state.cancelled = true
+            return state.onCancel
+        }
+        for handler in handlers { handler() }
+    }
+
+    /// Runs `handler` when the operation is cancelled (at once if it already is).
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let already = state.withLock { state in
+            state.onCancel.append(handler)
+            return state.cancelled
+        }
+        if already { handler() }
     }
 
     public var isCancelled: Bool {
@@ -82,10 +98,8 @@ public final class BatchOperation: Sendable {
 
     /// Cancels because the operation ran past its time limit: it ends as `timed_out`.
     func timeOut() {
-        state.withLock { state in
-            state.timedOut = true
-            state.cancelled = true
-        }
+        state.withLock { $0.timedOut = true }
+        cancel()
     }
 
     var isTimedOut: Bool {

@@ -52,7 +52,13 @@ public enum BatchUpdateRunner {
                                            params: environment.params) { range in
                 step.sql(for: environment.entity) + (step.whereClause == nil ? " WHERE " : " AND ") + range
             }
-            let result = try context.save(bulk: bulk)
+            let result: SaveResult
+            do {
+                result = try context.save(bulk: bulk)
+            } catch {
+                report.batches.rolledBack += 1
+                throw error
+            }
             context.reset()
             report.add(result, entity: environment.entity)
             environment.progress(report.rows)

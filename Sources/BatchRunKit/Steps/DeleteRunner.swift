@@ -23,7 +23,13 @@ public enum DeleteRunner {
                     "DELETE FROM \(SQL.quote(environment.entity.tableName)) WHERE "
                         + (step.whereClause.map { "(\($0)) AND " } ?? "") + range
                 }
-                let result = try context.save(bulk: bulk)
+                let result: SaveResult
+                do {
+                    result = try context.save(bulk: bulk)
+                } catch {
+                    report.batches.rolledBack += 1
+                    throw error
+                }
                 context.reset()
                 report.add(result, entity: environment.entity)
                 environment.progress(report.rows)

@@ -59,11 +59,13 @@ enum StepErrors {
             stepError.report = report
             return stepError
         }
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_INTERRUPT {
+            return StepError("cancelled", report: report, cancelled: true)
+        }
         if let conflictError = error as? MergeConflictError, let entity {
             var report = report
             report.conflicts += 1
             report.conflictRecords.append(conflictError.conflict.record(entity: entity))
-            report.batches.rolledBack += 1
             return StepError(conflictError.description, report: report)
         }
         return StepError("\(prefix): \(describe(error))", report: report)

@@ -10,30 +10,9 @@ public enum InsertRunner {
         var run = InsertRun(step: step, environment: environment, store: context.store)
         do {
             if step.replace {
-                // Hot swap: one transaction deletes the old rows and writes the new ones.
-                try context.write { db -> ((), DidSave?) in
-                    try db.execute(sql: "DELETE FROM \(SQL.quote(environment.entity.tableName))")
-                    run.report.rows.deleted = db.changesCount
-                    var ids = SaveIDs()
-                    try run.writeAll { run, batch in try run.write(batch, in: db, ids: &ids) }
-                    return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
-                }
-                run.report.batches = BatchCounts(committed: 1)
+                try run.hotSwap(context: context)
             } else {
-                try run.writeAll { run, batch in
-                    try context.write { db -> ((), DidSave?) in
-                        var ids = SaveIDs()
-                        do {
-                            try run.write(batch, in: db, ids: &ids)
-                        } catch {
-                            run.report.batches.rolledBack += 1
-                            throw error
-                        }
-                        return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
-                    }
-                    run.report.batches.committed += 1
-                    environment.progress(run.report.rows)
-                }
+                try run.writeAll { run, batch in try run.commit(batch, context: context) }
             }
             try run.finishRejected()
         } catch {
@@ -44,6 +23,65 @@ public enum InsertRunner {
         run.report.runSeconds = Date().timeIntervalSince(run.started)
         return run.report
     }
+}
+
+extension InsertRun {
+    /// One batch in one transaction; its counts join the report only once it is committed.
+    mutating func commit(_ batch: [PendingRow], context: isolated Context) throws {
+        var counted = report
+        do {
+            try context.write { db -> ((), DidSave?) in
+                var ids = SaveIDs()
+                counted = try write(batch, in: db, ids: &ids, counting: report)
+                return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
+            }
+        } catch {
+            report.batches.rolledBack += 1
+            throw failure(error)
+        }
+        report = counted
+        report.batches.committed += 1
+        environment.progress(report.rows)
+    }
+
+    /// Hot swap: one transaction deletes every row and writes the feed; readers see the old
+    /// rows or the new ones, never a mix. Nothing is counted unless it commits.
+    mutating func hotSwap(context: isolated Context) throws {
+        var counted = report
+        do {
+            try context.write { db -> ((), DidSave?) in
+                try db.execute(sql: "DELETE FROM \(SQL.quote(environment.entity.tableName))")
+                counted.rows.deleted = db.changesCount
+                var ids = SaveIDs()
+                try writeAll { run, batch in
+                    counted = try run.write(batch, in: db, ids: &ids, counting: counted)
+                    counted.rows.rejected = run.report.rows.rejected   // rejects are counted as they are read
+                }
+                return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
+            }
+        } catch {
+            report.rows = RowCounts(rejected: counted.rows.rejected)
+            report.batches.rolledBack += 1
+            throw failure(error)
+        }
+        counted.rows.rejected = report.rows.rejected
+        report = counted
+        report.batches.committed += 1
+        environment.progress(report.rows)
+    }
+
+    /// A conflict under `error` becomes the step's error, with its record in the report.
+    private mutating func failure(_ error: any Error) -> any Error {
+        guard let conflict = error as? RowConflict else { return error }
+        report = Self.adding(conflict.error.conflict, to: report, entity: environment.entity)
+        return StepError("\(conflict.place): \(conflict.error)", report: report)
+    }
+}
+
+/// A conflict under `error` at a feed row: the batch rolls back and the step fails there.
+struct RowConflict: Error {
+    var place: String
+    var error: MergeConflictError
 }
 
 /// The IDs a batch inserted and updated, for its `DidSave`.
@@ -211,18 +249,18 @@ struct InsertRun {
     }
 
     /// Writes one batch inside `db`'s transaction; constraint conflicts are resolved by the
-    /// merge policy and recorded. Counts are added only to a copy until the batch commits.
-    mutating func write(_ batch: [PendingRow], in db: Database, ids: inout SaveIDs) throws {
+    /// merge policy and recorded. Returns `counts` with the batch added, for the caller to keep
+    /// once the batch is committed.
+    func write(_ batch: [PendingRow], in db: Database, ids: inout SaveIDs, counting counts: StepReport) throws -> StepReport {
         let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
                                 job: environment.job, readSequence: 0, recompute: nil)
-        var counts = report
+        var counts = counts
         for row in batch {
             let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
             do {
                 outcome = try writer.insert(columns: row.columns, values: row.values)
             } catch let error as MergeConflictError {
-                report = Self.adding(error.conflict, to: report, entity: environment.entity)
-                throw StepError("\(place(row.line)): \(error.description)", report: report)
+                throw RowConflict(place: place(row.line), error: error)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 throw StepError("\(place(row.line)): \(error.message ?? "constraint failed")", report: report)
             }
@@ -236,7 +274,7 @@ struct InsertRun {
                 ids.updated.append(id)
             }
         }
-        report = counts
+        return counts
     }
 
     static func adding(_ conflict: MergeConflict, to report: StepReport, entity: Entity) -> StepReport {
