@@ -23,14 +23,15 @@ struct LoadOptions: ParsableArguments {
         }, uniquingKeysWith: { $1 })
     }
 
-    /// Loads every file; prints all their errors and exits 2 when any is invalid.
-    func loadAll(_ paths: [String]) -> [JobFile] {
+    /// Loads every file (keeping the selected jobs); prints all their errors and exits 2 when
+    /// any is invalid.
+    func loadAll(_ paths: [String], selection: JobSelection = JobSelection()) -> [JobFile] {
         let loader = JobFileLoader(params: paramValues, storeOverride: store)
         var files: [JobFile] = []
         var errors: [JobFileError] = []
         for path in paths {
             do {
-                files.append(try loader.load(path: path))
+                files.append(try selection.apply(to: try loader.load(path: path)))
             } catch {
                 errors.append(error)
             }

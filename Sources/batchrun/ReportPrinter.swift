@@ -9,13 +9,61 @@ final class ReportPrinter: Sendable {
     let quiet: Bool
     let verbose: Bool
     let conflictLimit: Int
-    private let output = Mutex(())
+    /// Draw a live progress line (on a terminal only).
+    let showsProgress: Bool
+    /// Whether a progress line is on screen, so the next line first clears it.
+    private let output = Mutex(false)
 
-    init(style: TerminalStyle, quiet: Bool, verbose: Bool, conflictLimit: Int) {
+    init(style: TerminalStyle, quiet: Bool, verbose: Bool, conflictLimit: Int, showsProgress: Bool = false) {
         self.style = style
         self.quiet = quiet
         self.verbose = verbose
         self.conflictLimit = conflictLimit
+        self.showsProgress = showsProgress
+    }
+
+    // MARK: Progress
+
+    /// Redraws the progress line at most ten times a second until cancelled.
+    func tickProgress(_ run: JobFileRun) async {
+        var previous: [String: (rows: Int, at: Date)] = [:]
+        var rates: [String: Double] = [:]
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(100))
+            if Task.isCancelled { break }
+            let now = Date()
+            let live = run.liveProgress()
+            var parts: [String] = []
+            for (job, rows) in live {
+                if let last = previous[job], now.timeIntervalSince(last.at) >= 0.5 {
+                    rates[job] = Double(rows - last.rows) / now.timeIntervalSince(last.at)
+                    previous[job] = (rows, now)
+                } else if previous[job] == nil {
+                    previous[job] = (rows, now)
+                }
+                let rate = rates[job].map { " (\(Self.number(Int($0.rounded())))/s)" } ?? ""
+                parts.append("\(job) \(Self.number(rows)) rows\(rate)")
+            }
+            drawProgress(parts.isEmpty ? "" : "running: " + parts.joined(separator: " · "))
+        }
+        drawProgress("")
+    }
+
+    /// Replaces the progress line (an empty text just clears it).
+    func drawProgress(_ text: String) {
+        let width = Self.terminalWidth()
+        let shown = text.count > width - 1 ? String(text.prefix(width - 2)) + "…" : text
+        output.withLock { onScreen in
+            guard onScreen || !shown.isEmpty else { return }
+            FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + shown).utf8))
+            onScreen = !shown.isEmpty
+        }
+    }
+
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return 80
     }
 
     func event(_ event: JobFileRun.Event) {
@@ -187,7 +235,11 @@ final class ReportPrinter: Sendable {
     }
 
     private func line(_ text: String, toError: Bool = false) {
-        output.withLock { _ in
+        output.withLock { onScreen in
+            if onScreen {
+                FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8))
+                onScreen = false
+            }
             (toError ? FileHandle.standardError : FileHandle.standardOutput).write(Data((text + "\n").utf8))
         }
     }

@@ -14,6 +14,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: [.short, .long], help: "How many jobs may run at once (default: the number of cores).")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
+    @Option(name: .customLong("select"), help: ArgumentHelp("Run only these jobs: NAME, NAME+ (and what comes after it), +NAME (and what it needs); repeatable.", valueName: "SEL"))
+    var select: [String] = []
+
+    @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave these jobs out (same forms as --select); repeatable.", valueName: "SEL"))
+    var exclude: [String] = []
+
     @Flag(help: "Cancel everything at the first failure.")
     var failFast = false
 
@@ -44,10 +50,16 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let loaded = load.loadAll(files)
-        let printer = ReportPrinter(style: TerminalStyle(mode: color), quiet: quiet, verbose: verbose, conflictLimit: conflicts)
+        let interrupts = InterruptHandler()
+        let signalSources = interrupts.install()
+        defer { withExtendedLifetime(signalSources) {} }
+        let loaded = load.loadAll(files, selection: JobSelection(select: select, exclude: exclude))
+        let style = TerminalStyle(mode: color)
+        let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
+                                    showsProgress: style.isTerminal && !noProgress && !quiet)
         var worst = ExitStatus.ok
         for file in loaded {
+            if interrupts.interrupted { break }
             let store: Store
             do {
                 store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
@@ -58,7 +70,11 @@ struct RunCommand: AsyncParsableCommand {
             }
             if loaded.count > 1 { printer.fileHeader(file) }
             let run = JobFileRun(file: file, store: store, maxConcurrent: jobs, failFast: failFast)
+            interrupts.watch(run)
+            let ticker = printer.showsProgress ? Task { await printer.tickProgress(run) } : nil
             let result = await run.run { event in printer.event(event) }
+            ticker?.cancel()
+            interrupts.watch(nil)
             printer.finalReport(result)
             if let destination = reportPath(for: file, count: loaded.count) {
                 do {
@@ -70,6 +86,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             worst = max(worst, result.status == .ok ? ExitStatus.ok : ExitStatus.failed)
         }
+        if interrupts.interrupted { InterruptHandler.endBySIGINT() }
         if worst != ExitStatus.ok { throw ExitCode(worst) }
     }
 

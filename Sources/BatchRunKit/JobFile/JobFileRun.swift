@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// Runs a loaded job file against its store: one `BatchOperation` per job, each job's steps in
 /// order, `${NAME.COLUMN}` outputs passed downstream, hooks run as completion blocks, and a
@@ -22,6 +23,7 @@ public final class JobFileRun: Sendable {
     public let store: Store
     public let scheduler: Scheduler
     private let state = JobRunState()
+    private let interrupted = Mutex(false)
 
     public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil) {
         self.file = file
@@ -42,9 +44,19 @@ public final class JobFileRun: Sendable {
         }
     }
 
-    /// Cancels the run: running jobs stop at their next batch boundary, the rest never start.
+    /// Cancels the run (Ctrl-C): running jobs stop at their next batch boundary or have their
+    /// statement in flight interrupted, the rest never start; the report's status is `cancelled`.
     public func cancel() {
+        interrupted.withLock { $0 = true }
         scheduler.cancelAll()
+    }
+
+    /// True once `cancel()` was called.
+    public var wasCancelled: Bool { interrupted.withLock { $0 } }
+
+    /// Rows each running job has committed (or fetched) so far, for a progress line.
+    public func liveProgress() -> [(job: String, rows: Int)] {
+        state.live()
     }
 
     public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async -> RunReport {
@@ -56,13 +68,14 @@ public final class JobFileRun: Sendable {
             case .started(let name, let index, let total):
                 onEvent(.jobStarted(name: name, index: index, total: total))
             case .finished(let outcome, let index, let total):
+                self.state.clearLive(for: outcome.name)
                 onEvent(.jobFinished(self.jobReport(outcome), index: index, total: total))
             }
         }
         let jobs = outcomes.map(jobReport)
         let conflicts = jobs.flatMap { job in job.steps.flatMap(\.conflictRecords) }
         return RunReport(file: file.path, store: store.path,
-                         status: RunReport.status(of: jobs, interrupted: scheduler.isCancelled),
+                         status: RunReport.status(of: jobs, interrupted: wasCancelled),
                          startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,
                          conflicts: conflicts)
     }
@@ -71,7 +84,8 @@ public final class JobFileRun: Sendable {
         let steps = state.reports(for: outcome.name)
         var report = JobReport(name: outcome.name, status: outcome.status, needs: file.job(named: outcome.name)?.needs ?? [],
                                queuedSeconds: outcome.queuedSeconds, runSeconds: outcome.runSeconds,
-                               attempts: outcome.status == .skipped || (outcome.status == .cancelled && outcome.runSeconds == 0) ? 0 : 1,
+                               attempts: outcome.status == .skipped || (outcome.status == .cancelled && outcome.runSeconds == 0)
+                                   ? 0 : 1 + steps.map(\.retries).reduce(0, +),
                                error: outcome.error, skippedBecause: outcome.skippedBecause, steps: steps)
         for step in steps {
             report.rows += step.rows
@@ -107,13 +121,15 @@ public final class JobFileRun: Sendable {
 
     private static func runSteps(_ job: Job, file: JobFile, operation: BatchOperation, state: JobRunState,
                                  context: isolated Context) throws {
-        for step in job.steps {
+        for (index, step) in job.steps.enumerated() {
             if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }
-            let environment = StepEnvironment(
+            var environment = StepEnvironment(
                 job: job.name, entity: file.model[step.entity]!,
                 params: resolvedParams(step, file: file, outputs: state.publishedOutputs),
                 batchSize: job.batchSize(for: step), mergePolicy: job.mergePolicy,
-                isCancelled: { operation.isCancelled })
+                isCancelled: { operation.isCancelled },
+                progress: { rows in state.setLive(rows, step: index, for: job.name) })
+            environment.retries = job.retries
             switch step {
             case .fetch(let fetch):
                 let (report, values) = try FetchRunner.run(fetch, in: environment, context: context)

@@ -7,6 +7,8 @@ public struct StepReport: Sendable, Hashable, Codable {
     public var batches: BatchCounts
     /// Constraint or optimistic conflicts met (and resolved by the merge policy).
     public var conflicts: Int
+    /// Batches tried again after a busy store or a conflict under `error`.
+    public var retries = 0
     /// Each conflict; the run report lists them all at its top level, not per step.
     public var conflictRecords: [MergeConflictRecord] = []
 
@@ -21,7 +23,7 @@ public struct StepReport: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case kind, entity, rows, batches, conflicts
+        case kind, entity, rows, batches, conflicts, retries
         case runSeconds = "run_s"
     }
 

@@ -40,29 +40,12 @@ public enum BatchUpdateRunner {
                                      _ report: inout StepReport) throws {
         context.recomputeRules[environment.entity.name] = RecomputeRule(
             assignments: step.set.map { ($0.column, $0.expression) }, params: environment.params)
-        var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params,
-                                   limit: environment.batchSize)
+        var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params)
         request.assigning = step.set.map { ($0.column, $0.expression) }
-        while true {
-            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
-            let objects = try context.fetch(request)
-            guard let last = objects.last else { break }
-            request.after = last.objectID
-            let bulk = BulkChange.keyRange(environment.entity, from: objects[0].objectID!, to: last.objectID!,
-                                           params: environment.params) { range in
+        try ContextBatches.run(request, in: environment, context: context, report: &report) { _, first, last in
+            BulkChange.keyRange(environment.entity, from: first, to: last, params: environment.params) { range in
                 step.sql(for: environment.entity) + (step.whereClause == nil ? " WHERE " : " AND ") + range
             }
-            let result: SaveResult
-            do {
-                result = try context.save(bulk: bulk)
-            } catch {
-                report.batches.rolledBack += 1
-                throw error
-            }
-            context.reset()
-            report.add(result, entity: environment.entity)
-            environment.progress(report.rows)
-            if objects.count < environment.batchSize { break }
         }
     }
 }

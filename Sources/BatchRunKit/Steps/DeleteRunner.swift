@@ -9,31 +9,14 @@ public enum DeleteRunner {
         let started = Date()
         var report = StepReport(kind: "delete", entity: environment.entity.name)
         context.recomputeRules[environment.entity.name] = RecomputeRule(deleteWhere: step.whereClause, params: environment.params)
-        var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params,
-                                   limit: environment.batchSize)
+        let request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params)
         do {
-            while true {
-                if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
-                let objects = try context.fetch(request)
-                guard let last = objects.last else { break }
-                request.after = last.objectID
+            try ContextBatches.run(request, in: environment, context: context, report: &report) { objects, first, last in
                 for object in objects { context.delete(object) }
-                let bulk = BulkChange.keyRange(environment.entity, from: objects[0].objectID!, to: last.objectID!,
-                                               params: environment.params) { range in
+                return BulkChange.keyRange(environment.entity, from: first, to: last, params: environment.params) { range in
                     "DELETE FROM \(SQL.quote(environment.entity.tableName)) WHERE "
                         + (step.whereClause.map { "(\($0)) AND " } ?? "") + range
                 }
-                let result: SaveResult
-                do {
-                    result = try context.save(bulk: bulk)
-                } catch {
-                    report.batches.rolledBack += 1
-                    throw error
-                }
-                context.reset()
-                report.add(result, entity: environment.entity)
-                environment.progress(report.rows)
-                if objects.count < environment.batchSize { break }
             }
         } catch {
             context.reset()

@@ -12,7 +12,12 @@ public enum InsertRunner {
             if step.replace {
                 try run.hotSwap(context: context)
             } else {
-                try run.writeAll { run, batch in try run.commit(batch, context: context) }
+                try run.writeAll { run, batch in
+                    var retries = 0
+                    try environment.withRetries(retried: { retries += 1 }) {
+                        try run.commit(batch, context: context, retried: retries)
+                    }
+                }
             }
             try run.finishRejected()
         } catch {
@@ -27,7 +32,8 @@ public enum InsertRunner {
 
 extension InsertRun {
     /// One batch in one transaction; its counts join the report only once it is committed.
-    mutating func commit(_ batch: [PendingRow], context: isolated Context) throws {
+    mutating func commit(_ batch: [PendingRow], context: isolated Context, retried: Int = 0) throws {
+        if retried > 0 { report.retries += 1 }
         var counted = report
         do {
             try context.write { db -> ((), DidSave?) in
@@ -74,7 +80,7 @@ extension InsertRun {
     private mutating func failure(_ error: any Error) -> any Error {
         guard let conflict = error as? RowConflict else { return error }
         report = Self.adding(conflict.error.conflict, to: report, entity: environment.entity)
-        return StepError("\(conflict.place): \(conflict.error)", report: report)
+        return StepError("\(conflict.place): \(conflict.error)", report: report, cause: conflict.error)
     }
 }
 

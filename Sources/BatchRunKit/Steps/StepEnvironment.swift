@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// What a step needs to run: its entity, resolved params, batch size, merge policy, and how to
 /// learn that the job was cancelled.
@@ -13,6 +14,9 @@ public struct StepEnvironment: Sendable {
     public var isCancelled: @Sendable () -> Bool
     /// Called after each committed batch with the step's running totals.
     public var progress: @Sendable (RowCounts) -> Void
+    /// How many times a batch that failed on a busy or locked store, or on a conflict under
+    /// `error`, is tried again from a fresh read.
+    public var retries = 0
 
     public init(job: String, entity: Entity, params: [String: ParamValue], batchSize: Int, mergePolicy: MergePolicy,
                 isCancelled: @escaping @Sendable () -> Bool = { false },
@@ -27,16 +31,43 @@ public struct StepEnvironment: Sendable {
     }
 }
 
+extension StepEnvironment {
+    /// Runs one batch, trying it again (`body` must start from a fresh read) when it failed on
+    /// a busy or locked store or a conflict under `error`, up to `retries` times; `retried`
+    /// is told of each new try.
+    func withRetries<T>(retried: () -> Void, _ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch where attempt < retries && Self.isRetryable(error) && !isCancelled() {
+                attempt += 1
+                retried()
+            }
+        }
+    }
+
+    static func isRetryable(_ error: any Error) -> Bool {
+        if error is MergeConflictError { return true }
+        if let error = error as? DatabaseError { return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED }
+        if let error = error as? StepError, let cause = error.cause { return isRetryable(cause) }
+        return false
+    }
+}
+
 /// A step stopped; what it had committed before stays committed and is in `report`.
 public struct StepError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var report: StepReport
     public var cancelled: Bool
+    /// The error underneath, when there is one (for deciding whether to retry).
+    public var cause: (any Error)?
 
-    public init(_ message: String, report: StepReport, cancelled: Bool = false) {
+    public init(_ message: String, report: StepReport, cancelled: Bool = false, cause: (any Error)? = nil) {
         self.message = message
         self.report = report
         self.cancelled = cancelled
+        self.cause = cause
     }
 
     public var description: String { message }
