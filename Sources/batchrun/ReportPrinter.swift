@@ -87,6 +87,8 @@ final class ReportPrinter: Sendable {
             line(text)
         case .hookFailed(let job, let hook, let message):
             line(style.yellow("warning: ") + "\(hook) hook of job \(job) \(message)", toError: true)
+        case .progress:
+            break   // the progress line polls the run instead, at most ten times a second
         }
     }
 

@@ -17,6 +17,9 @@ public final class JobFileRun: Sendable {
         case jobStarted(name: String, index: Int, total: Int)
         case jobFinished(JobReport, index: Int, total: Int)
         case hookFailed(job: String, hook: String, message: String)
+        /// A step of a running job committed a batch (or, for a fetch, read one); `rows` are
+        /// the step's totals so far. Sent on the job's thread before its next batch starts.
+        case progress(job: String, step: Int, rows: RowCounts)
     }
 
     public let file: JobFile
@@ -128,7 +131,10 @@ public final class JobFileRun: Sendable {
                 params: resolvedParams(step, file: file, outputs: state.publishedOutputs),
                 batchSize: job.batchSize(for: step), mergePolicy: job.mergePolicy,
                 isCancelled: { operation.isCancelled },
-                progress: { rows in state.setLive(rows, step: index, for: job.name) })
+                progress: { rows in
+                    state.setLive(rows, step: index, for: job.name)
+                    state.emit(.progress(job: job.name, step: index, rows: rows))
+                })
             environment.retries = job.retries
             switch step {
             case .fetch(let fetch):

@@ -43,6 +43,8 @@ extension StepEnvironment {
             } catch where attempt < retries && Self.isRetryable(error) && !isCancelled() {
                 attempt += 1
                 retried()
+                // A busy store is given a moment to clear; a conflict is retried at once.
+                if !(error is MergeConflictError) { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
             }
         }
     }
