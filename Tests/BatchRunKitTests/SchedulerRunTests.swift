@@ -160,20 +160,24 @@ struct SchedulerRunTests {
                   - insert: { entity: Account, rows: [{ id: 1, owner: ann }] }
             """, path: test.folder.appendingPathComponent("job.yaml").path)
         let store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
-        // Another program holds the write lock for a while.
+        // Another program holds the write lock from before the job starts until well after.
         let queue = try DatabaseQueue(path: file.store.path)
-        let locked = Mutex(false)
-        let holder = Task.detached {
-            try await queue.writeWithoutTransaction { db in
+        let locked = DispatchSemaphore(value: 0), jobStarted = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            try? queue.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
-                locked.withLock { $0 = true }
-                Thread.sleep(forTimeInterval: 1.5)   // long enough that the job meets the lock
+                locked.signal()
+                _ = jobStarted.wait(timeout: .now() + 30)
+                // The job meets the lock (busy_timeout 50ms) and retries with a growing pause.
+                Thread.sleep(forTimeInterval: 1)
                 try db.execute(sql: "COMMIT")
             }
         }
-        while !locked.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
-        let report = await JobFileRun(file: file, store: store).run()
-        try await holder.value
+        holder.start()
+        locked.wait()
+        let report = await JobFileRun(file: file, store: store).run { event in
+            if case .jobStarted = event { jobStarted.signal() }
+        }
         #expect(report.status == .ok, "\(report.jobs.map { $0.error ?? "" })")
         #expect(report.jobs[0].attempts > 1)
         let count = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Account") }

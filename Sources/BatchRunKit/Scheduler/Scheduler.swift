@@ -52,10 +52,10 @@ public final class Scheduler: Sendable {
         return operations.compactMap { run.outcomes[$0.name] }
     }
 
-    /// The body may block on SQLite, so it runs on a Dispatch thread, not the cooperative pool.
+    /// Runs blocking work (a hook) on a thread of its own, off the cooperative pool.
     static func onThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
+            Thread { continuation.resume(returning: work()) }.start()
         }
     }
 }
@@ -71,6 +71,7 @@ private struct SchedulerRun {
     var indexes: [String: Int] = [:]
     var numbered = 0
     let started = Date()
+    var workers: WorkerThreads?
 
     init(scheduler: Scheduler, onEvent: @escaping @Sendable (Scheduler.Event) -> Void) {
         self.scheduler = scheduler
@@ -88,6 +89,9 @@ private struct SchedulerRun {
     }
 
     mutating func execute() async {
+        let workers = WorkerThreads(count: min(scheduler.maxConcurrent, max(1, scheduler.operations.count)))
+        defer { workers.shutDown() }
+        self.workers = workers
         await withTaskGroup(of: OperationOutcome.self) { group in
             while true {
                 for operation in await settle() where running.count < scheduler.maxConcurrent {
@@ -107,6 +111,7 @@ private struct SchedulerRun {
         let queued = Date().timeIntervalSince(readySince[operation.name] ?? started)
         onEvent(.started(name: operation.name, index: number(operation.name), total: total))
         let timeout = scheduler.timeouts[operation.name]
+        let workers = self.workers!
         group.addTask {
             let begun = Date()
             let timer = timeout.map { seconds in
@@ -115,7 +120,7 @@ private struct SchedulerRun {
                     if !Task.isCancelled { operation.timeOut() }
                 }
             }
-            let result = await Scheduler.onThread { operation.body(operation) }
+            let result = await workers.run { operation.body(operation) }
             timer?.cancel()
             let seconds = Date().timeIntervalSince(begun)
             var outcome = OperationOutcome(name: operation.name, status: .ok, error: nil, skippedBecause: nil,
