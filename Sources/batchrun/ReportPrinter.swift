@@ -89,6 +89,8 @@ final class ReportPrinter: Sendable {
             line(style.yellow("warning: ") + "\(hook) hook of job \(job) \(message)", toError: true)
         case .progress:
             break   // the progress line polls the run instead, at most ten times a second
+        case .retrying(let job, let reason):
+            if !quiet { line(style.yellow("  retrying") + " a batch of \(job): \(reason)") }
         }
     }
 

@@ -162,22 +162,25 @@ struct SchedulerRunTests {
         let store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
         // Another program holds the write lock from before the job starts until well after.
         let queue = try DatabaseQueue(path: file.store.path)
-        let locked = DispatchSemaphore(value: 0), jobStarted = DispatchSemaphore(value: 0)
+        let locked = DispatchSemaphore(value: 0), retrying = DispatchSemaphore(value: 0)
         let holder = Thread {
             try? queue.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
                 locked.signal()
-                _ = jobStarted.wait(timeout: .now() + 30)
-                // The job meets the lock (busy_timeout 50ms) and retries with a growing pause.
-                Thread.sleep(forTimeInterval: 1)
+                _ = retrying.wait(timeout: .now() + 30)   // until the job met the lock and retries
                 try db.execute(sql: "COMMIT")
             }
         }
         holder.start()
         locked.wait()
+        let reasons = Mutex<[String]>([])
         let report = await JobFileRun(file: file, store: store).run { event in
-            if case .jobStarted = event { jobStarted.signal() }
+            if case .retrying(_, let reason) = event {
+                reasons.withLock { $0.append(reason) }
+                retrying.signal()
+            }
         }
+        #expect(reasons.withLock { $0.first } == "database is locked")
         #expect(report.status == .ok, "\(report.jobs.map { $0.error ?? "" })")
         #expect(report.jobs[0].attempts > 1)
         let count = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Account") }

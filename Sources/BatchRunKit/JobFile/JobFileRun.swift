@@ -20,6 +20,9 @@ public final class JobFileRun: Sendable {
         /// A step of a running job committed a batch (or, for a fetch, read one); `rows` are
         /// the step's totals so far. Sent on the job's thread before its next batch starts.
         case progress(job: String, step: Int, rows: RowCounts)
+        /// A batch of a running job failed on a busy store or a conflict under `error` and is
+        /// tried again from a fresh read (`retries`).
+        case retrying(job: String, reason: String)
     }
 
     public let file: JobFile
@@ -136,6 +139,7 @@ public final class JobFileRun: Sendable {
                     state.emit(.progress(job: job.name, step: index, rows: rows))
                 })
             environment.retries = job.retries
+            environment.onRetry = { reason in state.emit(.retrying(job: job.name, reason: reason)) }
             switch step {
             case .fetch(let fetch):
                 let (report, values) = try FetchRunner.run(fetch, in: environment, context: context)

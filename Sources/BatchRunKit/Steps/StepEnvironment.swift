@@ -17,6 +17,8 @@ public struct StepEnvironment: Sendable {
     /// How many times a batch that failed on a busy or locked store, or on a conflict under
     /// `error`, is tried again from a fresh read.
     public var retries = 0
+    /// Told why a batch is about to be tried again.
+    public var onRetry: @Sendable (String) -> Void = { _ in }
 
     public init(job: String, entity: Entity, params: [String: ParamValue], batchSize: Int, mergePolicy: MergePolicy,
                 isCancelled: @escaping @Sendable () -> Bool = { false },
@@ -43,6 +45,7 @@ extension StepEnvironment {
             } catch where attempt < retries && Self.isRetryable(error) && !isCancelled() {
                 attempt += 1
                 retried()
+                onRetry(StepErrors.describe((error as? StepError)?.cause ?? error))
                 // A busy store is given a moment to clear; a conflict is retried at once.
                 if !(error is MergeConflictError) { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
             }
