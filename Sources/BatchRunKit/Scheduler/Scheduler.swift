@@ -60,14 +60,23 @@ public final class Scheduler: Sendable {
     }
 }
 
-/// The state of one `Scheduler.run`.
+/// The state of one `Scheduler.run`: for each operation, how many of its needs are still
+/// unfinished, and who needs it; an operation is ready when that count reaches zero.
 private struct SchedulerRun {
     let scheduler: Scheduler
     let onEvent: @Sendable (Scheduler.Event) -> Void
-    let byName: [String: BatchOperation]
+    let operations: [BatchOperation]
+    /// Position of each operation by name.
+    let position: [String: Int]
+    /// Per operation: the positions of the operations that need it.
+    var dependents: [[Int]]
+    /// Per operation: needs not yet finished.
+    var waiting: [Int]
+    /// Ready to start, kept in the operations' order.
+    var ready: [Int] = []
     var outcomes: [String: OperationOutcome] = [:]
-    var readySince: [String: Date] = [:]
-    var running: Set<String> = []
+    var readySince: [Int: Date] = [:]
+    var running = 0
     var indexes: [String: Int] = [:]
     var numbered = 0
     let started = Date()
@@ -76,10 +85,25 @@ private struct SchedulerRun {
     init(scheduler: Scheduler, onEvent: @escaping @Sendable (Scheduler.Event) -> Void) {
         self.scheduler = scheduler
         self.onEvent = onEvent
-        self.byName = Dictionary(uniqueKeysWithValues: scheduler.operations.map { ($0.name, $0) })
+        operations = scheduler.operations
+        position = Dictionary(operations.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        dependents = Array(repeating: [], count: operations.count)
+        waiting = Array(repeating: 0, count: operations.count)
+        for (index, operation) in operations.enumerated() {
+            for need in Set(operation.needs) {
+                guard let needed = position[need] else { continue }   // needs outside the run are satisfied
+                dependents[needed].append(index)
+                waiting[index] += 1
+            }
+        }
+        let now = Date()
+        for index in operations.indices where waiting[index] == 0 {
+            ready.append(index)
+            readySince[index] = now
+        }
     }
 
-    var total: Int { scheduler.operations.count }
+    var total: Int { operations.count }
 
     mutating func number(_ name: String) -> Int {
         if let index = indexes[name] { return index }
@@ -89,26 +113,51 @@ private struct SchedulerRun {
     }
 
     mutating func execute() async {
-        let workers = WorkerThreads(count: min(scheduler.maxConcurrent, max(1, scheduler.operations.count)))
+        let workers = WorkerThreads(count: min(scheduler.maxConcurrent, max(1, operations.count)))
         defer { workers.shutDown() }
         self.workers = workers
         await withTaskGroup(of: OperationOutcome.self) { group in
             while true {
-                for operation in await settle() where running.count < scheduler.maxConcurrent {
-                    start(operation, in: &group)
+                await cancelIfNeeded()
+                while running < scheduler.maxConcurrent, !ready.isEmpty {
+                    let index = ready.removeFirst()
+                    if operations[index].isCancelled {
+                        await finish(OperationOutcome(name: operations[index].name, status: .cancelled, error: nil,
+                                                      skippedBecause: nil, queuedSeconds: 0, runSeconds: 0))
+                        continue
+                    }
+                    start(index, in: &group)
                 }
                 guard let outcome = await group.next() else { break }
-                running.remove(outcome.name)
+                running -= 1
                 await finish(outcome)
                 if scheduler.failFast && outcome.status != .ok { scheduler.cancelAll() }
             }
         }
-        _ = await settle()
+        await cancelIfNeeded()
     }
 
-    private mutating func start(_ operation: BatchOperation, in group: inout TaskGroup<OperationOutcome>) {
-        running.insert(operation.name)
-        let queued = Date().timeIntervalSince(readySince[operation.name] ?? started)
+    /// After a cancel, every operation not started ends `cancelled`.
+    private mutating func cancelIfNeeded() async {
+        guard scheduler.isCancelled else { return }
+        for operation in operations where outcomes[operation.name] == nil && !isRunning(operation) {
+            await finish(OperationOutcome(name: operation.name, status: .cancelled, error: nil, skippedBecause: nil,
+                                          queuedSeconds: 0, runSeconds: 0))
+        }
+        ready.removeAll()
+    }
+
+    private var startedNames: Set<String> = []
+
+    private func isRunning(_ operation: BatchOperation) -> Bool {
+        startedNames.contains(operation.name) && outcomes[operation.name] == nil
+    }
+
+    private mutating func start(_ index: Int, in group: inout TaskGroup<OperationOutcome>) {
+        let operation = operations[index]
+        running += 1
+        startedNames.insert(operation.name)
+        let queued = Date().timeIntervalSince(readySince[index] ?? started)
         onEvent(.started(name: operation.name, index: number(operation.name), total: total))
         let timeout = scheduler.timeouts[operation.name]
         let workers = self.workers!
@@ -141,11 +190,13 @@ private struct SchedulerRun {
         }
     }
 
-    /// Records a final outcome, then runs the operation's hooks and completion block.
+    /// Records a final outcome, runs the operation's hooks and completion block, then frees
+    /// or skips the operations that need it.
     private mutating func finish(_ outcome: OperationOutcome) async {
+        guard outcomes[outcome.name] == nil, let index = position[outcome.name] else { return }
         outcomes[outcome.name] = outcome
         onEvent(.finished(outcome, index: number(outcome.name), total: total))
-        guard let operation = byName[outcome.name] else { return }
+        let operation = operations[index]
         if let finish = operation.finishBlock {
             await Scheduler.onThread { finish(outcome) }
         }
@@ -153,37 +204,28 @@ private struct SchedulerRun {
             if let main = scheduler.mainContext { await main.catchUp() }
             await MainActor.run { completion(outcome) }
         }
-    }
-
-    /// Settles operations that can no longer run (cancelled, or a needed one did not succeed);
-    /// returns those ready to start, in the operations' order.
-    private mutating func settle() async -> [BatchOperation] {
-        var ready: [BatchOperation] = []
-        var changed = true
-        while changed {
-            changed = false
-            ready = []
-            for operation in scheduler.operations where outcomes[operation.name] == nil && !running.contains(operation.name) {
-                if scheduler.isCancelled || operation.isCancelled {
-                    await finish(OperationOutcome(name: operation.name, status: .cancelled, error: nil, skippedBecause: nil,
-                                                  queuedSeconds: 0, runSeconds: 0))
-                    changed = true
-                    continue
+        let now = Date()
+        for dependent in dependents[index] where outcomes[operations[dependent].name] == nil {
+            if outcome.status.letsDependentsRun {
+                waiting[dependent] -= 1
+                if waiting[dependent] == 0 {
+                    readySince[dependent] = now
+                    insertReady(dependent)
                 }
-                let needed = operation.needs.filter { byName[$0] != nil }
-                if let blocker = needed.first(where: { outcomes[$0].map { !$0.status.letsDependentsRun } ?? false }) {
-                    await finish(OperationOutcome(name: operation.name, status: .skipped, error: nil,
-                                                  skippedBecause: "\(blocker) \(outcomes[blocker]!.status.rawValue)",
-                                                  queuedSeconds: 0, runSeconds: 0))
-                    changed = true
-                    continue
-                }
-                if needed.allSatisfy({ outcomes[$0]?.status == .ok }) {
-                    if readySince[operation.name] == nil { readySince[operation.name] = Date() }
-                    ready.append(operation)
-                }
+            } else if !scheduler.isCancelled {   // after a cancel of the run they end `cancelled`
+                await finish(OperationOutcome(name: operations[dependent].name, status: .skipped, error: nil,
+                                              skippedBecause: "\(outcome.name) \(outcome.status.rawValue)",
+                                              queuedSeconds: 0, runSeconds: 0))
             }
         }
-        return ready
+    }
+
+    /// Keeps `ready` in the operations' order, so independent jobs start as they are written.
+    private mutating func insertReady(_ index: Int) {
+        if let last = ready.last, last > index {
+            ready.insert(index, at: ready.firstIndex { $0 > index } ?? ready.endIndex)
+        } else {
+            ready.append(index)
+        }
     }
 }
