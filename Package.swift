@@ -29,6 +29,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "batchrun-bench-scheduler",
+            dependencies: ["BatchRunKit"],
+            path: "bench/scheduler"
+        ),
         .testTarget(
             name: "BatchRunKitTests",
             dependencies: [
