@@ -53,7 +53,10 @@ bench-deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine; }
 
 bench: build bench-deps
+	$(SWIFT) build -c release --product batchrun-bench-scheduler
 	bench/update.sh
+	python3 bench/cancel.py
+	bench/scheduler.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

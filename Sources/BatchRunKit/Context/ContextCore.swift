@@ -71,19 +71,19 @@ final class ContextCore {
             var objects: [ManagedObject] = []
             objects.reserveCapacity(request.limit ?? 0)
             try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, named: arguments,
-                                        split: entity.columns.count) { values, computed in
+                                        split: entity.columns.count, assigned: assigned) { values, changed in
                 let id = keyIndexes.count == 1 ? ObjectID(entity: entity.name, single: values[keyIndexes[0]])
                                                : ObjectID(entity: entity.name, key: keyIndexes.map { values[$0] })
-                let object: ManagedObject
                 if let existing = registered[id] {
                     if !existing.hasChanges { existing.refresh(with: values) }
-                    object = existing
+                    if !assigned.isEmpty { existing.assign(changed, columns: assigned) }
+                    objects.append(existing)
                 } else {
-                    object = ManagedObject(entity: entity, values: values, snapshot: values, id: id)
+                    let object = ManagedObject(entity: entity, values: changed, snapshot: values, id: id,
+                                               changed: !assigned.isEmpty)
                     registered[id] = object
+                    objects.append(object)
                 }
-                object.assign(computed, to: assigned)
-                objects.append(object)
             }
             return objects
         }
@@ -211,9 +211,16 @@ final class ContextCore {
         try db.execute(sql: bulk.sql, arguments: bulk.params.statementArguments)
         var result = SaveResult()
         var updated = IDsByEntity(), deleted = IDsByEntity()
-        for object in changes {
-            guard let id = object.objectID else { continue }
-            if object.isDeleted { deleted.append(id) } else { updated.append(id) }
+        if let entity = changes.first?.entity.name, changes.allSatisfy({ $0.entity.name == entity && !$0.isDeleted })
+            || changes.allSatisfy({ $0.entity.name == changes.first?.entity.name && $0.isDeleted }) {
+            // One entity, one kind of change: the usual batch, gathered in one pass.
+            let ids = changes.compactMap(\.objectID)
+            if changes.first?.isDeleted == true { deleted.append(contentsOf: ids) } else { updated.append(contentsOf: ids) }
+        } else {
+            for object in changes {
+                guard let id = object.objectID else { continue }
+                if object.isDeleted { deleted.append(id) } else { updated.append(id) }
+            }
         }
         result.deleted = deleted.count
         result.updated = db.changesCount - result.deleted

@@ -13,6 +13,16 @@ struct IDsByEntity {
         }
     }
 
+    /// IDs that all belong to one entity.
+    mutating func append(contentsOf ids: [ObjectID]) {
+        guard let entity = ids.first?.entity else { return }
+        if let index = groups.firstIndex(where: { $0.entity == entity }) {
+            groups[index].ids.append(contentsOf: ids)
+        } else {
+            groups.append((entity, ids))
+        }
+    }
+
     var count: Int { groups.reduce(0) { $0 + $1.ids.count } }
 
     var dictionary: [String: [ObjectID]] {

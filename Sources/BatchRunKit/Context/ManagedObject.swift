@@ -24,10 +24,12 @@ public final class ManagedObject {
     /// the others get their defaults.
     private(set) var assignedColumns: Set<Int> = []
 
-    init(entity: Entity, values: [ParamValue], snapshot: [ParamValue]?, id: ObjectID? = nil) {
+    /// `changed` says the values may differ from the snapshot (a fetch that assigned columns).
+    init(entity: Entity, values: [ParamValue], snapshot: [ParamValue]?, id: ObjectID? = nil, changed: Bool = false) {
         self.entity = entity
         self.values = values
         self.snapshot = snapshot
+        self.written = changed
         self.objectID = id ?? (snapshot == nil ? Self.keyIfComplete(entity, values) : ObjectID(entity: entity.name, key: Self.key(entity, values)))
     }
 
@@ -71,12 +73,11 @@ public final class ManagedObject {
         entity.columns.firstIndex { $0.name == column } ?? entity.columns.firstIndex { $0.name.lowercased() == column.lowercased() }
     }
 
-    /// Sets columns read and assigned in one fetch: snapshot as read, values with the changes.
-    func assign(_ changes: [ParamValue], to columns: [Int]) {
-        guard !columns.isEmpty else { return }
-        var changed = values
-        for (position, column) in columns.enumerated() { changed[column] = changes[position] }
-        values = changed
+    /// Takes the assigned columns of `changed` (values computed in a fetch) as changes.
+    func assign(_ changed: [ParamValue], columns: [Int]) {
+        var values = self.values
+        for column in columns { values[column] = changed[column] }
+        self.values = values
         written = true
     }
 
@@ -101,11 +102,6 @@ public final class ManagedObject {
 }
 
 extension Entity {
-    /// Positions of the primary-key columns among `columns`.
-    public var primaryKeyIndexes: [Int] {
-        primaryKey.compactMap { name in columns.firstIndex { $0.name == name } }
-    }
-
     /// Every column set whose values must be unique: the primary key, `unique:` groups and
     /// columns marked `unique`.
     public var uniqueColumnSets: [[String]] {

@@ -24,9 +24,11 @@ enum RawStatement {
     }
 
     /// Steps through the rows of `statement`, `:name` placeholders bound from `values`; each
-    /// row is handed over as its first `split` columns and the rest.
+    /// row is handed over as its first `split` columns (as read), and the same with the
+    /// remaining columns written over the positions in `assigned` (the changes computed in
+    /// the read). Without assignments both arrays are the same.
     static func forEachRow(_ statement: Statement, in db: Database, named values: [String: ParamValue], split: Int,
-                           _ body: ([ParamValue], [ParamValue]) throws -> Void) throws {
+                           assigned: [Int], _ body: (_ read: [ParamValue], _ changed: [ParamValue]) throws -> Void) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
@@ -38,8 +40,7 @@ enum RawStatement {
             }
         }
         defer { sqlite3_reset(handle) }
-        let columns = Int32(sqlite3_column_count(handle))
-        let first = Int32(min(split, Int(columns)))
+        let first = Int32(split)
         while true {
             let code = sqlite3_step(handle)
             if code == SQLITE_DONE { break }
@@ -47,15 +48,16 @@ enum RawStatement {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
                                     sql: statement.sql)
             }
-            var head: [ParamValue] = []
-            head.reserveCapacity(Int(first))
-            for column in 0..<first { head.append(value(of: handle, at: column)) }
-            var tail: [ParamValue] = []
-            if columns > first {
-                tail.reserveCapacity(Int(columns - first))
-                for column in first..<columns { tail.append(value(of: handle, at: column)) }
+            var read: [ParamValue] = []
+            read.reserveCapacity(split)
+            for column in 0..<first { read.append(value(of: handle, at: column)) }
+            if assigned.isEmpty {
+                try body(read, read)
+            } else {
+                var changed = read
+                for (offset, position) in assigned.enumerated() { changed[position] = value(of: handle, at: first + Int32(offset)) }
+                try body(read, changed)
             }
-            try body(head, tail)
         }
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An entity of the model: one SQLite table.
 ///
 /// ```swift
@@ -6,27 +8,93 @@
 ///     Column(name: "user", type: .text, notNull: true),
 /// ], primaryKey: ["id"])
 /// ```
+///
+/// A value type whose contents live in one shared, immutable box: every managed object holds
+/// its entity, and copying six arrays and strings per row showed in profiles.
 public struct Entity: Sendable, Hashable {
-    public var name: String
-    public var tableName: String
-    public var columns: [Column]
-    public var primaryKey: [String]
-    public var uniques: [[String]]
-    public var indexes: [[String]]
+    private final class Storage: Sendable {
+        let name: String
+        let tableName: String
+        let columns: [Column]
+        let primaryKey: [String]
+        let uniques: [[String]]
+        let indexes: [[String]]
+        /// Positions of the primary-key columns among `columns`.
+        let primaryKeyIndexes: [Int]
+
+        init(name: String, tableName: String, columns: [Column], primaryKey: [String], uniques: [[String]], indexes: [[String]]) {
+            self.name = name
+            self.tableName = tableName
+            self.columns = columns
+            self.primaryKey = primaryKey
+            self.uniques = uniques
+            self.indexes = indexes
+            self.primaryKeyIndexes = primaryKey.compactMap { key in columns.firstIndex { $0.name == key } }
+        }
+
+        func with(name: String? = nil, tableName: String? = nil, columns: [Column]? = nil, primaryKey: [String]? = nil,
+                  uniques: [[String]]? = nil, indexes: [[String]]? = nil) -> Storage {
+            Storage(name: name ?? self.name, tableName: tableName ?? self.tableName, columns: columns ?? self.columns,
+                    primaryKey: primaryKey ?? self.primaryKey, uniques: uniques ?? self.uniques, indexes: indexes ?? self.indexes)
+        }
+    }
+
+    private var storage: Storage
 
     public init(name: String, table: String? = nil, columns: [Column], primaryKey: [String],
                 uniques: [[String]] = [], indexes: [[String]] = []) {
-        self.name = name
-        self.tableName = table ?? name
-        self.columns = columns
-        self.primaryKey = primaryKey
-        self.uniques = uniques
-        self.indexes = indexes
+        storage = Storage(name: name, tableName: table ?? name, columns: columns, primaryKey: primaryKey,
+                          uniques: uniques, indexes: indexes)
     }
+
+    public var name: String {
+        get { storage.name }
+        set { storage = storage.with(name: newValue) }
+    }
+
+    public var tableName: String {
+        get { storage.tableName }
+        set { storage = storage.with(tableName: newValue) }
+    }
+
+    public var columns: [Column] {
+        get { storage.columns }
+        set { storage = storage.with(columns: newValue) }
+    }
+
+    public var primaryKey: [String] {
+        get { storage.primaryKey }
+        set { storage = storage.with(primaryKey: newValue) }
+    }
+
+    public var uniques: [[String]] {
+        get { storage.uniques }
+        set { storage = storage.with(uniques: newValue) }
+    }
+
+    public var indexes: [[String]] {
+        get { storage.indexes }
+        set { storage = storage.with(indexes: newValue) }
+    }
+
+    /// Positions of the primary-key columns among `columns`.
+    public var primaryKeyIndexes: [Int] { storage.primaryKeyIndexes }
 
     public func column(named name: String) -> Column? {
         columns.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 
     public var columnNames: [String] { columns.map(\.name) }
+
+    public static func == (lhs: Entity, rhs: Entity) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.name == rhs.name && lhs.tableName == rhs.tableName && lhs.columns == rhs.columns
+                && lhs.primaryKey == rhs.primaryKey && lhs.uniques == rhs.uniques && lhs.indexes == rhs.indexes)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(tableName)
+        hasher.combine(columns)
+    }
 }
