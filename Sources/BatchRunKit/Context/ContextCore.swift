@@ -119,7 +119,14 @@ final class ContextCore {
             return outcome!.0
         }
         let (value, save) = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
-        if let save { store.didCommit(save) }
+        if let save {
+            store.didCommit(save)
+            var result = SaveResult(didSave: save)
+            result.inserted = save.inserted.values.map(\.count).reduce(0, +)
+            result.updated = save.updated.values.map(\.count).reduce(0, +)
+            result.deleted = save.deleted.values.map(\.count).reduce(0, +)
+            didSaveBlock?(result)
+        }
         return value
     }
 
