@@ -190,7 +190,7 @@ struct CommandLineTests {
             """)
         let result = try Batchrun.run(["job.yaml"], in: folder.url)
         #expect(result.status == 1)
-        #expect(result.stdout.contains("feed.csv:2: fields colour, size match no column of Session"), "\(result.stdout)")
+        #expect(result.stdout.contains("feed.csv:1: fields colour, size match no column of Session"), "\(result.stdout)")
     }
 
     @Test("an atomic job that fails leaves nothing of itself in the store")

@@ -1,86 +1,285 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
-/// Runs an `insert`: records from inline rows or a streamed feed, converted to the columns'
-/// types, written in batches (each one transaction) with one reused prepared statement per
-/// column set. A row that collides with an existing one on its primary key or a unique
-/// constraint is a constraint conflict, resolved by the merge policy and reported.
+/// Runs an `insert`: a thread of its own reads and converts the feed into batches of typed
+/// cells while the job's thread writes them, each batch one transaction (the whole feed one
+/// transaction for `replace: true`), binding each row to a prepared statement reused for the
+/// batch. A row that collides with an existing one on its primary key or a unique constraint
+/// is a constraint conflict, resolved by the merge policy and reported.
 public enum InsertRunner {
     public static func run(_ step: InsertStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
-        var run = InsertRun(step: step, environment: environment, store: context.store)
-        do {
-            if step.replace {
-                try run.hotSwap(context: context)
-            } else {
-                try run.writeAll { run, batch in
-                    var retries = 0
-                    try environment.withRetries(retried: { retries += 1 }) {
-                        try run.commit(batch, context: context, retried: retries)
-                    }
-                }
-            }
-            try run.finishRejected()
-        } catch {
-            run.abandonRejected()
-            run.report.runSeconds = Date().timeIntervalSince(run.started)
-            throw StepErrors.wrap(error, report: run.report, prefix: "insert \(environment.entity.name)", entity: environment.entity)
+        let started = Date()
+        var report = StepReport(kind: "insert", entity: environment.entity.name)
+        let feedName: String
+        switch step.source {
+        case .rows: feedName = "rows"
+        case .file(let path, _): feedName = displayPath(path)
         }
-        run.report.runSeconds = Date().timeIntervalSince(run.started)
-        return run.report
+        do {
+            let pipe = BatchPipe()
+            let entity = environment.entity, batchSize = environment.batchSize
+            let reader = Thread { Self.read(step, entity: entity, feedName: feedName, into: pipe, batchSize: batchSize) }
+            reader.name = "batchrun.feed.\(environment.job)"
+            reader.start()
+            defer { pipe.close() }
+            var writer = InsertWriter(environment: environment, store: context.store,
+                                      place: FeedPlace(feedName: feedName, inline: step.isInline))
+            if step.replace {
+                try writer.hotSwap(from: pipe, context: context, report: &report)
+            } else {
+                try writer.writeBatches(from: pipe, context: context, report: &report)
+            }
+        } catch {
+            report.runSeconds = Date().timeIntervalSince(started)
+            throw StepErrors.wrap(error, report: report, prefix: "insert \(environment.entity.name)", entity: environment.entity)
+        }
+        report.runSeconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// The reading thread: opens the feed, fills batches until it ends, fails, or the writer stops.
+    private static func read(_ step: InsertStep, entity: Entity, feedName: String, into pipe: BatchPipe, batchSize: Int) {
+        let batcher: FeedBatcher
+        do {
+            batcher = try FeedBatcher(step: step, entity: entity, feedName: feedName)
+        } catch {
+            _ = pipe.put(.failure(Self.message(error, feedName: feedName), rejected: 0))
+            return
+        }
+        read(batcher, into: pipe, batchSize: batchSize)
+    }
+
+    private static func message(_ error: any Error, feedName: String) -> String {
+        switch error {
+        case let failure as FeedFailure: return failure.message
+        case let failure as FeedError: return failure.description
+        default: return "\(feedName): \(error)"
+        }
+    }
+
+    private static func read(_ batcher: FeedBatcher, into pipe: BatchPipe, batchSize: Int) {
+        var batcher = batcher
+        do {
+            while true {
+                var batch = RowBatch()
+                let more = try batcher.fill(&batch, limit: batchSize)
+                if !batch.isEmpty, !pipe.put(.batch(batch, layouts: batcher.layouts, rejected: batcher.rejectedCount)) {
+                    batcher.abandon()
+                    return
+                }
+                if !more { break }
+            }
+            try batcher.finish()
+            _ = pipe.put(.end(rejected: batcher.rejectedCount))
+        } catch {
+            batcher.abandon()
+            _ = pipe.put(.failure(message(error, feedName: batcher.feedName), rejected: batcher.rejectedCount))
+        }
     }
 }
 
-extension InsertRun {
-    /// One batch in one transaction; its counts join the report only once it is committed.
-    mutating func commit(_ batch: [PendingRow], context: isolated Context, retried: Int = 0) throws {
-        if retried > 0 { report.retries += 1 }
-        var counted = report
-        do {
-            try context.write { db -> ((), DidSave?) in
-                var ids = SaveIDs()
-                counted = try write(batch, in: db, ids: &ids, counting: report)
-                return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
-            }
-        } catch {
-            report.batches.rolledBack += 1
-            throw failure(error)
-        }
-        report = counted
-        report.batches.committed += 1
-        environment.progress(report.rows)
+/// The writing side of an insert.
+struct InsertWriter {
+    let environment: StepEnvironment
+    let store: Store
+    let place: FeedPlace
+    private var insertSQL: [Int: String] = [:]
+
+    init(environment: StepEnvironment, store: Store, place: FeedPlace) {
+        self.environment = environment
+        self.store = store
+        self.place = place
     }
 
-    /// Hot swap: one transaction deletes every row and writes the feed; readers see the old
-    /// rows or the new ones, never a mix. Nothing is counted unless it commits.
-    mutating func hotSwap(context: isolated Context) throws {
+    /// Each batch in its own transaction; counts join the report once the batch is committed.
+    mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+        while true {
+            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+            switch pipe.take() {
+            case .end(let rejected):
+                report.rows.rejected = rejected
+                return
+            case .failure(let message, let rejected):
+                report.rows.rejected = rejected
+                throw StepError(message, report: report)
+            case .batch(let batch, let layouts, let rejected):
+                report.rows.rejected = rejected
+                var counted = report
+                var retries = 0
+                do {
+                    try environment.withRetries(retried: { retries += 1 }) {
+                        counted = report
+                        try context.write { db -> ((), DidSave?) in
+                            var ids = IDsByEntity()
+                            try write(batch, layouts: layouts, in: db, ids: &ids, counts: &counted)
+                            return ((), DidSave(sequence: store.nextSaveSequence(), savedBy: environment.job, inserted: ids.dictionary))
+                        }
+                    }
+                } catch {
+                    report.retries += retries
+                    report.batches.rolledBack += 1 + retries
+                    throw failure(error, counted: counted, report: report)
+                }
+                report = counted
+                report.retries += retries
+                report.batches.rolledBack += retries
+                report.batches.committed += 1
+                environment.progress(report.rows)
+            }
+        }
+    }
+
+    /// Hot swap: one transaction deletes every row and writes the whole feed; readers see the
+    /// old rows or the new ones, never a mix. Nothing is counted unless it commits.
+    mutating func hotSwap(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
         var counted = report
         do {
             try context.write { db -> ((), DidSave?) in
                 try db.execute(sql: "DELETE FROM \(SQL.quote(environment.entity.tableName))")
                 counted.rows.deleted = db.changesCount
-                var ids = SaveIDs()
-                try writeAll { run, batch in
-                    counted = try run.write(batch, in: db, ids: &ids, counting: counted)
-                    counted.rows.rejected = run.report.rows.rejected   // rejects are counted as they are read
+                var ids = IDsByEntity()
+                loop: while true {
+                    if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+                    switch pipe.take() {
+                    case .end(let rejected):
+                        counted.rows.rejected = rejected
+                        break loop
+                    case .failure(let message, let rejected):
+                        counted.rows.rejected = rejected
+                        throw StepError(message, report: report)
+                    case .batch(let batch, let layouts, let rejected):
+                        counted.rows.rejected = rejected
+                        try write(batch, layouts: layouts, in: db, ids: &ids, counts: &counted)
+                    }
                 }
-                return ((), ids.didSave(sequence: context.store.nextSaveSequence(), savedBy: environment.job))
+                return ((), DidSave(sequence: store.nextSaveSequence(), savedBy: environment.job, inserted: ids.dictionary))
             }
         } catch {
-            report.rows = RowCounts(rejected: counted.rows.rejected)
+            report.rows.rejected = counted.rows.rejected
             report.batches.rolledBack += 1
-            throw failure(error)
+            throw failure(error, counted: counted, report: report)
         }
-        counted.rows.rejected = report.rows.rejected
         report = counted
         report.batches.committed += 1
         environment.progress(report.rows)
     }
 
-    /// A conflict under `error` becomes the step's error, with its record in the report.
-    private mutating func failure(_ error: any Error) -> any Error {
-        guard let conflict = error as? RowConflict else { return error }
-        report = Self.adding(conflict.error.conflict, to: report, entity: environment.entity)
+    /// The step's error for a failed batch: a conflict under `error` keeps its record.
+    private func failure(_ error: any Error, counted: StepReport, report: StepReport) -> any Error {
+        guard let conflict = error as? RowConflict else {
+            if var stepError = error as? StepError {
+                stepError.report = report
+                return stepError
+            }
+            return error
+        }
+        var report = report
+        report.conflicts += 1
+        report.conflictRecords.append(conflict.error.conflict.record(entity: environment.entity))
         return StepError("\(conflict.place): \(conflict.error)", report: report, cause: conflict.error)
+    }
+
+    /// Writes one batch in `db`'s transaction, adding to `counts`.
+    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, ids: inout IDsByEntity,
+                        counts: inout StepReport) throws {
+        let entity = environment.entity
+        var statements: [Int: Statement] = [:]
+        for layout in Set(batch.layouts) {
+            let sql = insertSQL[layout] ?? SaveWriter.insertSQL(entity: entity, columns: layouts[layout].columns.map(\.name))
+            insertSQL[layout] = sql
+            statements[layout] = try db.makeStatement(sql: sql)   // our own: the conflict path runs the same SQL through GRDB
+        }
+        defer { for statement in statements.values { sqlite3_clear_bindings(statement.sqliteStatement) } }
+        let connection = db.sqliteConnection
+        let keyPositions = layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } }
+        try batch.bytes.withUnsafeBufferPointer { bytes in
+            for row in 0..<batch.count {
+                let layout = batch.layouts[row]
+                let handle = statements[layout]!.sqliteStatement
+                let cells = batch.cells(of: row)
+                var parameter: Int32 = 1
+                for cell in cells {
+                    switch batch.kinds[cell] {
+                    case .null: sqlite3_bind_null(handle, parameter)
+                    case .integer: sqlite3_bind_int64(handle, parameter, batch.numbers[cell])
+                    case .real: sqlite3_bind_double(handle, parameter, Double(bitPattern: UInt64(bitPattern: batch.numbers[cell])))
+                    case .text:
+                        sqlite3_bind_text(handle, parameter, UnsafeRawPointer(bytes.baseAddress! + Int(batch.numbers[cell]))
+                            .assumingMemoryBound(to: CChar.self), batch.lengths[cell], nil)   // SQLITE_STATIC: bytes outlive the step
+                    case .blob:
+                        sqlite3_bind_blob(handle, parameter, bytes.baseAddress! + Int(batch.numbers[cell]), batch.lengths[cell], nil)
+                    }
+                    parameter += 1
+                }
+                let code = sqlite3_step(handle)
+                sqlite3_reset(handle)
+                if code == SQLITE_DONE {
+                    counts.rows.inserted += 1
+                    ids.append(insertedID(batch, row: row, keys: keyPositions[layout], connection: connection))
+                    continue
+                }
+                let extended = sqlite3_extended_errcode(connection)
+                let message = String(cString: sqlite3_errmsg(connection))
+                if extended == Self.constraintPrimaryKey || extended == Self.constraintUnique {
+                    try resolveConflict(batch, row: row, layout: layouts[layout], in: db, ids: &ids, counts: &counts)
+                    continue
+                }
+                if code == SQLITE_INTERRUPT { throw DatabaseError(resultCode: .SQLITE_INTERRUPT, message: message) }
+                if code == SQLITE_BUSY || code == SQLITE_LOCKED { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message) }
+                throw StepError("\(place(batch.lines[row])): \(message)", report: counts)
+            }
+        }
+    }
+
+    /// The slow path for a row that collided: the policy decides, the conflict is recorded.
+    private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, in db: Database,
+                                 ids: inout IDsByEntity, counts: inout StepReport) throws {
+        let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
+                                job: environment.job, readSequence: 0, recompute: nil)
+        let values = batch.cells(of: row).map { batch.value(at: $0).databaseValue }
+        let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
+        do {
+            outcome = try writer.insert(columns: layout.columns.map(\.name), values: values)
+        } catch let error as MergeConflictError {
+            throw RowConflict(place: place(batch.lines[row]), error: error)
+        }
+        if let conflict = outcome.conflict {
+            counts.conflicts += 1
+            counts.conflictRecords.append(conflict.record(entity: environment.entity))
+        }
+        if let id = outcome.id {
+            if outcome.inserted { counts.rows.inserted += 1 } else { counts.rows.updated += 1 }
+            ids.append(id)
+        }
+    }
+
+    private func insertedID(_ batch: RowBatch, row: Int, keys: [Int?], connection: OpaquePointer?) -> ObjectID {
+        let entity = environment.entity
+        let cells = batch.cells(of: row)
+        if entity.hasRowidKey {
+            if let position = keys[0], case .integer(let value) = batch.value(at: cells.lowerBound + position) {
+                return ObjectID(entity: entity.name, single: .integer(value))
+            }
+            return ObjectID(entity: entity.name, single: .integer(sqlite3_last_insert_rowid(connection)))
+        }
+        return ObjectID(entity: entity.name, key: keys.map { position in position.map { batch.value(at: cells.lowerBound + $0) } ?? .null })
+    }
+}
+
+extension InsertWriter {
+    /// SQLite's extended codes for a primary-key and a unique violation (macros Swift does not import).
+    static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
+    static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+}
+
+/// Names a place in a feed for messages: `data/sessions.csv:1234`, or `inline row 2`.
+struct FeedPlace: Sendable {
+    var feedName: String
+    var inline: Bool
+
+    func callAsFunction(_ line: Int) -> String {
+        inline ? "inline row \(line)" : "\(feedName):\(line)"
     }
 }
 
@@ -88,224 +287,4 @@ extension InsertRun {
 struct RowConflict: Error {
     var place: String
     var error: MergeConflictError
-}
-
-/// The IDs a batch inserted and updated, for its `DidSave`.
-struct SaveIDs {
-    var inserted: [ObjectID] = []
-    var updated: [ObjectID] = []
-
-    func didSave(sequence: UInt64, savedBy: String) -> DidSave? {
-        guard let entity = (inserted.first ?? updated.first)?.entity else { return nil }
-        return DidSave(sequence: sequence, savedBy: savedBy, inserted: inserted.isEmpty ? [:] : [entity: inserted],
-                       updated: updated.isEmpty ? [:] : [entity: updated])
-    }
-}
-
-/// The state of one insert step while it runs.
-struct InsertRun {
-    let step: InsertStep
-    let environment: StepEnvironment
-    let store: Store
-    let started = Date()
-    var report: StepReport
-    let feedName: String
-    let nulls: Set<String>
-    /// Field layout (joined field names) to the column each field goes to (nil: dropped).
-    var layouts: [[String]: [Column?]] = [:]
-    var rejected: RejectedRows?
-
-    /// One converted row: the columns it sets and their values.
-    struct PendingRow {
-        var line: Int
-        var columns: [String]
-        var values: [DatabaseValue]
-    }
-
-    init(step: InsertStep, environment: StepEnvironment, store: Store) {
-        self.step = step
-        self.environment = environment
-        self.store = store
-        report = StepReport(kind: "insert", entity: environment.entity.name)
-        switch step.source {
-        case .rows:
-            feedName = "rows"
-            nulls = Set(step.nulls ?? [])
-        case .file(let path, let format):
-            feedName = displayPath(path)
-            nulls = Set(step.nulls ?? (format == .csv || format == .tsv ? [""] : []))
-        }
-    }
-
-    /// Reads, converts and hands the feed to `write` in batches of `batch_size` rows.
-    mutating func writeAll(_ write: (inout InsertRun, [PendingRow]) throws -> Void) throws {
-        var source = try makeSource()
-        var batch: [PendingRow] = []
-        batch.reserveCapacity(environment.batchSize)
-        while let record = try nextRecord(&source) {
-            guard let row = try convert(record) else { continue }
-            batch.append(row)
-            if batch.count >= environment.batchSize {
-                if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
-                try write(&self, batch)
-                batch.removeAll(keepingCapacity: true)
-            }
-        }
-        if !batch.isEmpty {
-            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
-            try write(&self, batch)
-        }
-    }
-
-    private func makeSource() throws -> RecordSource {
-        switch step.source {
-        case .rows(let rows):
-            return .inline(rows.enumerated().map { index, row in
-                FeedRecord(line: index + 1, fields: row.map(\.field), values: row.map(\.value))
-            }.makeIterator())
-        case .file(let path, let format):
-            return .feed(try FeedReaders.open(path: path, format: format, displayPath: feedName))
-        }
-    }
-
-    private func nextRecord(_ source: inout RecordSource) throws -> FeedRecord? {
-        switch source {
-        case .inline(var iterator):
-            let record = iterator.next()
-            source = .inline(iterator)
-            return record
-        case .feed(var reader):
-            do {
-                let record = try reader.next()
-                source = .feed(reader)
-                return record
-            } catch {
-                throw StepError(error.description, report: report)
-            }
-        }
-    }
-
-    /// Where a record is, for messages: `data/sessions.csv:1234`, or `inline row 2`.
-    func place(_ line: Int) -> String {
-        if case .rows = step.source { return "inline row \(line)" }
-        return "\(feedName):\(line)"
-    }
-
-    /// The record as a row to insert, or nil when it was rejected under `bad_rows: skip`.
-    private mutating func convert(_ record: FeedRecord) throws -> PendingRow? {
-        let layout = try columns(for: record)
-        var columns: [String] = []
-        var values: [DatabaseValue] = []
-        columns.reserveCapacity(layout.count)
-        values.reserveCapacity(layout.count)
-        for (index, column) in layout.enumerated() {
-            guard let column else { continue }
-            var value = record.values[index]
-            if case .text(let text) = value, nulls.contains(text) { value = .null }
-            switch ValueConverter.convert(value, to: column.type) {
-            case .success(let converted):
-                if converted == .null && column.notNull && column.defaultLiteral == nil && !isRowidAlias(column) {
-                    return try reject(record, "column \(column.name): missing value in a not null column")
-                }
-                columns.append(column.name)
-                values.append(converted.databaseValue)
-            case .failure(let problem):
-                return try reject(record, "column \(column.name): \(problem.message)")
-            }
-        }
-        return PendingRow(line: record.line, columns: columns, values: values)
-    }
-
-    private func isRowidAlias(_ column: Column) -> Bool {
-        column.type == .integer && environment.entity.primaryKey == [column.name]
-    }
-
-    private mutating func reject(_ record: FeedRecord, _ reason: String) throws -> PendingRow? {
-        let message = "\(place(record.line)): \(reason)"
-        guard step.badRows == .skip, case .file(let path, _) = step.source else {
-            throw StepError(message, report: report)
-        }
-        if rejected == nil { rejected = try RejectedRows(feedPath: path) }
-        try rejected?.append(record, reason: reason)
-        report.rows.rejected += 1
-        return nil
-    }
-
-    /// Maps a record's fields to columns once per layout; unknown fields are an error naming them.
-    private mutating func columns(for record: FeedRecord) throws -> [Column?] {
-        if let known = layouts[record.fields] { return known }
-        let entity = environment.entity
-        var unknown: [String] = []
-        let layout: [Column?] = record.fields.map { field in
-            guard let target = step.column(forField: field) else { return nil }
-            guard let name = target else { return nil }
-            guard let column = entity.column(named: name) else {
-                unknown.append(field)
-                return nil
-            }
-            return column
-        }
-        if !unknown.isEmpty {
-            throw StepError("\(place(record.line)): field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) match"
-                + "\(unknown.count == 1 ? "es" : "") no column of \(entity.name) (columns: \(entity.columnNames.joined(separator: ", "))); "
-                + "map them with columns: { FIELD: COLUMN } or drop them with columns: { FIELD: null }", report: report)
-        }
-        layouts[record.fields] = layout
-        return layout
-    }
-
-    /// Writes one batch inside `db`'s transaction; constraint conflicts are resolved by the
-    /// merge policy and recorded. Returns `counts` with the batch added, for the caller to keep
-    /// once the batch is committed.
-    func write(_ batch: [PendingRow], in db: Database, ids: inout SaveIDs, counting counts: StepReport) throws -> StepReport {
-        let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
-                                job: environment.job, readSequence: 0, recompute: nil)
-        var counts = counts
-        for row in batch {
-            let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
-            do {
-                outcome = try writer.insert(columns: row.columns, values: row.values)
-            } catch let error as MergeConflictError {
-                throw RowConflict(place: place(row.line), error: error)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw StepError("\(place(row.line)): \(error.message ?? "constraint failed")", report: report)
-            }
-            if let conflict = outcome.conflict { counts = Self.adding(conflict, to: counts, entity: environment.entity) }
-            guard let id = outcome.id else { continue }
-            if outcome.inserted {
-                counts.rows.inserted += 1
-                ids.inserted.append(id)
-            } else {
-                counts.rows.updated += 1
-                ids.updated.append(id)
-            }
-        }
-        return counts
-    }
-
-    static func adding(_ conflict: MergeConflict, to report: StepReport, entity: Entity) -> StepReport {
-        var report = report
-        report.conflicts += 1
-        report.conflictRecords.append(conflict.record(entity: entity))
-        return report
-    }
-
-    mutating func finishRejected() throws {
-        if let rejected {
-            try rejected.finish()
-        } else if step.badRows == .skip, case .file(let path, _) = step.source {
-            // No rejects this time: remove a stale file from an earlier run.
-            try? FileManager.default.removeItem(atPath: RejectedRows.path(forFeed: path))
-        }
-    }
-
-    func abandonRejected() {
-        rejected?.abandon()
-    }
-}
-
-/// Where records come from: inline rows or a feed reader.
-enum RecordSource {
-    case inline(IndexingIterator<[FeedRecord]>)
-    case feed(any FeedReader)
 }

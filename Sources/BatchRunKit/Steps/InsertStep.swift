@@ -44,6 +44,12 @@ public struct InsertStep: Sendable, Hashable {
         self.source = source
     }
 
+    /// True for inline `rows`.
+    public var isInline: Bool {
+        if case .rows = source { return true }
+        return false
+    }
+
     /// The column a feed field goes to (nil: dropped), following `columns`.
     public func column(forField field: String) -> String?? {
         if let mapped = columns[field] { return .some(mapped) }

@@ -60,7 +60,11 @@ public enum ValueConverter {
 
     /// `YYYY-MM-DD`, optionally `T` or space, `HH:MM[:SS[.fff]]`, optionally `Z` or `±HH:MM`.
     static func isISO8601(_ text: String) -> Bool {
-        let b = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { isISO8601($0) }
+    }
+
+    static func isISO8601(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         func digits(_ start: Int, _ count: Int) -> Int? {
             guard start + count <= b.count else { return nil }
             var value = 0

@@ -22,14 +22,13 @@ struct RejectedRows {
         self.handle = handle
     }
 
-    mutating func append(_ record: FeedRecord, reason: String) throws {
+    mutating func append(line: Int, fields: [String], values: [String], reason: String) throws {
         var text = ""
         if !wroteHeader {
-            text += (["line", "reason"] + record.fields).map(FileOutput.csvField).joined(separator: ",") + "\n"
+            text += (["line", "reason"] + fields).map(FileOutput.csvField).joined(separator: ",") + "\n"
             wroteHeader = true
         }
-        text += ([String(record.line), reason] + record.values.map(\.description)).map(FileOutput.csvField)
-            .joined(separator: ",") + "\n"
+        text += ([String(line), reason] + values).map(FileOutput.csvField).joined(separator: ",") + "\n"
         try handle.write(contentsOf: Data(text.utf8))
     }
 

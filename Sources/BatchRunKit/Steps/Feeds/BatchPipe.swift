@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+
+/// Hands row batches from the thread that reads and converts a feed to the thread that writes
+/// them, holding at most `capacity` batches, so reading runs ahead on the second core while
+/// memory stays bounded.
+final class BatchPipe: Sendable {
+    enum Item: Sendable {
+        case batch(RowBatch, layouts: [FeedBatcher.Layout], rejected: Int)
+        /// The feed is done; `rejected` rows were skipped in all.
+        case end(rejected: Int)
+        /// The feed stopped at a bad row or a malformed line.
+        case failure(String, rejected: Int)
+    }
+
+    private let items = Mutex<(queue: [Item], closed: Bool)>(([], false))
+    private let filled: DispatchSemaphore
+    private let free: DispatchSemaphore
+
+    init(capacity: Int = 2) {
+        filled = DispatchSemaphore(value: 0)
+        // Start at zero and signal up: Dispatch traps when a semaphore is freed with a value
+        // below the one it was created with, which a pipe left with batches in it would be.
+        free = DispatchSemaphore(value: 0)
+        for _ in 0..<capacity { free.signal() }
+    }
+
+    /// Waits for room; false once the writer has closed the pipe (the reader should stop).
+    func put(_ item: Item) -> Bool {
+        free.wait()
+        let open = items.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.queue.append(item)
+            return true
+        }
+        if open { filled.signal() } else { free.signal() }
+        return open
+    }
+
+    func take() -> Item {
+        filled.wait()
+        let item = items.withLock { $0.queue.removeFirst() }
+        free.signal()
+        return item
+    }
+
+    /// The writer stops taking: a reader waiting for room is let go.
+    func close() {
+        items.withLock { $0.closed = true }
+        free.signal()
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+
+/// One CSV or TSV row as bytes: the fields' contents back to back, and where each ends.
+/// Reused from row to row, so reading a feed allocates nothing per row.
+public struct RawRow: Sendable {
+    public var bytes: [UInt8] = []
+    /// `ends[i]` is where field `i` ends in `bytes` (it starts where field `i - 1` ends).
+    public var ends: [Int] = []
+    /// The line the row starts on.
+    public var line = 0
+
+    public init() {}
+
+    public var count: Int { ends.count }
+
+    public func range(of field: Int) -> Range<Int> {
+        (field == 0 ? 0 : ends[field - 1])..<ends[field]
+    }
+
+    public func string(_ field: Int) -> String {
+        String(decoding: bytes[range(of: field)], as: UTF8.self)
+    }
+
+    mutating func reset(line: Int) {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        self.line = line
+    }
+}
+
+/// Streams a CSV (RFC 4180) or TSV file: the first record is the header; quoted fields may hold
+/// delimiters, doubled quotes and newlines; CRLF and a UTF-8 byte-order mark are accepted.
+/// Memory stays at one read buffer (grown only for a row longer than it).
+///
+/// ```swift
+/// var reader = try CSVReader(path: "data/sessions.csv", delimiter: UInt8(ascii: ","), displayPath: "data/sessions.csv")
+/// var row = RawRow()
+/// while try reader.nextRow(into: &row) { print(row.line, row.string(0)) }
+/// ```
+public struct CSVReader: FeedReader {
+    private static let quote = UInt8(ascii: "\""), newline = UInt8(ascii: "\n"), carriageReturn = UInt8(ascii: "\r")
+
+    private let handle: FileHandle
+    private let delimiter: UInt8
+    private let displayPath: String
+    private var buffer: [UInt8]
+    /// Where the next row starts in `buffer`, and how many bytes of it are valid.
+    private var start = 0
+    private var end = 0
+    private var atEnd = false
+    /// The line `start` is on.
+    private var line = 1
+    public private(set) var header: [String] = []
+    private var scratch = RawRow()
+
+    public init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18) throws(FeedError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
+        }
+        self.handle = handle
+        self.delimiter = delimiter
+        self.displayPath = displayPath
+        self.buffer = [UInt8](repeating: 0, count: bufferSize)
+        fill()
+        if end - start >= 3 && buffer[start] == 0xEF && buffer[start + 1] == 0xBB && buffer[start + 2] == 0xBF {
+            start += 3   // a UTF-8 byte-order mark
+        }
+        var first = RawRow()
+        guard try nextRow(into: &first, skippingBlank: false) else { return }
+        header = (0..<first.count).map { first.string($0).trimmingCharacters(in: .whitespaces) }
+        if let empty = header.firstIndex(of: "") {
+            throw FeedError(file: displayPath, line: 1, message: "header field \(empty + 1) is empty")
+        }
+        var seen: Set<String> = []
+        for name in header where !seen.insert(name).inserted {
+            throw FeedError(file: displayPath, line: 1, message: "header names field '\(name)' twice")
+        }
+    }
+
+    /// The next row as strings (the simple, slower form of `nextRow(into:)`).
+    public mutating func next() throws(FeedError) -> FeedRecord? {
+        var row = scratch
+        defer { scratch = row }
+        guard try nextRow(into: &row) else { return nil }
+        return FeedRecord(line: row.line, fields: header, values: (0..<row.count).map { .text(row.string($0)) })
+    }
+
+    /// Reads the next row into `row`; false at the end of the file. Blank lines are skipped;
+    /// a row with another number of fields than the header is an error.
+    public mutating func nextRow(into row: inout RawRow) throws(FeedError) -> Bool {
+        guard try nextRow(into: &row, skippingBlank: true) else { return false }
+        guard row.count == header.count else {
+            throw FeedError(file: displayPath, line: row.line,
+                            message: "expected \(header.count) fields (as in the header), found \(row.count)")
+        }
+        return true
+    }
+
+    private mutating func nextRow(into row: inout RawRow, skippingBlank: Bool) throws(FeedError) -> Bool {
+        while true {
+            if start == end && atEnd { return false }
+            switch try parseRow(into: &row) {
+            case .row(let next, let lines):
+                start = next
+                line += lines
+                if skippingBlank && row.count == 1 && row.ends[0] == 0 { continue }   // a blank line
+                return true
+            case .needMore:
+                if atEnd { preconditionFailure("a row at the end of the file is always complete") }
+                refill()
+            }
+        }
+    }
+
+    private enum Parse {
+        /// The row ends before `next`, after `lines` line breaks.
+        case row(next: Int, lines: Int)
+        /// The row runs past the bytes read so far.
+        case needMore
+    }
+
+    /// Parses one row starting at `start`, without consuming it.
+    private func parseRow(into row: inout RawRow) throws(FeedError) -> Parse {
+        row.reset(line: line)
+        let delimiter = self.delimiter, end = self.end, atEnd = self.atEnd
+        return try buffer.withUnsafeBufferPointer { (bytes) throws(FeedError) -> Parse in
+            var index = start
+            var lines = 0
+            while true {
+                // One field.
+                if index < end && bytes[index] == Self.quote {
+                    index += 1
+                    var segment = index
+                    while true {
+                        guard index < end else {
+                            if atEnd {
+                                throw FeedError(file: displayPath, line: line, message: "unterminated quoted field (opened on this line)")
+                            }
+                            return .needMore
+                        }
+                        let byte = bytes[index]
+                        if byte == Self.quote {
+                            if index + 1 >= end && !atEnd { return .needMore }
+                            if index + 1 < end && bytes[index + 1] == Self.quote {
+                                row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[segment...index]))
+                                index += 2
+                                segment = index
+                                continue
+                            }
+                            row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[segment..<index]))
+                            index += 1
+                            if index < end, bytes[index] != delimiter, bytes[index] != Self.newline, bytes[index] != Self.carriageReturn {
+                                throw FeedError(file: displayPath, line: line + lines,
+                                                message: "unexpected text after a closing quote in field \(row.count + 1)")
+                            }
+                            break
+                        }
+                        if byte == Self.newline { lines += 1 }
+                        index += 1
+                    }
+                } else {
+                    let fieldStart = index
+                    while index < end {
+                        let byte = bytes[index]
+                        if byte == delimiter || byte == Self.newline || byte == Self.carriageReturn { break }
+                        index += 1
+                    }
+                    if index == end && !atEnd { return .needMore }
+                    row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[fieldStart..<index]))
+                }
+                row.ends.append(row.bytes.count)
+                // After the field: a delimiter, a line end, or the end of the file.
+                if index == end { return .row(next: index, lines: lines) }
+                let byte = bytes[index]
+                if byte == delimiter {
+                    index += 1
+                    if index == end && !atEnd { return .needMore }
+                    continue
+                }
+                if byte == Self.carriageReturn {
+                    if index + 1 >= end && !atEnd { return .needMore }
+                    if index + 1 < end && bytes[index + 1] == Self.newline { index += 1 }
+                }
+                return .row(next: index + 1, lines: lines + 1)
+            }
+        }
+    }
+
+    /// Keeps the unparsed bytes, moved to the front, and reads more after them; grows the
+    /// buffer only when one row does not fit.
+    private mutating func refill() {
+        let remaining = end - start
+        if start > 0 {
+            buffer.withUnsafeMutableBufferPointer { bytes in
+                guard let base = bytes.baseAddress else { return }
+                base.update(from: base + start, count: remaining)
+            }
+            start = 0
+            end = remaining
+        }
+        if end == buffer.count { buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count)) }
+        fill()
+    }
+
+    private mutating func fill() {
+        while end < buffer.count && !atEnd {
+            let wanted = buffer.count - end
+            let data = handle.readData(ofLength: wanted)
+            if data.isEmpty {
+                atEnd = true
+                try? handle.close()
+                break
+            }
+            data.withUnsafeBytes { raw in
+                buffer.withUnsafeMutableBytes { target in
+                    target.baseAddress!.advanced(by: end).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+                }
+            }
+            end += data.count
+            if data.count < wanted { continue }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+/// The reading side of an insert: turns a feed (a CSV or TSV file, JSON, NDJSON or inline rows)
+/// into row batches of typed cells, one layout per set of fields, rejecting or failing on bad
+/// rows as `bad_rows` says.
+struct FeedBatcher {
+    /// Where a set of feed fields goes: the columns written and which field feeds each.
+    struct Layout: Sendable {
+        var columns: [Column]
+        var fields: [Int]
+        var converters: [CellConverter]
+    }
+
+    let step: InsertStep
+    let entity: Entity
+    let feedName: String
+    let nulls: [String]
+    private(set) var layouts: [Layout] = []
+    private var layoutIndex: [[String]: Int] = [:]
+    private var source: Source
+    private var rejected: RejectedRows?
+    private(set) var rejectedCount = 0
+    private var raw = RawRow()
+
+    private enum Source {
+        case csv(CSVReader)
+        case records(any FeedReader)
+        case inline(IndexingIterator<[FeedRecord]>)
+    }
+
+    init(step: InsertStep, entity: Entity, feedName: String) throws {
+        self.step = step
+        self.entity = entity
+        self.feedName = feedName
+        switch step.source {
+        case .rows(let rows):
+            nulls = step.nulls ?? []
+            source = .inline(rows.enumerated().map { index, row in
+                FeedRecord(line: index + 1, fields: row.map(\.field), values: row.map(\.value))
+            }.makeIterator())
+        case .file(let path, let format):
+            nulls = step.nulls ?? (format == .csv || format == .tsv ? [""] : [])
+            switch format {
+            case .csv, .tsv:
+                let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName)
+                source = .csv(reader)
+                _ = try layout(for: reader.header, line: 1)
+            case .json, .ndjson:
+                source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName))
+            }
+        }
+    }
+
+    /// Where a record is, for messages: `data/sessions.csv:1234`, or `inline row 2`.
+    func place(_ line: Int) -> String {
+        FeedPlace(feedName: feedName, inline: step.isInline)(line)
+    }
+
+    /// Fills `batch` with up to `limit` rows; false when the feed is done.
+    mutating func fill(_ batch: inout RowBatch, limit: Int) throws -> Bool {
+        while batch.count < limit {
+            switch source {
+            case .csv(var reader):
+                let more = try reader.nextRow(into: &raw)
+                source = .csv(reader)
+                guard more else { return false }
+                try convertRaw(into: &batch)
+            case .records(var reader):
+                let record = try reader.next()
+                source = .records(reader)
+                guard let record else { return false }
+                try convert(record, into: &batch)
+            case .inline(var iterator):
+                let record = iterator.next()
+                source = .inline(iterator)
+                guard let record else { return false }
+                try convert(record, into: &batch)
+            }
+        }
+        return true
+    }
+
+    private mutating func convertRaw(into batch: inout RowBatch) throws {
+        let layout = layouts[0]
+        batch.beginRow(line: raw.line, layout: 0)
+        let problem: (Int, String)? = raw.bytes.withUnsafeBufferPointer { bytes in
+            for (position, field) in layout.fields.enumerated() {
+                let range = raw.range(of: field)
+                if let problem = layout.converters[position].append(UnsafeBufferPointer(rebasing: bytes[range]), to: &batch) {
+                    return (position, problem)
+                }
+            }
+            return nil
+        }
+        if let (position, problem) = problem {
+            batch.dropLastRow()
+            try reject(line: raw.line, fields: layoutFields(0), values: (0..<raw.count).map { raw.string($0) },
+                       reason: "column \(layout.columns[position].name): \(problem)")
+        }
+    }
+
+    private mutating func convert(_ record: FeedRecord, into batch: inout RowBatch) throws {
+        let index = try layout(for: record.fields, line: record.line)
+        let layout = layouts[index]
+        batch.beginRow(line: record.line, layout: index)
+        for (position, field) in layout.fields.enumerated() {
+            if let problem = layout.converters[position].append(record.values[field], to: &batch) {
+                batch.dropLastRow()
+                try reject(line: record.line, fields: record.fields, values: record.values.map(\.description),
+                           reason: "column \(layout.columns[position].name): \(problem)")
+                return
+            }
+        }
+    }
+
+    private func layoutFields(_ index: Int) -> [String] {
+        if case .csv(let reader) = source { return reader.header }
+        return layoutIndex.first { $0.value == index }?.key ?? []
+    }
+
+    /// The layout for a set of fields, made once; fields that match no column are an error.
+    private mutating func layout(for fields: [String], line: Int) throws -> Int {
+        if let known = layoutIndex[fields] { return known }
+        var layout = Layout(columns: [], fields: [], converters: [])
+        var unknown: [String] = []
+        for (index, field) in fields.enumerated() {
+            guard let target = step.column(forField: field), let name = target else { continue }   // dropped by `columns`
+            guard let column = entity.column(named: name) else {
+                unknown.append(field)
+                continue
+            }
+            layout.columns.append(column)
+            layout.fields.append(index)
+            layout.converters.append(CellConverter(column: column, isRowidKey: entity.hasRowidKey && entity.primaryKey == [column.name],
+                                                   nulls: nulls))
+        }
+        if !unknown.isEmpty {
+            throw FeedFailure(message: "\(place(line)): field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) match"
+                + "\(unknown.count == 1 ? "es" : "") no column of \(entity.name) (columns: \(entity.columnNames.joined(separator: ", "))); "
+                + "map them with columns: { FIELD: COLUMN } or drop them with columns: { FIELD: null }")
+        }
+        layouts.append(layout)
+        layoutIndex[fields] = layouts.count - 1
+        return layouts.count - 1
+    }
+
+    /// Under `bad_rows: skip` the row goes to `FEED.rejected.csv`; otherwise the feed fails here.
+    private mutating func reject(line: Int, fields: [String], values: [String], reason: String) throws {
+        guard step.badRows == .skip, case .file(let path, _) = step.source else {
+            throw FeedFailure(message: "\(place(line)): \(reason)")
+        }
+        if rejected == nil { rejected = try RejectedRows(feedPath: path) }
+        try rejected?.append(line: line, fields: fields, values: values, reason: reason)
+        rejectedCount += 1
+    }
+
+    /// The feed was read to its end: the rejected file is put in place (or a stale one removed).
+    func finish() throws {
+        if let rejected {
+            try rejected.finish()
+        } else if step.badRows == .skip, case .file(let path, _) = step.source {
+            try? FileManager.default.removeItem(atPath: RejectedRows.path(forFeed: path))
+        }
+    }
+
+    func abandon() {
+        rejected?.abandon()
+    }
+}
+
+/// A bad row or a malformed feed: the message names the file and line.
+struct FeedFailure: Error {
+    var message: String
+}

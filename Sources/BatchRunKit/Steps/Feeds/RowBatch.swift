@@ -1,0 +1,88 @@
+/// Typed values of up to `batch_size` rows, ready to bind: the feed side fills it (on its own
+/// thread), the writer binds it. Plain arrays, so a batch moves between threads as a value and
+/// costs a handful of allocations however many rows it holds.
+struct RowBatch: Sendable {
+    enum Kind: UInt8 { case null, integer, real, text, blob }
+
+    private(set) var kinds: [Kind] = []
+    /// The integer, the real's bit pattern, or a text's or blob's offset in `bytes`.
+    private(set) var numbers: [Int64] = []
+    /// A text's or blob's length.
+    private(set) var lengths: [Int32] = []
+    private(set) var bytes: [UInt8] = []
+    /// Per row: where its cells start, its feed line, its layout.
+    private(set) var rowStarts: [Int] = []
+    private(set) var lines: [Int] = []
+    private(set) var layouts: [Int] = []
+
+    var count: Int { lines.count }
+    var isEmpty: Bool { lines.isEmpty }
+
+    mutating func beginRow(line: Int, layout: Int) {
+        rowStarts.append(kinds.count)
+        lines.append(line)
+        layouts.append(layout)
+    }
+
+    /// Drops the row being filled (a rejected row).
+    mutating func dropLastRow() {
+        guard let start = rowStarts.popLast() else { return }
+        lines.removeLast()
+        layouts.removeLast()
+        kinds.removeSubrange(start...)
+        numbers.removeSubrange(start...)
+        lengths.removeSubrange(start...)
+    }
+
+    mutating func appendNull() { append(.null, 0, 0) }
+    mutating func appendInteger(_ value: Int64) { append(.integer, value, 0) }
+    mutating func appendReal(_ value: Double) { append(.real, Int64(bitPattern: value.bitPattern), 0) }
+
+    mutating func appendText(_ text: UnsafeBufferPointer<UInt8>) {
+        append(.text, Int64(bytes.count), Int32(text.count))
+        bytes.append(contentsOf: text)
+    }
+
+    mutating func appendBlob(_ data: UnsafeBufferPointer<UInt8>) {
+        append(.blob, Int64(bytes.count), Int32(data.count))
+        bytes.append(contentsOf: data)
+    }
+
+    mutating func append(_ value: ParamValue) {
+        switch value {
+        case .null: appendNull()
+        case .integer(let int): appendInteger(int)
+        case .real(let double): appendReal(double)
+        case .text(let text):
+            var text = text
+            text.withUTF8 { appendText($0) }
+        case .blob(let data): data.withUnsafeBufferPointer { appendBlob($0) }
+        }
+    }
+
+    private mutating func append(_ kind: Kind, _ number: Int64, _ length: Int32) {
+        kinds.append(kind)
+        numbers.append(number)
+        lengths.append(length)
+    }
+
+    /// The cells of a row.
+    func cells(of row: Int) -> Range<Int> {
+        rowStarts[row]..<(row + 1 < rowStarts.count ? rowStarts[row + 1] : kinds.count)
+    }
+
+    /// One cell as a value (for the slow paths: conflicts, rejected rows).
+    func value(at cell: Int) -> ParamValue {
+        switch kinds[cell] {
+        case .null: return .null
+        case .integer: return .integer(numbers[cell])
+        case .real: return .real(Double(bitPattern: UInt64(bitPattern: numbers[cell])))
+        case .text:
+            let start = Int(numbers[cell])
+            return .text(String(decoding: bytes[start..<(start + Int(lengths[cell]))], as: UTF8.self))
+        case .blob:
+            let start = Int(numbers[cell])
+            return .blob(Array(bytes[start..<(start + Int(lengths[cell]))]))
+        }
+    }
+}
