@@ -94,3 +94,86 @@ extension Result {
         return false
     }
 }
+
+@Suite("Feed readers on awkward input")
+struct AwkwardFeedTests {
+    func path(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-feed-\(UUID().uuidString)-\(name)")
+        try Data(bytes).write(to: url)
+        return url.path
+    }
+
+    func records(_ name: String, _ bytes: [UInt8], format: FeedFormat) throws -> [FeedRecord] {
+        var reader = try FeedReaders.open(path: try path(name, bytes), format: format, displayPath: name)
+        var result: [FeedRecord] = []
+        while let record = try reader.next() { result.append(record) }
+        return result
+    }
+
+    @Test("a field larger than the read buffer, quoted and not")
+    func hugeFields() throws {
+        let big = String(repeating: "x", count: 700_000)
+        let quoted = String(repeating: "a,\"b\"\n", count: 100_000)
+        let text = "id,note\n1,\(big)\n2,\"\(quoted.replacingOccurrences(of: "\"", with: "\"\""))\"\n3,end\n"
+        let rows = try records("big.csv", Array(text.utf8), format: .csv)
+        #expect(rows.count == 3)
+        #expect(rows[0].values[1] == .text(big))
+        #expect(rows[1].values[1] == .text(quoted))
+        #expect(rows.map(\.line) == [2, 3, 100_004])   // row 2 holds 100,000 line breaks
+    }
+
+    @Test("an empty file, a header only, and a file without a final newline")
+    func edges() throws {
+        #expect(try records("empty.csv", [], format: .csv).isEmpty)
+        #expect(try records("header.csv", Array("id,name\n".utf8), format: .csv).isEmpty)
+        #expect(try records("tail.csv", Array("id,name\n1,ann".utf8), format: .csv).map(\.values) == [[.text("1"), .text("ann")]])
+        #expect(try records("empty.json", [], format: .json).isEmpty)
+        #expect(try records("none.json", Array("[ ]".utf8), format: .json).isEmpty)
+        #expect(try records("empty.ndjson", [], format: .ndjson).isEmpty)
+    }
+
+    @Test("a JSON array read in chunks: elements split across reads, nested values, strings with brackets")
+    func jsonSplitAcrossReads() throws {
+        var text = "[\n"
+        for id in 1...5000 {
+            text += (id == 1 ? "" : ",\n") + #"  {"id": \#(id), "note": "a ] b } c, \"q\"", "x": \#(Double(id) / 2)}"#
+        }
+        text += "\n]\n"
+        #expect(text.utf8.count > 3 * 65_536)
+        let rows = try records("split.json", Array(text.utf8), format: .json)
+        #expect(rows.count == 5000)
+        #expect(rows[4999].values == [.integer(5000), .text(#"a ] b } c, "q""#), .real(2500)])
+        #expect(rows[0].line == 2 && rows[4999].line == 5001)
+    }
+
+    @Test("malformed JSON arrays name the line", arguments: [
+        ("{\"id\": 1}", "bad.json:1: expected a JSON array of objects, found '{'"),
+        ("[{\"id\": 1} {\"id\": 2}]", "bad.json:1: expected ',' or ']' between array elements, found '{'"),
+        ("[{\"id\": 1},\n{\"id\": ", "bad.json:2: the JSON array is not closed (the file ends inside an element)"),
+        ("[1, 2]", "bad.json:1: expected a JSON object"),
+        ("[{\"id\": 1}] x", "bad.json:1: unexpected text after the JSON array"),
+    ])
+    func malformedJSON(text: String, message: String) throws {
+        #expect {
+            _ = try records("bad.json", Array(text.utf8), format: .json)
+        } throws: { error in
+            (error as? FeedError)?.description == message
+        }
+    }
+
+    @Test("bytes to cells: integers with overflow, reals, booleans, datetimes, nulls")
+    func cells() {
+        func integer(_ text: String) -> Int64? { Array(text.utf8).withUnsafeBufferPointer { CellConverter.integer($0) } }
+        func real(_ text: String) -> Double? { Array(text.utf8).withUnsafeBufferPointer { CellConverter.real($0) } }
+        #expect(integer("-42") == -42 && integer("+7") == 7 && integer("9223372036854775807") == .max)
+        #expect(integer("9223372036854775808") == nil && integer("1.5") == nil && integer("") == nil && integer("-") == nil)
+        #expect(real("2.5") == 2.5 && real("-1e3") == -1000 && real(".5") == 0.5)
+        #expect(real("abc") == nil && real("1.5x") == nil && real("inf") == nil && real("nan") == nil && real(" 1") == nil && real("0x10") == nil)
+        let converter = CellConverter(column: Column(name: "n", type: .integer, notNull: true), isRowidKey: false, nulls: ["NA"])
+        var batch = RowBatch()
+        batch.beginRow(line: 1, layout: 0)
+        let problems = ["12", "NA", "12.0", "x"].map { text in Array(text.utf8).withUnsafeBufferPointer { converter.append($0, to: &batch) } }
+        #expect(problems == [nil, "missing value in a not null column", nil, "\"x\" is not an integer"])
+        #expect(batch.cells(of: 0).map { batch.value(at: $0) } == [.integer(12), .integer(12)])
+    }
+}

@@ -33,62 +33,109 @@ public struct NDJSONReader: FeedReader {
     }
 }
 
-/// Reads a JSON array of objects.
-///
-/// The file is parsed whole with `JSONSerialization` for now; records are then handed out one
-/// at a time. The line of each record is the line its opening brace is on.
+/// Streams a JSON array of objects: the file is read in chunks, each top-level element's bytes
+/// are found by tracking nesting, strings and escapes, and each element is parsed on its own,
+/// so memory holds one element at a time however large the file. A record's line is the line
+/// its opening brace is on.
 public struct JSONArrayReader: FeedReader {
-    private var objects: [Any] = []
-    private var lines: [Int] = []
-    private var index = 0
+    private var stream: ByteStream
     private let displayPath: String
+    private var line = 1
+    private var started = false
+    private var finished = false
+    private var element: [UInt8] = []
 
     public init(path: String, displayPath: String) throws(FeedError) {
-        self.displayPath = displayPath
-        guard let data = FileManager.default.contents(atPath: path) else {
+        do {
+            stream = try ByteStream(path: path)
+        } catch {
             throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
         }
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw FeedError(file: displayPath, line: 1, message: "not valid JSON: \(error.localizedDescription)")
-        }
-        guard let array = parsed as? [Any] else {
-            throw FeedError(file: displayPath, line: 1, message: "expected a JSON array of objects")
-        }
-        objects = array
-        lines = Self.objectLines(in: data)
+        self.displayPath = displayPath
     }
 
     public mutating func next() throws(FeedError) -> FeedRecord? {
-        guard index < objects.count else { return nil }
-        defer { index += 1 }
-        let line = index < lines.count ? lines[index] : 1
-        return try JSONRecord.make(from: objects[index], line: line, file: displayPath)
+        if finished { return nil }
+        if !started {
+            skipSpace()
+            if stream.peek() == 0xEF { _ = stream.next(); _ = stream.next(); _ = stream.next(); skipSpace() }   // a byte-order mark
+            guard let first = stream.next() else {
+                finished = true
+                return nil   // an empty file: no records
+            }
+            guard first == UInt8(ascii: "[") else { throw error("expected a JSON array of objects, found '\(Character(UnicodeScalar(first)))'") }
+            started = true
+            skipSpace()
+            if stream.peek() == UInt8(ascii: "]") {
+                _ = stream.next()
+                return try end()
+            }
+        } else {
+            skipSpace()
+            switch stream.next() {
+            case UInt8(ascii: ",")?: skipSpace()
+            case UInt8(ascii: "]")?: return try end()
+            case nil: throw error("the JSON array is not closed (the file ends inside it)")
+            case let byte?: throw error("expected ',' or ']' between array elements, found '\(Character(UnicodeScalar(byte)))'")
+            }
+        }
+        let recordLine = line
+        try readElement()
+        return try JSONRecord.make(from: Data(element), line: recordLine, file: displayPath)
     }
 
-    /// The line of each top-level element's first byte.
-    static func objectLines(in data: Data) -> [Int] {
-        var result: [Int] = []
-        var line = 1, depth = 0, inString = false, escaped = false
-        for byte in data {
+    /// After the closing bracket only white space may follow.
+    private mutating func end() throws(FeedError) -> FeedRecord? {
+        finished = true
+        skipSpace()
+        if stream.peek() != nil { throw error("unexpected text after the JSON array") }
+        return nil
+    }
+
+    /// Reads one element's bytes into `element`: an object, array, string or scalar.
+    private mutating func readElement() throws(FeedError) {
+        element.removeAll(keepingCapacity: true)
+        var depth = 0, inString = false, escaped = false
+        while let byte = stream.peek() {
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                _ = stream.next()
+                element.append(byte)
                 if byte == UInt8(ascii: "\n") { line += 1 }
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if !inString && depth == 0 { return }
                 continue
             }
             switch byte {
-            case UInt8(ascii: "\n"): line += 1
-            case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                if depth == 1 { result.append(line) }
                 depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
-            default: break
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return }   // the array's own closing bracket ends a scalar element
+                depth -= 1
+            case UInt8(ascii: ","):
+                if depth == 0 { return }
+            case UInt8(ascii: "\""):
+                inString = true
+            case UInt8(ascii: "\n"):
+                line += 1
+            default:
+                break
             }
+            _ = stream.next()
+            element.append(byte)
+            if depth == 0 && (byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]")) { return }
         }
-        return result
+        throw error("the JSON array is not closed (the file ends inside an element)")
+    }
+
+    private mutating func skipSpace() {
+        while let byte = stream.peek(), byte == 32 || byte == 9 || byte == 10 || byte == 13 {
+            if byte == 10 { line += 1 }
+            _ = stream.next()
+        }
+    }
+
+    private func error(_ message: String) -> FeedError {
+        FeedError(file: displayPath, line: line, message: message)
     }
 }
 
