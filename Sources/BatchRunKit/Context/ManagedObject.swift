@@ -70,7 +70,7 @@ public final class ManagedObject {
     }
 
     func index(of column: String) -> Int? {
-        entity.columns.firstIndex { $0.name == column } ?? entity.columns.firstIndex { $0.name.lowercased() == column.lowercased() }
+        entity.position(ofColumn: column)
     }
 
     /// Takes the assigned columns of `changed` (values computed in a fetch) as changes.

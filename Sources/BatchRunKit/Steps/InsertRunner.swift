@@ -111,9 +111,9 @@ struct InsertWriter {
                     try environment.withRetries(retried: { retries += 1 }) {
                         counted = report
                         try context.write { db -> ((), DidSave?) in
-                            var ids = IDsByEntity()
-                            try write(batch, layouts: layouts, in: db, ids: &ids, counts: &counted)
-                            return ((), DidSave(sequence: store.nextSaveSequence(), savedBy: environment.job, inserted: ids.dictionary))
+                            var keys = InsertedKeys(entity: environment.entity, wantsIDs: store.hasSaveObservers)
+                            try write(batch, layouts: layouts, in: db, keys: &keys, counts: &counted)
+                            return ((), keys.save(store: store, savedBy: environment.job))
                         }
                     }
                 } catch {
@@ -138,7 +138,7 @@ struct InsertWriter {
             try context.write { db -> ((), DidSave?) in
                 try db.execute(sql: "DELETE FROM \(SQL.quote(environment.entity.tableName))")
                 counted.rows.deleted = db.changesCount
-                var ids = IDsByEntity()
+                var keys = InsertedKeys(entity: environment.entity, wantsIDs: store.hasSaveObservers)
                 loop: while true {
                     if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
                     switch pipe.take() {
@@ -150,10 +150,10 @@ struct InsertWriter {
                         throw StepError(message, report: report)
                     case .batch(let batch, let layouts, let rejected):
                         counted.rows.rejected = rejected
-                        try write(batch, layouts: layouts, in: db, ids: &ids, counts: &counted)
+                        try write(batch, layouts: layouts, in: db, keys: &keys, counts: &counted)
                     }
                 }
-                return ((), DidSave(sequence: store.nextSaveSequence(), savedBy: environment.job, inserted: ids.dictionary))
+                return ((), keys.save(store: store, savedBy: environment.job))
             }
         } catch {
             report.rows.rejected = counted.rows.rejected
@@ -181,7 +181,7 @@ struct InsertWriter {
     }
 
     /// Writes one batch in `db`'s transaction, adding to `counts`.
-    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, ids: inout IDsByEntity,
+    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, keys: inout InsertedKeys,
                         counts: inout StepReport) throws {
         let entity = environment.entity
         var statements: [Int: Statement] = [:]
@@ -216,13 +216,17 @@ struct InsertWriter {
                 sqlite3_reset(handle)
                 if code == SQLITE_DONE {
                     counts.rows.inserted += 1
-                    ids.append(insertedID(batch, row: row, keys: keyPositions[layout], connection: connection))
+                    if let rowid = rowidKey(batch, row: row, keys: keyPositions[layout], connection: connection) {
+                        keys.insert(rowid: rowid)
+                    } else {
+                        keys.insert(insertedID(batch, row: row, keys: keyPositions[layout]))
+                    }
                     continue
                 }
                 let extended = sqlite3_extended_errcode(connection)
                 let message = String(cString: sqlite3_errmsg(connection))
                 if extended == Self.constraintPrimaryKey || extended == Self.constraintUnique {
-                    try resolveConflict(batch, row: row, layout: layouts[layout], in: db, ids: &ids, counts: &counts)
+                    try resolveConflict(batch, row: row, layout: layouts[layout], in: db, keys: &keys, counts: &counts)
                     continue
                 }
                 if code == SQLITE_INTERRUPT { throw DatabaseError(resultCode: .SQLITE_INTERRUPT, message: message) }
@@ -234,7 +238,7 @@ struct InsertWriter {
 
     /// The slow path for a row that collided: the policy decides, the conflict is recorded.
     private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, in db: Database,
-                                 ids: inout IDsByEntity, counts: inout StepReport) throws {
+                                 keys: inout InsertedKeys, counts: inout StepReport) throws {
         let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
                                 job: environment.job, readSequence: 0, recompute: nil)
         let values = batch.cells(of: row).map { batch.value(at: $0).databaseValue }
@@ -250,20 +254,61 @@ struct InsertWriter {
         }
         if let id = outcome.id {
             if outcome.inserted { counts.rows.inserted += 1 } else { counts.rows.updated += 1 }
-            ids.append(id)
+            keys.insert(id, updated: !outcome.inserted)
         }
     }
 
-    private func insertedID(_ batch: RowBatch, row: Int, keys: [Int?], connection: OpaquePointer?) -> ObjectID {
-        let entity = environment.entity
-        let cells = batch.cells(of: row)
-        if entity.hasRowidKey {
-            if let position = keys[0], case .integer(let value) = batch.value(at: cells.lowerBound + position) {
-                return ObjectID(entity: entity.name, single: .integer(value))
-            }
-            return ObjectID(entity: entity.name, single: .integer(sqlite3_last_insert_rowid(connection)))
+    /// The rowid of the row just inserted, for an entity keyed by it.
+    private func rowidKey(_ batch: RowBatch, row: Int, keys: [Int?], connection: OpaquePointer?) -> Int64? {
+        guard environment.entity.hasRowidKey else { return nil }
+        if let position = keys[0] {
+            let cell = batch.cells(of: row).lowerBound + position
+            if batch.kinds[cell] == .integer { return batch.numbers[cell] }
         }
-        return ObjectID(entity: entity.name, key: keys.map { position in position.map { batch.value(at: cells.lowerBound + $0) } ?? .null })
+        return sqlite3_last_insert_rowid(connection)
+    }
+
+    private func insertedID(_ batch: RowBatch, row: Int, keys: [Int?]) -> ObjectID {
+        let cells = batch.cells(of: row)
+        return ObjectID(entity: environment.entity.name,
+                        key: keys.map { position in position.map { batch.value(at: cells.lowerBound + $0) } ?? .null })
+    }
+}
+
+/// The keys a batch of inserts wrote: as `ObjectID`s when someone listens to the store's saves,
+/// else only as the compact key set the store keeps for naming who changed a row.
+struct InsertedKeys {
+    let entity: Entity
+    let wantsIDs: Bool
+    private var inserted: [ObjectID] = []
+    private var updated: [ObjectID] = []
+    private var keys = KeySet()
+
+    init(entity: Entity, wantsIDs: Bool) {
+        self.entity = entity
+        self.wantsIDs = wantsIDs
+    }
+
+    mutating func insert(rowid: Int64) {
+        keys.insert(integer: rowid)
+        if wantsIDs { inserted.append(ObjectID(entity: entity.name, single: .integer(rowid))) }
+    }
+
+    mutating func insert(_ id: ObjectID, updated isUpdate: Bool = false) {
+        keys.insert(id)
+        guard wantsIDs else { return }
+        if isUpdate { updated.append(id) } else { inserted.append(id) }
+    }
+
+    /// The save's `DidSave` for subscribers, or nil after recording the keys directly.
+    func save(store: Store, savedBy job: String) -> DidSave? {
+        let sequence = store.nextSaveSequence()
+        guard wantsIDs else {
+            store.recordChanges(sequence: sequence, savedBy: job, entity: entity.name, keys: keys)
+            return nil
+        }
+        return DidSave(sequence: sequence, savedBy: job, inserted: inserted.isEmpty ? [:] : [entity.name: inserted],
+                       updated: updated.isEmpty ? [:] : [entity.name: updated])
     }
 }
 

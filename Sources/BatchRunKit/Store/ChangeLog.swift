@@ -31,6 +31,12 @@ final class ChangeLog: Sendable {
         }
     }
 
+    /// Records a save's changed keys directly, for savers that skip building IDs.
+    func record(sequence: UInt64, job: String, entity: String, keys: KeySet) {
+        guard !keys.isEmpty else { return }
+        entries.withLock { $0.append(Entry(sequence: sequence, job: job, entity: entity, keys: keys)) }
+    }
+
     /// The job of this run that last changed the row in a save numbered above `sequence`.
     func lastWriter(of id: ObjectID, after sequence: UInt64) -> String? {
         entries.withLock { entries in
@@ -43,6 +49,19 @@ final class ChangeLog: Sendable {
 struct KeySet {
     private var ranges: [ClosedRange<Int64>] = []
     private var others: Set<[ParamValue]> = []
+
+    var isEmpty: Bool { ranges.isEmpty && others.isEmpty }
+
+    mutating func insert(integer value: Int64) {
+        if let last = ranges.last {
+            if last.contains(value) { return }
+            if value == last.upperBound + 1 {
+                ranges[ranges.count - 1] = last.lowerBound...value
+                return
+            }
+        }
+        ranges.append(value...value)
+    }
 
     mutating func insert(_ id: ObjectID) {
         guard case .integer(let value)? = id.singleKey else {

@@ -21,6 +21,9 @@ public struct Entity: Sendable, Hashable {
         let indexes: [[String]]
         /// Positions of the primary-key columns among `columns`.
         let primaryKeyIndexes: [Int]
+        /// Column positions by name, and by lowercased name (SQLite's names are case-insensitive).
+        let positions: [String: Int]
+        let lowercasedPositions: [String: Int]
 
         init(name: String, tableName: String, columns: [Column], primaryKey: [String], uniques: [[String]], indexes: [[String]]) {
             self.name = name
@@ -30,6 +33,8 @@ public struct Entity: Sendable, Hashable {
             self.uniques = uniques
             self.indexes = indexes
             self.primaryKeyIndexes = primaryKey.compactMap { key in columns.firstIndex { $0.name == key } }
+            self.positions = Dictionary(columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+            self.lowercasedPositions = Dictionary(columns.enumerated().map { ($1.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         }
 
         func with(name: String? = nil, tableName: String? = nil, columns: [Column]? = nil, primaryKey: [String]? = nil,
@@ -80,8 +85,14 @@ public struct Entity: Sendable, Hashable {
     /// Positions of the primary-key columns among `columns`.
     public var primaryKeyIndexes: [Int] { storage.primaryKeyIndexes }
 
+    /// The column with this name, compared without case as SQLite does.
     public func column(named name: String) -> Column? {
-        columns.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        position(ofColumn: name).map { columns[$0] }
+    }
+
+    /// The position in `columns` of the column with this name, compared without case.
+    public func position(ofColumn name: String) -> Int? {
+        storage.positions[name] ?? storage.lowercasedPositions[name.lowercased()]
     }
 
     public var columnNames: [String] { columns.map(\.name) }

@@ -104,6 +104,12 @@ public final class Store: Sendable {
         try generation.isUnchanged(since: since, writer: db)
     }
 
+    /// Records keys a committed save changed without a `DidSave` (nobody listens): for
+    /// naming who changed a row in a later conflict.
+    func recordChanges(sequence: UInt64, savedBy job: String, entity: String, keys: KeySet) {
+        changeLog.record(sequence: sequence, job: job, entity: entity, keys: keys)
+    }
+
     /// The job of this run that last changed the row in a save after `sequence`, if any.
     public func lastWriter(of id: ObjectID, after sequence: UInt64) -> String? {
         changeLog.lastWriter(of: id, after: sequence)

@@ -5,10 +5,17 @@ import Foundation
 /// rows as `bad_rows` says.
 struct FeedBatcher {
     /// Where a set of feed fields goes: the columns written and which field feeds each.
-    struct Layout: Sendable {
-        var columns: [Column]
-        var fields: [Int]
-        var converters: [CellConverter]
+    /// A class, shared by every row of its layout (copying its arrays per row showed in profiles).
+    final class Layout: Sendable {
+        let columns: [Column]
+        let fields: [Int]
+        let converters: [CellConverter]
+
+        init(columns: [Column], fields: [Int], converters: [CellConverter]) {
+            self.columns = columns
+            self.fields = fields
+            self.converters = converters
+        }
     }
 
     let step: InsertStep
@@ -84,13 +91,15 @@ struct FeedBatcher {
         let layout = layouts[0]
         batch.beginRow(line: raw.line, layout: 0)
         let problem: (Int, String)? = raw.bytes.withUnsafeBufferPointer { bytes in
-            for (position, field) in layout.fields.enumerated() {
-                let range = raw.range(of: field)
-                if let problem = layout.converters[position].append(UnsafeBufferPointer(rebasing: bytes[range]), to: &batch) {
-                    return (position, problem)
+            layout.converters.withUnsafeBufferPointer { converters in
+                for (position, field) in layout.fields.enumerated() {
+                    let range = raw.range(of: field)
+                    if let problem = converters[position].append(UnsafeBufferPointer(rebasing: bytes[range]), to: &batch) {
+                        return (position, problem)
+                    }
                 }
+                return nil
             }
-            return nil
         }
         if let (position, problem) = problem {
             batch.dropLastRow()
@@ -121,7 +130,7 @@ struct FeedBatcher {
     /// The layout for a set of fields, made once; fields that match no column are an error.
     private mutating func layout(for fields: [String], line: Int) throws -> Int {
         if let known = layoutIndex[fields] { return known }
-        var layout = Layout(columns: [], fields: [], converters: [])
+        var columns: [Column] = [], fieldIndexes: [Int] = [], converters: [CellConverter] = []
         var unknown: [String] = []
         for (index, field) in fields.enumerated() {
             guard let target = step.column(forField: field), let name = target else { continue }   // dropped by `columns`
@@ -129,17 +138,17 @@ struct FeedBatcher {
                 unknown.append(field)
                 continue
             }
-            layout.columns.append(column)
-            layout.fields.append(index)
-            layout.converters.append(CellConverter(column: column, isRowidKey: entity.hasRowidKey && entity.primaryKey == [column.name],
-                                                   nulls: nulls))
+            columns.append(column)
+            fieldIndexes.append(index)
+            converters.append(CellConverter(column: column, isRowidKey: entity.hasRowidKey && entity.primaryKey == [column.name],
+                                            nulls: nulls))
         }
         if !unknown.isEmpty {
             throw FeedFailure(message: "\(place(line)): field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) match"
                 + "\(unknown.count == 1 ? "es" : "") no column of \(entity.name) (columns: \(entity.columnNames.joined(separator: ", "))); "
                 + "map them with columns: { FIELD: COLUMN } or drop them with columns: { FIELD: null }")
         }
-        layouts.append(layout)
+        layouts.append(Layout(columns: columns, fields: fieldIndexes, converters: converters))
         layoutIndex[fields] = layouts.count - 1
         return layouts.count - 1
     }
