@@ -62,7 +62,7 @@ public enum InsertRunner {
         var batcher = batcher
         do {
             while true {
-                var batch = RowBatch()
+                var batch = RowBatch(rows: batchSize, cellsPerRow: batcher.layouts.first?.columns.count ?? 0)
                 let more = try batcher.fill(&batch, limit: batchSize)
                 if !batch.isEmpty, !pipe.put(.batch(batch, layouts: batcher.layouts, rejected: batcher.rejectedCount)) {
                     batcher.abandon()
@@ -197,18 +197,18 @@ struct InsertWriter {
             for row in 0..<batch.count {
                 let layout = batch.layouts[row]
                 let handle = statements[layout]!.sqliteStatement
-                let cells = batch.cells(of: row)
                 var parameter: Int32 = 1
-                for cell in cells {
-                    switch batch.kinds[cell] {
+                for index in batch.cells(of: row) {
+                    let cell = batch.cells[index]
+                    switch cell.kind {
                     case .null: sqlite3_bind_null(handle, parameter)
-                    case .integer: sqlite3_bind_int64(handle, parameter, batch.numbers[cell])
-                    case .real: sqlite3_bind_double(handle, parameter, Double(bitPattern: UInt64(bitPattern: batch.numbers[cell])))
+                    case .integer: sqlite3_bind_int64(handle, parameter, cell.number)
+                    case .real: sqlite3_bind_double(handle, parameter, Double(bitPattern: UInt64(bitPattern: cell.number)))
                     case .text:
-                        sqlite3_bind_text(handle, parameter, UnsafeRawPointer(bytes.baseAddress! + Int(batch.numbers[cell]))
-                            .assumingMemoryBound(to: CChar.self), batch.lengths[cell], nil)   // SQLITE_STATIC: bytes outlive the step
+                        sqlite3_bind_text(handle, parameter, UnsafeRawPointer(bytes.baseAddress! + Int(cell.number))
+                            .assumingMemoryBound(to: CChar.self), cell.length, nil)   // SQLITE_STATIC: bytes outlive the step
                     case .blob:
-                        sqlite3_bind_blob(handle, parameter, bytes.baseAddress! + Int(batch.numbers[cell]), batch.lengths[cell], nil)
+                        sqlite3_bind_blob(handle, parameter, bytes.baseAddress! + Int(cell.number), cell.length, nil)
                     }
                     parameter += 1
                 }
@@ -262,8 +262,8 @@ struct InsertWriter {
     private func rowidKey(_ batch: RowBatch, row: Int, keys: [Int?], connection: OpaquePointer?) -> Int64? {
         guard environment.entity.hasRowidKey else { return nil }
         if let position = keys[0] {
-            let cell = batch.cells(of: row).lowerBound + position
-            if batch.kinds[cell] == .integer { return batch.numbers[cell] }
+            let cell = batch.cells[batch.cells(of: row).lowerBound + position]
+            if cell.kind == .integer { return cell.number }
         }
         return sqlite3_last_insert_rowid(connection)
     }

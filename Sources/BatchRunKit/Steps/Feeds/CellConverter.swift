@@ -3,14 +3,14 @@ import Foundation
 /// Converts one feed field, as bytes, to the typed cell its column stores, without making a
 /// String for numbers: `nulls` first, then the column's type. Problems use the contract's
 /// messages (`"abc" is not a real`).
-struct CellConverter {
-    let column: Column
+final class CellConverter: Sendable {
+    let type: ColumnType
     /// The column takes a NULL: it is nullable, has a default, or is SQLite's rowid.
     let acceptsNull: Bool
     let nulls: [[UInt8]]
 
     init(column: Column, isRowidKey: Bool, nulls: [String]) {
-        self.column = column
+        self.type = column.type
         self.acceptsNull = !column.notNull || column.defaultLiteral != nil || isRowidKey
         self.nulls = nulls.map { Array($0.utf8) }
     }
@@ -18,7 +18,7 @@ struct CellConverter {
     /// Appends the cell to `batch`, or returns why the field does not fit.
     func append(_ field: UnsafeBufferPointer<UInt8>, to batch: inout RowBatch) -> String? {
         if nulls.contains(where: { $0.elementsEqual(field) }) { return appendNull(to: &batch) }
-        switch column.type {
+        switch type {
         case .text:
             batch.appendText(field)
         case .blob:
@@ -52,7 +52,7 @@ struct CellConverter {
     /// Appends a typed value (from JSON or inline rows).
     func append(_ value: ParamValue, to batch: inout RowBatch) -> String? {
         if case .text(let text) = value, nulls.contains(where: { $0.elementsEqual(text.utf8) }) { return appendNull(to: &batch) }
-        switch ValueConverter.convert(value, to: column.type) {
+        switch ValueConverter.convert(value, to: type) {
         case .success(.null): return appendNull(to: &batch)
         case .success(let converted): batch.append(converted)
         case .failure(let problem): return problem.message

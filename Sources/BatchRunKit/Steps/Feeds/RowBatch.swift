@@ -4,22 +4,34 @@
 struct RowBatch: Sendable {
     enum Kind: UInt8 { case null, integer, real, text, blob }
 
-    private(set) var kinds: [Kind] = []
-    /// The integer, the real's bit pattern, or a text's or blob's offset in `bytes`.
-    private(set) var numbers: [Int64] = []
-    /// A text's or blob's length.
-    private(set) var lengths: [Int32] = []
+    /// One value: 16 bytes, so a row of cells is one contiguous run.
+    struct Cell: Sendable {
+        /// The integer, the real's bit pattern, or a text's or blob's offset in `bytes`.
+        var number: Int64
+        /// A text's or blob's length.
+        var length: Int32
+        var kind: Kind
+    }
+
+    private(set) var cells: [Cell] = []
     private(set) var bytes: [UInt8] = []
     /// Per row: where its cells start, its feed line, its layout.
     private(set) var rowStarts: [Int] = []
     private(set) var lines: [Int] = []
     private(set) var layouts: [Int] = []
 
+    init(rows: Int = 0, cellsPerRow: Int = 0) {
+        cells.reserveCapacity(rows * cellsPerRow)
+        rowStarts.reserveCapacity(rows)
+        lines.reserveCapacity(rows)
+        layouts.reserveCapacity(rows)
+    }
+
     var count: Int { lines.count }
     var isEmpty: Bool { lines.isEmpty }
 
     mutating func beginRow(line: Int, layout: Int) {
-        rowStarts.append(kinds.count)
+        rowStarts.append(cells.count)
         lines.append(line)
         layouts.append(layout)
     }
@@ -29,9 +41,7 @@ struct RowBatch: Sendable {
         guard let start = rowStarts.popLast() else { return }
         lines.removeLast()
         layouts.removeLast()
-        kinds.removeSubrange(start...)
-        numbers.removeSubrange(start...)
-        lengths.removeSubrange(start...)
+        cells.removeSubrange(start...)
     }
 
     mutating func appendNull() { append(.null, 0, 0) }
@@ -61,28 +71,27 @@ struct RowBatch: Sendable {
     }
 
     private mutating func append(_ kind: Kind, _ number: Int64, _ length: Int32) {
-        kinds.append(kind)
-        numbers.append(number)
-        lengths.append(length)
+        cells.append(Cell(number: number, length: length, kind: kind))
     }
 
     /// The cells of a row.
     func cells(of row: Int) -> Range<Int> {
-        rowStarts[row]..<(row + 1 < rowStarts.count ? rowStarts[row + 1] : kinds.count)
+        rowStarts[row]..<(row + 1 < rowStarts.count ? rowStarts[row + 1] : cells.count)
     }
 
     /// One cell as a value (for the slow paths: conflicts, rejected rows).
-    func value(at cell: Int) -> ParamValue {
-        switch kinds[cell] {
+    func value(at index: Int) -> ParamValue {
+        let cell = cells[index]
+        switch cell.kind {
         case .null: return .null
-        case .integer: return .integer(numbers[cell])
-        case .real: return .real(Double(bitPattern: UInt64(bitPattern: numbers[cell])))
+        case .integer: return .integer(cell.number)
+        case .real: return .real(Double(bitPattern: UInt64(bitPattern: cell.number)))
         case .text:
-            let start = Int(numbers[cell])
-            return .text(String(decoding: bytes[start..<(start + Int(lengths[cell]))], as: UTF8.self))
+            let start = Int(cell.number)
+            return .text(String(decoding: bytes[start..<(start + Int(cell.length))], as: UTF8.self))
         case .blob:
-            let start = Int(numbers[cell])
-            return .blob(Array(bytes[start..<(start + Int(lengths[cell]))]))
+            let start = Int(cell.number)
+            return .blob(Array(bytes[start..<(start + Int(cell.length))]))
         }
     }
 }
