@@ -48,12 +48,18 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
-bench-deps:
-	@command -v hyperfine >/dev/null 2>&1 || { echo "installing hyperfine with apt-get"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine; }
+bench-deps: deps
+	@missing=""; command -v hyperfine >/dev/null 2>&1 || missing="$$missing hyperfine"; \
+	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; [ -x /usr/bin/time ] || missing="$$missing time"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing with apt-get"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
 
 bench: build bench-deps
 	$(SWIFT) build -c release --product batchrun-bench-scheduler
+	bench/import.sh
+	bench/memory.sh
 	bench/update.sh
 	python3 bench/cancel.py
 	bench/scheduler.sh
