@@ -27,7 +27,8 @@ enum RawStatement {
     /// row is handed over as its first `split` columns (as read), and the same with the
     /// remaining columns written over the positions in `assigned` (the changes computed in
     /// the read). Without assignments both arrays are the same.
-    static func forEachRow(_ statement: Statement, in db: Database, named values: [String: ParamValue], split: Int,
+    static func forEachRow(_ statement: Statement, in db: Database, named values: [String: ParamValue] = [:],
+                           positional: [ParamValue] = [], split: Int,
                            assigned: [Int], _ body: (_ read: [ParamValue], _ changed: [ParamValue]) throws -> Void) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
@@ -35,8 +36,11 @@ enum RawStatement {
         let count = sqlite3_bind_parameter_count(handle)
         if count > 0 {
             for index in 1...count {
-                guard let name = sqlite3_bind_parameter_name(handle, index) else { continue }
-                try bind(values[String(String(cString: name).dropFirst())] ?? .null, at: index, of: handle)
+                if let name = sqlite3_bind_parameter_name(handle, index) {
+                    try bind(values[String(String(cString: name).dropFirst())] ?? .null, at: index, of: handle)
+                } else if Int(index) <= positional.count {
+                    try bind(positional[Int(index) - 1], at: index, of: handle)
+                }
             }
         }
         defer { sqlite3_reset(handle) }

@@ -236,7 +236,7 @@ struct SaveWriter {
         return nil
     }
 
-    private func resolveConstraint(columns: [String], values: [ParamValue], existing: [ParamValue]) throws -> MergeConflict {
+    func resolveConstraint(columns: [String], values: [ParamValue], existing: [ParamValue]) throws -> MergeConflict {
         let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, existing))
         var conflict = MergeConflict(job: job, objectID: id, kind: .constraint, policy: policy, outcome: .failed,
                                      changedBy: store.lastWriter(of: id, after: 0) ?? MergeConflict.outsideThisRun, properties: [])

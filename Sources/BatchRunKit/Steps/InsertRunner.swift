@@ -193,10 +193,17 @@ struct InsertWriter {
         defer { for statement in statements.values { sqlite3_clear_bindings(statement.sqliteStatement) } }
         let connection = db.sqliteConnection
         let keyPositions = layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } }
+        let existing = try existingRows(for: batch, keyPositions: keyPositions, in: db)
         try batch.bytes.withUnsafeBufferPointer { bytes in
             for row in 0..<batch.count {
                 let layout = batch.layouts[row]
                 let handle = statements[layout]!.sqliteStatement
+                if !existing.isEmpty, let position = keyPositions[layout][0], entity.primaryKey.count == 1,
+                   let current = existing[batch.value(at: batch.cells(of: row).lowerBound + position)] {
+                    // The key is taken: the merge policy decides, without a failing INSERT first.
+                    try resolveConflict(batch, row: row, layout: layouts[layout], existing: current, in: db, keys: &keys, counts: &counts)
+                    continue
+                }
                 var parameter: Int32 = 1
                 for index in batch.cells(of: row) {
                     let cell = batch.cells[index]
@@ -236,15 +243,52 @@ struct InsertWriter {
         }
     }
 
+    /// The rows that already hold the batch's primary keys (one-column keys only; other
+    /// collisions are caught when the INSERT fails), read with one query per 1,000 keys.
+    private func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: Database) throws -> [ParamValue: [ParamValue]] {
+        let entity = environment.entity
+        guard entity.primaryKey.count == 1 else { return [:] }
+        var keys: [ParamValue] = []
+        for row in 0..<batch.count {
+            guard let position = keyPositions[batch.layouts[row]][0] else { continue }
+            let value = batch.value(at: batch.cells(of: row).lowerBound + position)
+            if value != .null { keys.append(value) }
+        }
+        guard !keys.isEmpty else { return [:] }
+        if entity.hasRowidKey {
+            // Keys above the largest one stored cannot be taken: an append-only feed skips the lookup.
+            let largest = try Int64.fetchOne(db, sql: "SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
+            guard let largest else { return [:] }
+            if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return [:] }
+        }
+        var found: [ParamValue: [ParamValue]] = [:]
+        let keyIndex = entity.primaryKeyIndexes[0]
+        for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
+            let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
+                + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
+            try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, positional: Array(chunk),
+                                        split: entity.columns.count, assigned: []) { row, _ in
+                found[row[keyIndex]] = row
+            }
+        }
+        return found
+    }
+
     /// The slow path for a row that collided: the policy decides, the conflict is recorded.
-    private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, in db: Database,
-                                 keys: inout InsertedKeys, counts: inout StepReport) throws {
+    private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, existing: [ParamValue]? = nil,
+                                 in db: Database, keys: inout InsertedKeys, counts: inout StepReport) throws {
         let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
                                 job: environment.job, readSequence: 0, recompute: nil)
-        let values = batch.cells(of: row).map { batch.value(at: $0).databaseValue }
+        let values = batch.cells(of: row).map { batch.value(at: $0) }
         let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
         do {
-            outcome = try writer.insert(columns: layout.columns.map(\.name), values: values)
+            if let existing {
+                let conflict = try writer.resolveConstraint(columns: layout.columns.map(\.name), values: values, existing: existing)
+                let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
+                outcome = (wrote ? conflict.objectID : nil, false, conflict)
+            } else {
+                outcome = try writer.insert(columns: layout.columns.map(\.name), values: values.map(\.databaseValue))
+            }
         } catch let error as MergeConflictError {
             throw RowConflict(place: place(batch.lines[row]), error: error)
         }
