@@ -57,11 +57,4 @@ public final class Scheduler: Sendable {
         await engine.completionsDone()
         return outcomes
     }
-
-    /// Runs blocking work on a thread of its own, off the cooperative pool.
-    static func onThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: work()) }.start()
-        }
-    }
 }

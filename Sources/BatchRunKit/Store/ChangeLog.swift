@@ -64,18 +64,11 @@ struct KeySet {
     }
 
     mutating func insert(_ id: ObjectID) {
-        guard case .integer(let value)? = id.singleKey else {
+        if case .integer(let value)? = id.singleKey {
+            insert(integer: value)
+        } else {
             others.insert(id.key)
-            return
         }
-        if let last = ranges.last {
-            if last.contains(value) { return }
-            if value == last.upperBound + 1 {
-                ranges[ranges.count - 1] = last.lowerBound...value
-                return
-            }
-        }
-        ranges.append(value...value)
     }
 
     func contains(_ id: ObjectID) -> Bool {

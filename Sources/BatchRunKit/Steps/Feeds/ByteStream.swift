@@ -8,6 +8,15 @@ struct ByteStream {
     private var finished = false
     private let chunkSize: Int
 
+    /// Opens a feed, with the feed's error when it cannot be read.
+    init(feed path: String, displayPath: String) throws(FeedError) {
+        do {
+            try self.init(path: path)
+        } catch {
+            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
+        }
+    }
+
     init(path: String, chunkSize: Int = 1 << 16) throws {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw CocoaError(.fileReadNoSuchFile)

@@ -8,11 +8,7 @@ public struct NDJSONReader: FeedReader {
     private var bytes: [UInt8] = []
 
     public init(path: String, displayPath: String) throws(FeedError) {
-        do {
-            stream = try ByteStream(path: path)
-        } catch {
-            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
-        }
+        stream = try ByteStream(feed: path, displayPath: displayPath)
         self.displayPath = displayPath
     }
 
@@ -46,11 +42,7 @@ public struct JSONArrayReader: FeedReader {
     private var element: [UInt8] = []
 
     public init(path: String, displayPath: String) throws(FeedError) {
-        do {
-            stream = try ByteStream(path: path)
-        } catch {
-            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
-        }
+        stream = try ByteStream(feed: path, displayPath: displayPath)
         self.displayPath = displayPath
     }
 
