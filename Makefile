@@ -17,7 +17,7 @@ help:
 	@echo "make test     build and run every test"
 	@echo "make check    validate $(JOB) without touching the store"
 	@echo "make plan     show $(JOB)'s jobs in waves"
-	@echo "make bench    build (release) and run the benchmarks; figures in .build-bench/*.json"
+	@echo "make bench    build (release) and run the benchmarks (docs/benchmarks.md); figures in .build-bench/*.json"
 	@echo "make install  install batchrun into $(PREFIX)/bin (PREFIX=... to change)"
 	@echo "make data     regenerate the example feeds in examples/data"
 	@echo "make clean    remove build products, the example store and reports"
