@@ -122,6 +122,11 @@ public actor Context {
     @discardableResult
     public func save(bulk: BulkChange) throws -> SaveResult { try core.save(bulk: bulk) }
 
+    /// Saves, then forgets every object (as `reset()`): for batch loops, which need no
+    /// snapshots of what they saved.
+    @discardableResult
+    public func saveAndReset(bulk: BulkChange? = nil) throws -> SaveResult { try core.save(bulk: bulk, forgetting: true) }
+
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     public func rollback() { core.rollback() }
 

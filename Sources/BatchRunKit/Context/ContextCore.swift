@@ -182,7 +182,8 @@ final class ContextCore {
     /// Writes every change in one transaction, each update and delete checked against the
     /// values read. Conflicts are resolved by `mergePolicy`; under `error` the first one throws
     /// `MergeConflictError`, nothing is written, and the context keeps its changes.
-    func save(bulk: BulkChange? = nil) throws -> SaveResult {
+    /// `forgetting`: the caller resets right after, so saved objects need no new snapshots.
+    func save(bulk: BulkChange? = nil, forgetting: Bool = false) throws -> SaveResult {
         guard hasChanges else { return SaveResult() }
         let objects = registered.values.filter { $0.hasChanges }
         let inserts = inserted
@@ -207,7 +208,11 @@ final class ContextCore {
             result = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
             if let save = result.didSave { store.didCommit(save) }
         }
-        afterSave(inserts: inserts, changes: objects, conflicts: result.conflicts)
+        if forgetting {
+            reset()
+        } else {
+            afterSave(inserts: inserts, changes: objects, conflicts: result.conflicts)
+        }
         didSaveBlock?(result)
         return result
     }
@@ -287,6 +292,8 @@ final class ContextCore {
         }
         result.didSave = DidSave(sequence: store.nextSaveSequence(), savedBy: name, inserted: insertedIDs,
                                  updated: updatedIDs, deleted: deletedIDs)
+        // Conflicts in key order (the registry is unordered), as a report reader expects.
+        result.conflicts.sort { ParamValue.sortsBefore($0.objectID.key, $1.objectID.key) }
         return result
     }
 

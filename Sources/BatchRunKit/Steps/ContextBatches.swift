@@ -22,8 +22,7 @@ enum ContextBatches {
                 guard let first = objects.first?.objectID, let last = objects.last?.objectID else { return (0, nil, nil) }
                 let bulk = change(objects, first, last)
                 do {
-                    let result = try context.save(bulk: bulk)
-                    context.reset()
+                    let result = try context.saveAndReset(bulk: bulk)
                     return (objects.count, last, result)
                 } catch {
                     failedSaves += 1   // the save's transaction was rolled back

@@ -37,3 +37,32 @@ public enum ParamValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension ParamValue {
+    /// SQLite's sort order: NULL, then numbers, then text, then blobs.
+    public static func sortsBefore(_ lhs: ParamValue, _ rhs: ParamValue) -> Bool {
+        func rank(_ value: ParamValue) -> Int {
+            switch value {
+            case .null: return 0
+            case .integer, .real: return 1
+            case .text: return 2
+            case .blob: return 3
+            }
+        }
+        switch (lhs, rhs) {
+        case (.integer(let a), .integer(let b)): return a < b
+        case (.integer(let a), .real(let b)): return Double(a) < b
+        case (.real(let a), .integer(let b)): return a < Double(b)
+        case (.real(let a), .real(let b)): return a < b
+        case (.text(let a), .text(let b)): return a < b
+        case (.blob(let a), .blob(let b)): return a.lexicographicallyPrecedes(b)
+        default: return rank(lhs) < rank(rhs)
+        }
+    }
+
+    /// Orders keys (lists of values) as SQLite orders rows by them.
+    public static func sortsBefore(_ lhs: [ParamValue], _ rhs: [ParamValue]) -> Bool {
+        for (a, b) in zip(lhs, rhs) where a != b { return sortsBefore(a, b) }
+        return lhs.count < rhs.count
+    }
+}
