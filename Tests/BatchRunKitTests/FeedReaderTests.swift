@@ -4,17 +4,8 @@ import Testing
 
 @Suite("Feed readers and value conversion")
 struct FeedReaderTests {
-    func file(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-feed-\(UUID().uuidString)-\(name)")
-        try Data(bytes).write(to: url)
-        return url.path
-    }
-
     func records(_ name: String, _ text: String, format: FeedFormat) throws -> [FeedRecord] {
-        var reader = try FeedReaders.open(path: try file(name, Array(text.utf8)), format: format, displayPath: name)
-        var result: [FeedRecord] = []
-        while let record = try reader.next() { result.append(record) }
-        return result
+        try FeedFiles.records(name, Array(text.utf8), format: format)
     }
 
     @Test("CSV: quotes, embedded commas, quotes and newlines, CRLF, blank lines")
@@ -29,7 +20,7 @@ struct FeedReaderTests {
 
     @Test("CSV: a UTF-8 byte-order mark is skipped")
     func bom() throws {
-        let path = try file("bom.csv", [0xEF, 0xBB, 0xBF] + Array("id,name\n1,ann\n".utf8))
+        let path = try FeedFiles.write("bom.csv", [0xEF, 0xBB, 0xBF] + Array("id,name\n1,ann\n".utf8))
         var reader = try FeedReaders.open(path: path, format: .csv, displayPath: "bom.csv")
         #expect(try reader.next()?.fields == ["id", "name"])
     }
@@ -97,17 +88,8 @@ extension Result {
 
 @Suite("Feed readers on awkward input")
 struct AwkwardFeedTests {
-    func path(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-feed-\(UUID().uuidString)-\(name)")
-        try Data(bytes).write(to: url)
-        return url.path
-    }
-
     func records(_ name: String, _ bytes: [UInt8], format: FeedFormat) throws -> [FeedRecord] {
-        var reader = try FeedReaders.open(path: try path(name, bytes), format: format, displayPath: name)
-        var result: [FeedRecord] = []
-        while let record = try reader.next() { result.append(record) }
-        return result
+        try FeedFiles.records(name, bytes, format: format)
     }
 
     @Test("a field larger than the read buffer, quoted and not")

@@ -48,3 +48,20 @@ struct TestStore {
         try? FileManager.default.removeItem(at: folder)
     }
 }
+
+/// Feed files for reader tests: written to a temporary path, read back as records.
+enum FeedFiles {
+    static func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-feed-\(UUID().uuidString)-\(name)")
+        try Data(bytes).write(to: url)
+        return url.path
+    }
+
+    /// Every record of a feed; errors name it `name`.
+    static func records(_ name: String, _ bytes: [UInt8], format: FeedFormat) throws -> [FeedRecord] {
+        var reader = try FeedReaders.open(path: try write(name, bytes), format: format, displayPath: name)
+        var result: [FeedRecord] = []
+        while let record = try reader.next() { result.append(record) }
+        return result
+    }
+}

@@ -33,7 +33,7 @@ extension JobFileBuilder {
     }
 
     /// Prepares a whole statement (after its parts passed) to catch what only the whole shows.
-    func checkWhole(_ sql: String, at node: YAMLNode, params stepParams: [String: ParamTemplate], job: String) {
+    func checkWhole(_ sql: String, at node: YAMLNode) {
         guard let checker = expressionChecker, reader.diagnostics.isEmpty else { return }
         if case .failure(let problem) = checker.check(sql: sql) {
             reader.error(node, "this fetch does not prepare: \(problem.message)")

@@ -48,7 +48,7 @@ extension JobFileBuilder {
             if !primaryKey.isEmpty {
                 reader.error(node, "entity \(name) has both primary_key and a column marked 'primary key'; keep one")
             }
-            primaryKey = stringListOrEmpty(node, "primary_key").flatMap { checked($0, "primary_key") } ?? []
+            primaryKey = reader.stringList(node, "primary_key").flatMap { checked($0, "primary_key") } ?? []
         } else if primaryKey.count > 1 {
             reader.error(fields.node, "entity \(name) marks several columns 'primary key'; use primary_key: [\(primaryKey.joined(separator: ", "))]")
         }
@@ -71,9 +71,6 @@ extension JobFileBuilder {
         return Entity(name: name, table: table, columns: columns, primaryKey: primaryKey, uniques: uniques, indexes: indexes)
     }
 
-    private func stringListOrEmpty(_ node: YAMLNode, _ what: String) -> [(String, YAMLNode)]? {
-        reader.stringList(node, what)
-    }
 
     /// Parses `TYPE [primary key] [not null] [unique] [default LITERAL]`, pointing errors at the word.
     func column(_ name: String, _ node: YAMLNode) -> Column? {

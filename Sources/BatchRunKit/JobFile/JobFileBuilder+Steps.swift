@@ -128,7 +128,7 @@ extension JobFileBuilder {
         }
         checkExpressions(fields, entity: entity, job: job, params: step.params, statements: fetchProbes(step, fields, entity))
         if fields["where"] != nil || !step.groupBy.isEmpty || fields["order_by"] != nil {
-            checkWhole(step.sql(for: entity), at: fields.node, params: step.params, job: job)
+            checkWhole(step.sql(for: entity), at: fields.node)
         }
         return step
     }
