@@ -121,7 +121,7 @@ struct ConcurrencyTests {
         #expect(didSave.savedBy == "writer")
         #expect(didSave.updated["Account"]?.count == 2 && didSave.deleted["Account"] == [ObjectID(entity: "Account", key: [.integer(3)])])
 
-        let balances = try await holder.perform { context -> [ParamValue] in
+        let balances = try await holder.perform { context -> [StoreValue] in
             try context.merge(didSave)
             return context.registeredObjects.sorted { $0["id"].description < $1["id"].description }.map { $0["balance"] }
         }
@@ -139,7 +139,7 @@ struct ConcurrencyTests {
         let test = try TestStore(rows: 2)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "job")
-        let afterRollback = try await context.perform { context -> (Bool, ParamValue) in
+        let afterRollback = try await context.perform { context -> (Bool, StoreValue) in
             let objects = try context.fetch(FetchRequest(entity: "Account"))
             objects[0]["balance"] = .integer(1)
             try context.insert(into: "Account", values: ["id": .integer(9), "owner": .text("zed")])

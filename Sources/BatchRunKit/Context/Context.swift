@@ -96,7 +96,7 @@ public actor Context {
 
     /// A new object, saved with the next `save()`.
     @discardableResult
-    public func insert(into entity: String, values: [String: ParamValue]) throws -> ManagedObject {
+    public func insert(into entity: String, values: [String: StoreValue]) throws -> ManagedObject {
         try core.insert(into: entity, values: values)
     }
 

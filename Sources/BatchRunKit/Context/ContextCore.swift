@@ -133,7 +133,7 @@ final class ContextCore {
     // MARK: Changing
 
     /// A new object, saved with the next `save()`.
-    func insert(into entityName: String, values: [String: ParamValue]) throws -> ManagedObject {
+    func insert(into entityName: String, values: [String: StoreValue]) throws -> ManagedObject {
         guard let entity = store.model[entityName] else { throw ContextError.unknownEntity(entityName) }
         let object = ManagedObject(entity: entity, values: Array(repeating: .null, count: entity.columns.count), snapshot: nil)
         for (column, value) in values {
@@ -293,7 +293,7 @@ final class ContextCore {
         result.didSave = DidSave(sequence: store.nextSaveSequence(), savedBy: name, inserted: insertedIDs,
                                  updated: updatedIDs, deleted: deletedIDs)
         // Conflicts in key order (the registry is unordered), as a report reader expects.
-        result.conflicts.sort { ParamValue.sortsBefore($0.objectID.key, $1.objectID.key) }
+        result.conflicts.sort { StoreValue.sortsBefore($0.objectID.key, $1.objectID.key) }
         return result
     }
 

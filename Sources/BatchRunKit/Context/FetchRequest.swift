@@ -10,7 +10,7 @@
 public struct FetchRequest: Sendable {
     public var entity: String
     public var whereClause: String?
-    public var params: [String: ParamValue]
+    public var params: [String: StoreValue]
     /// Columns set from expressions evaluated on each row in the same read: the objects come
     /// back with those changes (their snapshots keep the values read).
     public var assigning: [(column: String, expression: String)] = []
@@ -18,7 +18,7 @@ public struct FetchRequest: Sendable {
     /// Only rows whose primary key sorts after this one (keyset pagination).
     public var after: ObjectID?
 
-    public init(entity: String, where whereClause: String? = nil, params: [String: ParamValue] = [:], limit: Int? = nil) {
+    public init(entity: String, where whereClause: String? = nil, params: [String: StoreValue] = [:], limit: Int? = nil) {
         self.entity = entity
         self.whereClause = whereClause
         self.params = params
@@ -42,7 +42,7 @@ public struct FetchRequest: Sendable {
         return sql
     }
 
-    func arguments() -> [String: ParamValue] {
+    func arguments() -> [String: StoreValue] {
         var arguments = params
         if let after {
             for (index, value) in after.key.enumerated() { arguments["_batchrun_after\(index)"] = value }

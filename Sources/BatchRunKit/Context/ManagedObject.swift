@@ -16,16 +16,16 @@ public final class ManagedObject {
     /// Nil for an inserted object whose key SQLite assigns at save.
     public private(set) var objectID: ObjectID?
     /// Values as read from the store, in column order; nil for an inserted object.
-    public internal(set) var snapshot: [ParamValue]?
+    public internal(set) var snapshot: [StoreValue]?
     /// Current values, in column order.
-    public internal(set) var values: [ParamValue]
+    public internal(set) var values: [StoreValue]
     public internal(set) var isDeleted = false
     /// Columns given a value since the object was inserted; an insert writes only these, so
     /// the others get their defaults.
     private(set) var assignedColumns: Set<Int> = []
 
     /// `changed` says the values may differ from the snapshot (a fetch that assigned columns).
-    init(entity: Entity, values: [ParamValue], snapshot: [ParamValue]?, id: ObjectID? = nil, changed: Bool = false) {
+    init(entity: Entity, values: [StoreValue], snapshot: [StoreValue]?, id: ObjectID? = nil, changed: Bool = false) {
         self.entity = entity
         self.values = values
         self.snapshot = snapshot
@@ -34,7 +34,7 @@ public final class ManagedObject {
     }
 
     /// The value of a column; setting one marks the object updated.
-    public subscript(column: String) -> ParamValue {
+    public subscript(column: String) -> StoreValue {
         get { index(of: column).map { values[$0] } ?? .null }
         set {
             guard let index = index(of: column) else { preconditionFailure("\(entity.name) has no column \(column)") }
@@ -43,7 +43,7 @@ public final class ManagedObject {
     }
 
     /// The value of the column at `index` in `entity.columns`.
-    public subscript(index: Int) -> ParamValue {
+    public subscript(index: Int) -> StoreValue {
         get { values[index] }
         set {
             values[index] = newValue
@@ -74,14 +74,14 @@ public final class ManagedObject {
     }
 
     /// Takes the assigned columns of `changed` (values computed in a fetch) as changes.
-    func assign(_ changed: [ParamValue], columns: [Int]) {
+    func assign(_ changed: [StoreValue], columns: [Int]) {
         var values = self.values
         for column in columns { values[column] = changed[column] }
         self.values = values
         written = true
     }
 
-    func refresh(with row: [ParamValue]) {
+    func refresh(with row: [StoreValue]) {
         snapshot = row
         values = row
         written = false
@@ -91,11 +91,11 @@ public final class ManagedObject {
         objectID = id
     }
 
-    static func key(_ entity: Entity, _ values: [ParamValue]) -> [ParamValue] {
+    static func key(_ entity: Entity, _ values: [StoreValue]) -> [StoreValue] {
         entity.primaryKeyIndexes.map { values[$0] }
     }
 
-    static func keyIfComplete(_ entity: Entity, _ values: [ParamValue]) -> ObjectID? {
+    static func keyIfComplete(_ entity: Entity, _ values: [StoreValue]) -> ObjectID? {
         let key = key(entity, values)
         return key.contains(.null) ? nil : ObjectID(entity: entity.name, key: key)
     }

@@ -23,10 +23,10 @@ public struct MergeConflict: Sendable, Hashable {
     /// One property; nil means there was no row (deleted in the store, or not yet inserted).
     public struct Property: Sendable, Hashable {
         public var name: String
-        public var original: ParamValue?
-        public var store: ParamValue?
-        public var ours: ParamValue?
-        public var resolved: ParamValue?
+        public var original: StoreValue?
+        public var store: StoreValue?
+        public var ours: StoreValue?
+        public var resolved: StoreValue?
     }
 
     public var job: String
@@ -68,7 +68,7 @@ public struct MergeConflictError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension ParamValue {
+extension StoreValue {
     var jsonValue: JSONValue {
         switch self {
         case .null: return .null

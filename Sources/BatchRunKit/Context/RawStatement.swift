@@ -7,7 +7,7 @@ import GRDBSQLite
 /// a tenth of the time in profiles.
 enum RawStatement {
     /// Executes `statement` with positional values; returns the number of rows changed.
-    static func execute(_ statement: Statement, in db: Database, binding values: [ParamValue]) throws -> Int {
+    static func execute(_ statement: Statement, in db: Database, binding values: [StoreValue]) throws -> Int {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
@@ -27,9 +27,9 @@ enum RawStatement {
     /// row is handed over as its first `split` columns (as read), and the same with the
     /// remaining columns written over the positions in `assigned` (the changes computed in
     /// the read). Without assignments both arrays are the same.
-    static func forEachRow(_ statement: Statement, in db: Database, named values: [String: ParamValue] = [:],
-                           positional: [ParamValue] = [], split: Int,
-                           assigned: [Int], _ body: (_ read: [ParamValue], _ changed: [ParamValue]) throws -> Void) throws {
+    static func forEachRow(_ statement: Statement, in db: Database, named values: [String: StoreValue] = [:],
+                           positional: [StoreValue] = [], split: Int,
+                           assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
@@ -52,7 +52,7 @@ enum RawStatement {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
                                     sql: statement.sql)
             }
-            var read: [ParamValue] = []
+            var read: [StoreValue] = []
             read.reserveCapacity(split)
             for column in 0..<first { read.append(value(of: handle, at: column)) }
             if assigned.isEmpty {
@@ -65,7 +65,7 @@ enum RawStatement {
         }
     }
 
-    static func value(of handle: OpaquePointer?, at column: Int32) -> ParamValue {
+    static func value(of handle: OpaquePointer?, at column: Int32) -> StoreValue {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
@@ -81,7 +81,7 @@ enum RawStatement {
         }
     }
 
-    static func bind(_ value: ParamValue, at index: Int32, of handle: OpaquePointer?) throws {
+    static func bind(_ value: StoreValue, at index: Int32, of handle: OpaquePointer?) throws {
             let code: Int32
             switch value {
             case .null: code = sqlite3_bind_null(handle, index)

@@ -3,10 +3,10 @@
 public struct RecomputeRule: Sendable, Hashable {
     public var assignments: [(column: String, expression: String)]
     public var deleteWhere: String?
-    public var params: [String: ParamValue]
+    public var params: [String: StoreValue]
 
     public init(assignments: [(column: String, expression: String)] = [], deleteWhere: String? = nil,
-                params: [String: ParamValue] = [:]) {
+                params: [String: StoreValue] = [:]) {
         self.assignments = assignments
         self.deleteWhere = deleteWhere
         self.params = params

@@ -73,7 +73,7 @@ struct SaveWriter {
 
     private func resolveChangedRow(_ object: ManagedObject, id: ObjectID, deleting: Bool) throws -> MergeConflict {
         let original = object.snapshot!
-        let ours: [ParamValue]? = deleting ? nil : object.values
+        let ours: [StoreValue]? = deleting ? nil : object.values
         let current = try currentRow(id)
         var conflict = MergeConflict(job: job, objectID: id, kind: current == nil ? .deleted : .optimistic, policy: policy,
                                      outcome: .failed, changedBy: store.lastWriter(of: id, after: readSequence) ?? MergeConflict.outsideThisRun,
@@ -85,7 +85,7 @@ struct SaveWriter {
             let oursChanged = ours.map { $0[index] != original[index] } ?? false
             return storeChanged || oursChanged
         }
-        func properties(resolved: [ParamValue]?) -> [MergeConflict.Property] {
+        func properties(resolved: [StoreValue]?) -> [MergeConflict.Property] {
             indexes.map { .init(name: entity.columns[$0].name, original: original[$0], store: current?[$0],
                                 ours: ours?[$0], resolved: resolved?[$0]) }
         }
@@ -136,7 +136,7 @@ struct SaveWriter {
     }
 
     /// Sets `columns` (positions) of the row `id` to `values`, without a check: the resolution.
-    private func write(columns: [Int], values: [ParamValue], id: ObjectID) throws {
+    private func write(columns: [Int], values: [StoreValue], id: ObjectID) throws {
         let columns = columns.filter { !entity.primaryKeyIndexes.contains($0) }.sorted()
         guard !columns.isEmpty else { return }
         let set = columns.map { "\(SQL.quote(entity.columns[$0].name)) = :_batchrun_v\($0)" }.joined(separator: ", ")
@@ -145,7 +145,7 @@ struct SaveWriter {
         try db.cachedStatement(sql: "UPDATE \(table) SET \(set) WHERE \(keyMatch)").execute(arguments: arguments)
     }
 
-    private func insertWhole(_ values: [ParamValue]) throws {
+    private func insertWhole(_ values: [StoreValue]) throws {
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (\(columnList)) VALUES (\(placeholders))")
             .execute(arguments: StatementArguments(values.map(\.databaseValue)))
@@ -173,10 +173,10 @@ struct SaveWriter {
     }
 
     /// The row as it is in the store now (inside this transaction), or nil when it is gone.
-    func currentRow(_ id: ObjectID) throws -> [ParamValue]? {
+    func currentRow(_ id: ObjectID) throws -> [StoreValue]? {
         let statement = try db.cachedStatement(sql: "SELECT \(columnList) FROM \(table) WHERE \(keyMatch)")
         guard let row = try Row.fetchOne(statement, arguments: keyArguments(id)) else { return nil }
-        return (0..<row.count).map { ParamValue(row[$0] as DatabaseValue) }
+        return (0..<row.count).map { StoreValue(row[$0] as DatabaseValue) }
     }
 
     // MARK: Inserts
@@ -195,7 +195,7 @@ struct SaveWriter {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
             || error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             guard let existing = try existingRow(columns: columns, values: values) else { throw error }
-            let conflict = try resolveConstraint(columns: columns, values: values.map(ParamValue.init), existing: existing)
+            let conflict = try resolveConstraint(columns: columns, values: values.map(StoreValue.init), existing: existing)
             // Only an outcome that wrote something names the row as changed.
             let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
             return (wrote ? conflict.objectID : nil, false, conflict)
@@ -218,32 +218,32 @@ struct SaveWriter {
             return ObjectID(entity: entity.name, key: [.integer(db.lastInsertedRowID)])
         }
         return ObjectID(entity: entity.name, key: entity.primaryKey.map { name in
-            columns.firstIndex(of: name).map { ParamValue(values[$0]) } ?? .null
+            columns.firstIndex(of: name).map { StoreValue(values[$0]) } ?? .null
         })
     }
 
     /// The row an insert collided with: by primary key first, then each unique column set.
-    private func existingRow(columns: [String], values: [DatabaseValue]) throws -> [ParamValue]? {
+    private func existingRow(columns: [String], values: [DatabaseValue]) throws -> [StoreValue]? {
         for set in entity.uniqueColumnSets {
             let positions = set.compactMap { columns.firstIndex(of: $0) }
             guard positions.count == set.count, !positions.contains(where: { values[$0].isNull }) else { continue }
             let match = set.map { "\(SQL.quote($0)) = ?" }.joined(separator: " AND ")
             let statement = try db.cachedStatement(sql: "SELECT \(columnList) FROM \(table) WHERE \(match)")
             if let row = try Row.fetchOne(statement, arguments: StatementArguments(positions.map { values[$0] })) {
-                return (0..<row.count).map { ParamValue(row[$0] as DatabaseValue) }
+                return (0..<row.count).map { StoreValue(row[$0] as DatabaseValue) }
             }
         }
         return nil
     }
 
-    func resolveConstraint(columns: [String], values: [ParamValue], existing: [ParamValue]) throws -> MergeConflict {
+    func resolveConstraint(columns: [String], values: [StoreValue], existing: [StoreValue]) throws -> MergeConflict {
         let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, existing))
         var conflict = MergeConflict(job: job, objectID: id, kind: .constraint, policy: policy, outcome: .failed,
                                      changedBy: store.lastWriter(of: id, after: 0) ?? MergeConflict.outsideThisRun, properties: [])
-        let fed: [(index: Int, value: ParamValue)] = zip(columns, values).compactMap { name, value in
+        let fed: [(index: Int, value: StoreValue)] = zip(columns, values).compactMap { name, value in
             entity.columns.firstIndex { $0.name == name }.map { ($0, value) }
         }
-        func properties(resolved: [ParamValue]?) -> [MergeConflict.Property] {
+        func properties(resolved: [StoreValue]?) -> [MergeConflict.Property] {
             fed.filter { existing[$0.index] != $0.value }.map {
                 .init(name: entity.columns[$0.index].name, original: nil, store: existing[$0.index], ours: $0.value,
                       resolved: resolved?[$0.index])

@@ -14,7 +14,7 @@ public struct JobFile: Sendable {
     public var model: Model
     public var defaults: JobDefaults
     /// The file's params with `--param` overrides applied.
-    public var params: [String: ParamValue]
+    public var params: [String: StoreValue]
     /// Jobs in the order they were written.
     public var jobs: [Job]
     /// The file's text, for showing errors found later (at run time) with their lines.

@@ -210,14 +210,14 @@ extension JobFileBuilder {
         return source == nil ? nil : step
     }
 
-    func inlineRows(_ node: YAMLNode, entity: Entity, columnMap: [String: String?]) -> [[(field: String, value: ParamValue)]]? {
+    func inlineRows(_ node: YAMLNode, entity: Entity, columnMap: [String: String?]) -> [[(field: String, value: StoreValue)]]? {
         guard let items = node.sequence else {
             reader.error(node, "rows must be a list of mappings (column: value), found \(node.kindName)")
             return nil
         }
-        var rows: [[(field: String, value: ParamValue)]] = []
+        var rows: [[(field: String, value: StoreValue)]] = []
         for item in items {
-            var row: [(field: String, value: ParamValue)] = []
+            var row: [(field: String, value: StoreValue)] = []
             for (field, key, value) in reader.namedEntries(item, "a row") {
                 let column = columnMap[field] ?? field
                 guard let column else { continue }

@@ -23,7 +23,7 @@ struct JobFileBuilder {
     let reader = NodeReader()
 
     var model = Model(entities: [])
-    var params: [String: ParamValue] = [:]
+    var params: [String: StoreValue] = [:]
     var defaults = JobDefaults()
     /// Where each fetch `as:` publishes: name to job, result columns and node.
     var publishers: [String: (job: String, columns: [String], node: YAMLNode)] = [:]
@@ -117,8 +117,8 @@ struct JobFileBuilder {
     }
 
     /// The file's `params:` with the command line's `--param` applied over them.
-    func fileParams(_ node: YAMLNode?) -> [String: ParamValue] {
-        var result: [String: ParamValue] = [:]
+    func fileParams(_ node: YAMLNode?) -> [String: StoreValue] {
+        var result: [String: StoreValue] = [:]
         if let node {
             for (name, key, value) in reader.namedEntries(node, "params") {
                 guard Self.isName(name, allowingDash: false) else {
@@ -132,7 +132,7 @@ struct JobFileBuilder {
                 result[name] = typed
             }
         }
-        for (name, text) in loader.params { result[name] = ParamValue(plainScalar: text) }
+        for (name, text) in loader.params { result[name] = StoreValue(plainScalar: text) }
         return result
     }
 }

@@ -97,8 +97,8 @@ public struct YAMLNode: Sendable {
     }
 
     /// The scalar as a typed value: plain scalars follow YAML's core schema, quoted ones are text.
-    public var value: ParamValue? {
+    public var value: StoreValue? {
         guard case .scalar(let text, let plain) = content else { return nil }
-        return plain ? ParamValue(plainScalar: text) : .text(text)
+        return plain ? StoreValue(plainScalar: text) : .text(text)
     }
 }

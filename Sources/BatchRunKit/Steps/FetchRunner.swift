@@ -5,19 +5,19 @@ import GRDB
 /// `as:` outputs (all NULL when there is no row).
 public enum FetchRunner {
     public static func run(_ step: FetchStep, in environment: StepEnvironment, context: isolated Context)
-        throws -> (report: StepReport, outputs: [String: ParamValue]?)
+        throws -> (report: StepReport, outputs: [String: StoreValue]?)
     {
         let started = Date()
         let columns = step.resultColumns(of: environment.entity)
         var report = StepReport(kind: "fetch", entity: environment.entity.name)
-        var firstRow: [ParamValue]?
+        var firstRow: [StoreValue]?
         var writer = try step.output.map { try OutputWriters.make($0, columns: columns) }
         do {
             try context.read { db in
                 let cursor = try Row.fetchCursor(db, sql: step.sql(for: environment.entity),
                                                  arguments: environment.params.statementArguments)
                 while let row = try cursor.next() {
-                    let values = (0..<row.count).map { ParamValue(row[$0] as DatabaseValue) }
+                    let values = (0..<row.count).map { StoreValue(row[$0] as DatabaseValue) }
                     if firstRow == nil { firstRow = values }
                     try writer?.write(values)
                     report.rows.fetched += 1

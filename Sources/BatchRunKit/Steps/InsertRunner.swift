@@ -245,10 +245,10 @@ struct InsertWriter {
 
     /// The rows that already hold the batch's primary keys (one-column keys only; other
     /// collisions are caught when the INSERT fails), read with one query per 1,000 keys.
-    private func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: Database) throws -> [ParamValue: [ParamValue]] {
+    private func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: Database) throws -> [StoreValue: [StoreValue]] {
         let entity = environment.entity
         guard entity.primaryKey.count == 1 else { return [:] }
-        var keys: [ParamValue] = []
+        var keys: [StoreValue] = []
         for row in 0..<batch.count {
             guard let position = keyPositions[batch.layouts[row]][0] else { continue }
             let value = batch.value(at: batch.cells(of: row).lowerBound + position)
@@ -261,7 +261,7 @@ struct InsertWriter {
             guard let largest else { return [:] }
             if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return [:] }
         }
-        var found: [ParamValue: [ParamValue]] = [:]
+        var found: [StoreValue: [StoreValue]] = [:]
         let keyIndex = entity.primaryKeyIndexes[0]
         for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
             let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
@@ -275,7 +275,7 @@ struct InsertWriter {
     }
 
     /// The slow path for a row that collided: the policy decides, the conflict is recorded.
-    private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, existing: [ParamValue]? = nil,
+    private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, existing: [StoreValue]? = nil,
                                  in db: Database, keys: inout InsertedKeys, counts: inout StepReport) throws {
         let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
                                 job: environment.job, readSequence: 0, recompute: nil)

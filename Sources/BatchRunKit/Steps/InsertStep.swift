@@ -2,7 +2,7 @@
 public struct InsertStep: Sendable, Hashable {
     public enum Source: Sendable, Hashable {
         /// Inline rows: field name to value, in the order written.
-        case rows([[(field: String, value: ParamValue)]])
+        case rows([[(field: String, value: StoreValue)]])
         case file(path: String, format: FeedFormat)
 
         public static func == (lhs: Source, rhs: Source) -> Bool {

@@ -4,7 +4,7 @@ import Foundation
 /// name and moved into place only when complete, so a failed or cancelled fetch leaves the
 /// previous file untouched.
 protocol OutputWriter {
-    mutating func write(_ values: [ParamValue]) throws
+    mutating func write(_ values: [StoreValue]) throws
     mutating func finish() throws
     mutating func abandon()
 }
@@ -51,7 +51,7 @@ struct FileOutput: OutputWriter {
         }
     }
 
-    mutating func write(_ values: [ParamValue]) throws {
+    mutating func write(_ values: [StoreValue]) throws {
         switch format {
         case .csv:
             buffer += values.map { $0 == .null ? "" : Self.csvField($0.description) }.joined(separator: ",") + "\n"
@@ -82,7 +82,7 @@ struct FileOutput: OutputWriter {
         buffer = ""
     }
 
-    private func object(_ values: [ParamValue]) -> String {
+    private func object(_ values: [StoreValue]) -> String {
         "{" + zip(columns, values).map { "\(JSONText.string($0)): \(JSONText.value($1))" }.joined(separator: ", ") + "}"
     }
 
@@ -99,7 +99,7 @@ struct TableOutput: OutputWriter {
     let columns: [String]
     var rows: [[String]] = []
 
-    mutating func write(_ values: [ParamValue]) throws {
+    mutating func write(_ values: [StoreValue]) throws {
         rows.append(values.map { $0 == .null ? "NULL" : $0.description })
     }
 
@@ -143,7 +143,7 @@ enum JSONText {
         return result + "\""
     }
 
-    static func value(_ value: ParamValue) -> String {
+    static func value(_ value: StoreValue) -> String {
         switch value {
         case .null: return "null"
         case .integer(let int): return String(int)

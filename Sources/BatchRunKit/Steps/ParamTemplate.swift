@@ -26,10 +26,10 @@ public struct ParamTemplate: Sendable, Hashable {
     }
 
     /// Set when the template has no references.
-    public var constant: ParamValue?
+    public var constant: StoreValue?
     public var parts: [Part]
 
-    public init(constant: ParamValue) {
+    public init(constant: StoreValue) {
         self.constant = constant
         self.parts = []
     }
@@ -44,7 +44,7 @@ public struct ParamTemplate: Sendable, Hashable {
     }
 
     /// The value, with each reference looked up by `lookup` (nil when it has no value).
-    public func resolve(_ lookup: (Reference) -> ParamValue?) -> ParamValue? {
+    public func resolve(_ lookup: (Reference) -> StoreValue?) -> StoreValue? {
         if let constant { return constant }
         if parts.count == 1, case .reference(let reference) = parts[0] { return lookup(reference) }
         var text = ""

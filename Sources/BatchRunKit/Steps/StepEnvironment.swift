@@ -7,7 +7,7 @@ public struct StepEnvironment: Sendable {
     public var job: String
     public var entity: Entity
     /// Every placeholder's value, the step's params merged over the file's.
-    public var params: [String: ParamValue]
+    public var params: [String: StoreValue]
     public var batchSize: Int
     public var mergePolicy: MergePolicy
     /// True once the job is cancelled; steps check it at every batch boundary.
@@ -20,7 +20,7 @@ public struct StepEnvironment: Sendable {
     /// Told why a batch is about to be tried again.
     public var onRetry: @Sendable (String) -> Void = { _ in }
 
-    public init(job: String, entity: Entity, params: [String: ParamValue], batchSize: Int, mergePolicy: MergePolicy,
+    public init(job: String, entity: Entity, params: [String: StoreValue], batchSize: Int, mergePolicy: MergePolicy,
                 isCancelled: @escaping @Sendable () -> Bool = { false },
                 progress: @escaping @Sendable (RowCounts) -> Void = { _ in }) {
         self.job = job

@@ -48,7 +48,7 @@ final class ChangeLog: Sendable {
 /// Primary keys, compact for integer keys.
 struct KeySet {
     private var ranges: [ClosedRange<Int64>] = []
-    private var others: Set<[ParamValue]> = []
+    private var others: Set<[StoreValue]> = []
 
     var isEmpty: Bool { ranges.isEmpty && others.isEmpty }
 

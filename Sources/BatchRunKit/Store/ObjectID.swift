@@ -8,25 +8,25 @@
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// A one-column key is kept without an array: reading a million rows makes a million IDs.
     private enum Key: Sendable, Hashable {
-        case single(ParamValue)
-        case composite([ParamValue])
+        case single(StoreValue)
+        case composite([StoreValue])
     }
 
     public var entity: String
     private var storage: Key
 
-    public init(entity: String, key: [ParamValue]) {
+    public init(entity: String, key: [StoreValue]) {
         self.entity = entity
         self.storage = key.count == 1 ? .single(key[0]) : .composite(key)
     }
 
-    public init(entity: String, single value: ParamValue) {
+    public init(entity: String, single value: StoreValue) {
         self.entity = entity
         self.storage = .single(value)
     }
 
     /// Values of the entity's primary-key columns, in declaration order.
-    public var key: [ParamValue] {
+    public var key: [StoreValue] {
         switch storage {
         case .single(let value): return [value]
         case .composite(let values): return values
@@ -34,7 +34,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value of a one-column key.
-    public var singleKey: ParamValue? {
+    public var singleKey: StoreValue? {
         if case .single(let value) = storage { return value }
         return nil
     }

@@ -50,7 +50,7 @@ final class CellConverter: Sendable {
     }
 
     /// Appends a typed value (from JSON or inline rows).
-    func append(_ value: ParamValue, to batch: inout RowBatch) -> String? {
+    func append(_ value: StoreValue, to batch: inout RowBatch) -> String? {
         if case .text(let text) = value, nulls.contains(where: { $0.elementsEqual(text.utf8) }) { return appendNull(to: &batch) }
         switch ValueConverter.convert(value, to: type) {
         case .success(.null): return appendNull(to: &batch)

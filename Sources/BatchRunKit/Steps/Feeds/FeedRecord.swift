@@ -5,7 +5,7 @@ public struct FeedRecord: Sendable {
     /// Field names; for CSV and TSV the header, shared by every record.
     public var fields: [String]
     /// Values aligned with `fields`: text for CSV and TSV, typed for JSON.
-    public var values: [ParamValue]
+    public var values: [StoreValue]
 }
 
 /// A malformed feed: `data/sessions.csv:1234: unterminated quoted field`.

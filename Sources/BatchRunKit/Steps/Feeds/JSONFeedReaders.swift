@@ -148,7 +148,7 @@ enum JSONRecord {
             throw FeedError(file: file, line: line, message: "expected a JSON object")
         }
         var fields: [String] = []
-        var values: [ParamValue] = []
+        var values: [StoreValue] = []
         for key in dictionary.keys.sorted() {
             fields.append(key)
             guard let value = value(dictionary[key]!) else {
@@ -159,7 +159,7 @@ enum JSONRecord {
         return FeedRecord(line: line, fields: fields, values: values)
     }
 
-    static func value(_ any: Any) -> ParamValue? {
+    static func value(_ any: Any) -> StoreValue? {
         switch any {
         case is NSNull: return .null
         case let string as String: return .text(string)

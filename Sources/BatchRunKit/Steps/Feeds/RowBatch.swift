@@ -58,7 +58,7 @@ struct RowBatch: Sendable {
         bytes.append(contentsOf: data)
     }
 
-    mutating func append(_ value: ParamValue) {
+    mutating func append(_ value: StoreValue) {
         switch value {
         case .null: appendNull()
         case .integer(let int): appendInteger(int)
@@ -80,7 +80,7 @@ struct RowBatch: Sendable {
     }
 
     /// One cell as a value (for the slow paths: conflicts, rejected rows).
-    func value(at index: Int) -> ParamValue {
+    func value(at index: Int) -> StoreValue {
         let cell = cells[index]
         switch cell.kind {
         case .null: return .null

@@ -10,7 +10,7 @@ public enum ValueConverter {
         public var message: String
     }
 
-    public static func convert(_ value: ParamValue, to type: ColumnType) -> Result<ParamValue, Problem> {
+    public static func convert(_ value: StoreValue, to type: ColumnType) -> Result<StoreValue, Problem> {
         switch (value, type) {
         case (.null, _): return .success(.null)
         case (.text(let text), _): return convert(text: text, to: type)
@@ -30,7 +30,7 @@ public enum ValueConverter {
     }
 
     /// Text from a feed, parsed for the column's type.
-    public static func convert(text: String, to type: ColumnType) -> Result<ParamValue, Problem> {
+    public static func convert(text: String, to type: ColumnType) -> Result<StoreValue, Problem> {
         switch type {
         case .text: return .success(.text(text))
         case .blob: return .success(.blob(Array(text.utf8)))

@@ -156,13 +156,13 @@ public final class JobFileRun: Sendable {
     }
 
     /// The file's params with the step's params resolved over them.
-    static func resolvedParams(_ step: Step, file: JobFile, outputs: [String: [String: ParamValue]]) -> [String: ParamValue] {
+    static func resolvedParams(_ step: Step, file: JobFile, outputs: [String: [String: StoreValue]]) -> [String: StoreValue] {
         var params = file.params
         for (name, template) in step.params {
             params[name] = template.resolve { reference in
                 switch reference {
                 case .output(let name, let column): return outputs[name]?[column] ?? .null
-                case .environment(let name): return ProcessInfo.processInfo.environment[name].map(ParamValue.text)
+                case .environment(let name): return ProcessInfo.processInfo.environment[name].map(StoreValue.text)
                 case .parameter(let name): return file.params[name]
                 }
             } ?? .null

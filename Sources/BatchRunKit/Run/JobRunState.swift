@@ -2,15 +2,15 @@ import Synchronization
 
 /// What the jobs of one run share while they run: published `as:` outputs and step reports.
 final class JobRunState: Sendable {
-    private let outputs = Mutex<[String: [String: ParamValue]]>([:])
+    private let outputs = Mutex<[String: [String: StoreValue]]>([:])
     private let stepReports = Mutex<[String: [StepReport]]>([:])
     private let events = Mutex<(@Sendable (JobFileRun.Event) -> Void)?>(nil)
     /// Rows per running job: the steps done plus the running step's totals so far.
     private let liveRows = Mutex<[String: [Int: Int]]>([:])
 
-    var publishedOutputs: [String: [String: ParamValue]] { outputs.withLock { $0 } }
+    var publishedOutputs: [String: [String: StoreValue]] { outputs.withLock { $0 } }
 
-    func publish(_ name: String, _ values: [String: ParamValue]) {
+    func publish(_ name: String, _ values: [String: StoreValue]) {
         outputs.withLock { $0[name] = values }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-extension ParamValue {
+extension StoreValue {
     /// The value as GRDB binds it.
     public var databaseValue: DatabaseValue {
         switch self {
@@ -25,7 +25,7 @@ extension ParamValue {
     }
 }
 
-extension Dictionary where Key == String, Value == ParamValue {
+extension Dictionary where Key == String, Value == StoreValue {
     /// Named statement arguments: `:name` gets `self["name"]`.
     var statementArguments: StatementArguments {
         StatementArguments(mapValues(\.databaseValue))
