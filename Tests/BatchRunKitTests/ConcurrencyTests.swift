@@ -103,7 +103,7 @@ struct ConcurrencyTests {
         let test = try TestStore(rows: 3)
         defer { test.cleanUp() }
         let main = MainContext(store: test.store)
-        let seen = try main.fetch(FetchRequest(entity: "Account"))
+        let seen = try await main.fetch(FetchRequest(entity: "Account"))
         #expect(seen.map { $0["balance"] } == [.integer(10), .integer(10), .integer(10)])
 
         let holder = Context(store: test.store, name: "holder")

@@ -52,7 +52,7 @@ struct ReadmeExampleTests {
 
         let scheduler = Scheduler(operations: [seed, closeStale], maxConcurrent: 2, mainContext: main)
         let outcomes = await scheduler.run()
-        let stale = try main.fetch(FetchRequest(entity: "Session", where: "status = 'stale'")).count
+        let stale = try main.count(FetchRequest(entity: "Session", where: "status = 'stale'"))
         // --- README example ends here ---
 
         #expect(outcomes.map(\.status) == [.ok, .ok])

@@ -76,15 +76,16 @@ public actor Context {
         try core.atomically { try body(self) }
     }
 
-    // MARK: Raw reads and writes
+    // MARK: Raw reads and writes (inside the library)
 
     /// Reads from a consistent snapshot (inside `atomically`, from its transaction).
-    public func read<T>(_ body: (Database) throws -> T) throws -> T { try core.read(body) }
+    func read<T>(_ body: (Database) throws -> T) throws -> T { try core.read(body) }
 
-    /// One batch of raw writes in its own transaction (a savepoint inside `atomically`); the
-    /// `DidSave` that `body` returns is posted once the batch is committed. For bulk work,
-    /// such as an import, that needs no objects.
-    public func write<T>(_ body: (Database) throws -> (T, DidSave?)) throws -> T { try core.write(body) }
+    /// The one save path, for steps that write without objects (imports, hot swaps, direct
+    /// updates): `body` writes in one transaction and records what it changed.
+    func commit<T>(_ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
+        try core.commit(body)
+    }
 
     // MARK: Objects
 

@@ -22,7 +22,9 @@ final class ContextCore {
     private var readGeneration: UInt64?
     /// Set while `atomically` runs: every read and save goes through this one transaction.
     private var transaction: Database?
-    private var pendingDidSaves: [DidSave] = []
+    /// Saves committed inside `atomically`: posted, and their per-save blocks called, only
+    /// after the outer commit.
+    private var pendingSaves: [SaveResult] = []
 
     /// Interrupts this context's statement in flight when its work is cancelled.
     let interrupter = Interrupter()
@@ -33,59 +35,224 @@ final class ContextCore {
         self.mergePolicy = mergePolicy
     }
 
+    deinit {
+        if let readSequence { store.changeLog.close(read: readSequence) }
+    }
+
     func atomically<T>(_ body: () throws -> T) throws -> T {
-        pendingDidSaves = []
-        let result: T = try store.pool.write { db in
-            try interrupter.running(on: db.sqliteConnection) {
-                self.transaction = db
-                defer { self.transaction = nil }
-                return try body()
+        pendingSaves = []
+        // Until the outer commit, the saves inside may still roll back: keep them in the change log.
+        let opened = store.committedSequence
+        store.changeLog.open(read: opened)
+        defer { store.changeLog.close(read: opened) }
+        let result: T
+        do {
+            result = try store.pool.write { db in
+                try interrupter.running(on: db.sqliteConnection) {
+                    self.transaction = db
+                    defer { self.transaction = nil }
+                    return try body()
+                }
             }
+        } catch {
+            store.changeLog.forget(sequences: pendingSaves.compactMap { $0.didSave?.sequence })
+            pendingSaves = []
+            throw error
         }
-        let saves = pendingDidSaves
-        pendingDidSaves = []
-        for save in saves { store.didCommit(save) }
+        let saves = pendingSaves
+        pendingSaves = []
+        for save in saves { didCommit(save) }
         return result
+    }
+
+    // MARK: The one save path
+
+    /// Every write that changes user rows goes through here (object saves, raw batch writes,
+    /// imports, hot swaps): `body` writes in one transaction (a savepoint inside `atomically`)
+    /// and records what it changed in `changes`; the save is numbered and its keys recorded in
+    /// the store's change log inside the transaction; after the commit (inside `atomically`,
+    /// after the outer commit) the `DidSave` is posted and the per-save block called, once.
+    /// `withIDs`: the `DidSave` lists the changed IDs even when nobody listens (object saves,
+    /// whose IDs exist anyway); raw writes make IDs only for a listener.
+    func commit<T>(withIDs: Bool = false, _ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
+        var changes = SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil)
+        var sequence: UInt64?
+        func work(_ db: Database) throws -> T {
+            let value = try body(db, &changes)
+            let number = store.nextSaveSequence()
+            sequence = number
+            store.changeLog.record(sequence: number, job: name, changes: changes.changedKeys)
+            return value
+        }
+        let value: T
+        do {
+            if let transaction {
+                var inner: T?
+                try transaction.inSavepoint {
+                    inner = try work(transaction)
+                    return .commit
+                }
+                value = inner!
+            } else {
+                value = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
+            }
+        } catch {
+            if let sequence { store.changeLog.forget(sequences: [sequence]) }
+            throw error
+        }
+        var result = SaveResult(didSave: changes.didSave(sequence: sequence!, savedBy: name))
+        result.inserted = changes.inserted
+        result.updated = changes.updated
+        result.deleted = changes.deleted
+        // Conflicts in key order (a registry is unordered), as a report reader expects.
+        result.conflicts = changes.conflicts.sorted { StoreValue.sortsBefore($0.objectID.key, $1.objectID.key) }
+        if transaction != nil {
+            pendingSaves.append(result)
+        } else {
+            didCommit(result)
+        }
+        return (value, result)
+    }
+
+    /// After the commit: the `DidSave` to every subscriber, then the per-save block.
+    private func didCommit(_ result: SaveResult) {
+        if let save = result.didSave { store.post(save) }
+        didSaveBlock?(result)
+    }
+
+    /// The read this context's unsaved objects came from starts now, unless one is open.
+    private func beginRead() {
+        guard readSequence == nil else { return }
+        let sequence = store.committedSequence
+        readSequence = sequence
+        readGeneration = store.changeGeneration
+        store.changeLog.open(read: sequence)
+    }
+
+    /// The context holds nothing read any more (it saved or reset).
+    private func endRead() {
+        if let readSequence { store.changeLog.close(read: readSequence) }
+        readSequence = nil
+        readGeneration = nil
     }
 
     // MARK: Reading
 
+    /// Rows read for a `FetchRequest`, before they become objects: each as read, and with the
+    /// request's assigned columns computed.
+    struct FetchedRows: Sendable {
+        var rows: [(read: [StoreValue], changed: [StoreValue])] = []
+        /// The store's save number and change generation before the read.
+        var sequence: UInt64
+        var generation: UInt64
+    }
+
     /// Fetches rows as objects. An object already registered with unsaved changes keeps them.
     func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        guard let entity = store.model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
-        if readSequence == nil {
-            readSequence = store.saveSequence
-            readGeneration = store.changeGeneration
-        }
-        let sql = request.sql(for: entity)
-        let arguments = request.arguments()
+        let entity = try entity(named: request.entity)
+        let assigned = try assignedIndexes(request, entity: entity)
+        beginRead()
         let keyIndexes = entity.primaryKeyIndexes
-        let assigned = try request.assigning.map { assignment in
-            guard let index = entity.columns.firstIndex(where: { $0.name == assignment.column }) else {
-                throw ContextError.unknownColumn(entity.name, assignment.column)
-            }
-            return index
-        }
         if let limit = request.limit { registered.reserveCapacity(registered.count + limit) }
         return try read { db in
             var objects: [ManagedObject] = []
             objects.reserveCapacity(request.limit ?? 0)
-            try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, named: arguments,
+            try RawStatement.forEachRow(try db.cachedStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
                                         split: entity.columns.count, assigned: assigned) { values, changed in
-                let id = keyIndexes.count == 1 ? ObjectID(entity: entity.name, single: values[keyIndexes[0]])
-                                               : ObjectID(entity: entity.name, key: keyIndexes.map { values[$0] })
-                if let existing = registered[id] {
-                    if !existing.hasChanges { existing.refresh(with: values) }
-                    if !assigned.isEmpty { existing.assign(changed, columns: assigned) }
-                    objects.append(existing)
-                } else {
-                    let object = ManagedObject(entity: entity, values: changed, snapshot: values, id: id,
-                                               changed: !assigned.isEmpty)
-                    registered[id] = object
-                    objects.append(object)
-                }
+                objects.append(register(values, changed: changed, entity: entity, keyIndexes: keyIndexes, assigned: assigned))
             }
             return objects
+        }
+    }
+
+    /// Reads a `FetchRequest`'s rows off the context's isolation (the main context's async fetch).
+    static func readOffMain(_ request: FetchRequest, store: Store) async throws -> FetchedRows {
+        guard let entity = store.model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
+        let assigned = try assignedIndexes(request, entity: entity)
+        let sequence = store.committedSequence, generation = store.changeGeneration
+        return try await store.pool.read { db in
+            var fetched = FetchedRows(sequence: sequence, generation: generation)
+            try RawStatement.forEachRow(try db.cachedStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
+                                        split: entity.columns.count, assigned: assigned) { values, changed in
+                fetched.rows.append((values, changed))
+            }
+            return fetched
+        }
+    }
+
+    /// Registers rows read off the context's isolation, as `fetch` does.
+    func register(_ fetched: FetchedRows, for request: FetchRequest) throws -> [ManagedObject] {
+        let entity = try entity(named: request.entity)
+        let assigned = try assignedIndexes(request, entity: entity)
+        if readSequence == nil {
+            readSequence = fetched.sequence
+            readGeneration = fetched.generation
+            store.changeLog.open(read: fetched.sequence)
+        }
+        return fetched.rows.map { register($0.read, changed: $0.changed, entity: entity, keyIndexes: entity.primaryKeyIndexes,
+                                           assigned: assigned) }
+    }
+
+    private func register(_ values: [StoreValue], changed: [StoreValue], entity: Entity, keyIndexes: [Int],
+                          assigned: [Int]) -> ManagedObject {
+        let id = keyIndexes.count == 1 ? ObjectID(entity: entity.name, single: values[keyIndexes[0]])
+                                       : ObjectID(entity: entity.name, key: keyIndexes.map { values[$0] })
+        if let existing = registered[id] {
+            if !existing.hasChanges { existing.refresh(with: values) }
+            if !assigned.isEmpty { existing.assign(changed, columns: assigned) }
+            return existing
+        }
+        let object = ManagedObject(entity: entity, values: changed, snapshot: values, id: id, changed: !assigned.isEmpty)
+        registered[id] = object
+        return object
+    }
+
+    private func entity(named name: String) throws -> Entity {
+        guard let entity = store.model[name] else { throw ContextError.unknownEntity(name) }
+        return entity
+    }
+
+    private static func assignedIndexes(_ request: FetchRequest, entity: Entity) throws -> [Int] {
+        try request.assigning.map { assignment in
+            guard let index = entity.position(ofColumn: assignment.column) else {
+                throw ContextError.unknownColumn(entity.name, assignment.column)
+            }
+            return index
+        }
+    }
+
+    private func assignedIndexes(_ request: FetchRequest, entity: Entity) throws -> [Int] {
+        try Self.assignedIndexes(request, entity: entity)
+    }
+
+    /// Rows of values for a `RowRequest`, from a snapshot.
+    func fetch(_ request: RowRequest) throws -> [ResultRow] {
+        try read { db in try Self.rows(request, model: store.model, in: db) }
+    }
+
+    static func rows(_ request: RowRequest, model: Model, in db: Database) throws -> [ResultRow] {
+        guard let entity = model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
+        let columns = request.resultColumns(of: entity)
+        var rows: [ResultRow] = []
+        try RawStatement.forEachRow(try db.cachedStatement(sql: request.sql(for: entity)), in: db, named: request.params,
+                                    split: columns.count, assigned: []) { values, _ in
+            rows.append(ResultRow(columns: columns, values: values))
+        }
+        return rows
+    }
+
+    /// How many rows a `FetchRequest` matches, counted in the store.
+    func count(_ request: FetchRequest) throws -> Int {
+        let entity = try entity(named: request.entity)
+        var plain = request
+        plain.assigning = []
+        let sql = "SELECT count(*) FROM (\(plain.sql(for: entity)))"
+        return try read { db in
+            var count = 0
+            try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, named: plain.arguments(), split: 1, assigned: []) { row, _ in
+                if case .integer(let value) = row[0] { count = Int(value) }
+            }
+            return count
         }
     }
 
@@ -104,30 +271,6 @@ final class ContextCore {
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
         return try store.pool.read { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
-    }
-
-    /// Runs one batch of raw writes in its own transaction (a savepoint inside `atomically`),
-    /// then posts the `DidSave` that `body` describes once the batch is committed.
-    func write<T>(_ body: (Database) throws -> (T, DidSave?)) throws -> T {
-        if let transaction {
-            var outcome: (T, DidSave?)?
-            try transaction.inSavepoint {
-                outcome = try body(transaction)
-                return .commit
-            }
-            if let save = outcome!.1 { pendingDidSaves.append(save) }
-            return outcome!.0
-        }
-        let (value, save) = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
-        if let save {
-            store.didCommit(save)
-            var result = SaveResult(didSave: save)
-            result.inserted = save.inserted.values.map(\.count).reduce(0, +)
-            result.updated = save.updated.values.map(\.count).reduce(0, +)
-            result.deleted = save.deleted.values.map(\.count).reduce(0, +)
-            didSaveBlock?(result)
-        }
-        return value
     }
 
     // MARK: Changing
@@ -173,8 +316,7 @@ final class ContextCore {
     func reset() {
         inserted.removeAll()
         registered.removeAll()
-        readSequence = nil
-        readGeneration = nil
+        endRead()
     }
 
     // MARK: Saving
@@ -187,63 +329,44 @@ final class ContextCore {
         guard hasChanges else { return SaveResult() }
         let objects = registered.values.filter { $0.hasChanges }
         let inserts = inserted
-        let readSequence = self.readSequence ?? store.saveSequence
+        let readSequence = self.readSequence ?? store.committedSequence
         let readGeneration = self.readGeneration
-        let work = { (db: Database) throws -> SaveResult in
+        let (_, result) = try commit(withIDs: true) { db, changes in
             if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
-                return try self.writeBulk(bulk, changes: objects, in: db)
+                try self.writeBulk(bulk, objects: objects, in: db, into: &changes)
+            } else {
+                try self.write(inserts: inserts, objects: objects, in: db, readSequence: readSequence, into: &changes)
             }
-            return try self.write(inserts: inserts, changes: objects, in: db, readSequence: readSequence)
-        }
-        let result: SaveResult
-        if let transaction {
-            var saved: SaveResult?
-            try transaction.inSavepoint {
-                saved = try work(transaction)
-                return .commit
-            }
-            result = saved!
-            if let save = result.didSave { pendingDidSaves.append(save) }
-        } else {
-            result = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
-            if let save = result.didSave { store.didCommit(save) }
         }
         if forgetting {
             reset()
         } else {
             afterSave(inserts: inserts, changes: objects, conflicts: result.conflicts)
         }
-        didSaveBlock?(result)
         return result
     }
 
     /// The fast save: nothing was committed since the read, so no row can conflict and the
     /// batch's set-based statement changes exactly the objects' rows.
-    private func writeBulk(_ bulk: BulkChange, changes: [ManagedObject], in db: Database) throws -> SaveResult {
+    private func writeBulk(_ bulk: BulkChange, objects: [ManagedObject], in db: Database, into changes: inout SaveChanges) throws {
         try db.execute(sql: bulk.sql, arguments: bulk.params.statementArguments)
-        var result = SaveResult()
-        var updated = IDsByEntity(), deleted = IDsByEntity()
-        if let entity = changes.first?.entity.name, changes.allSatisfy({ $0.entity.name == entity && !$0.isDeleted })
-            || changes.allSatisfy({ $0.entity.name == changes.first?.entity.name && $0.isDeleted }) {
+        if let entity = objects.first?.entity.name, objects.allSatisfy({ $0.entity.name == entity && !$0.isDeleted })
+            || objects.allSatisfy({ $0.entity.name == entity && $0.isDeleted }) {
             // One entity, one kind of change: the usual batch, gathered in one pass.
-            let ids = changes.compactMap(\.objectID)
-            if changes.first?.isDeleted == true { deleted.append(contentsOf: ids) } else { updated.append(contentsOf: ids) }
+            changes.record(contentsOf: objects.compactMap(\.objectID), entity: entity,
+                           objects.first?.isDeleted == true ? .deleted : .updated)
         } else {
-            for object in changes {
+            for object in objects {
                 guard let id = object.objectID else { continue }
-                if object.isDeleted { deleted.append(id) } else { updated.append(id) }
+                changes.record(id, object.isDeleted ? .deleted : .updated)
             }
         }
-        result.deleted = deleted.count
-        result.updated = db.changesCount - result.deleted
-        result.didSave = DidSave(sequence: store.nextSaveSequence(), savedBy: name, updated: updated.dictionary,
-                                 deleted: deleted.dictionary)
-        return result
+        changes.deleted = objects.filter(\.isDeleted).count
+        changes.updated = db.changesCount - changes.deleted
     }
 
-    private func write(inserts: [ManagedObject], changes: [ManagedObject], in db: Database, readSequence: UInt64) throws -> SaveResult {
-        var result = SaveResult()
-        var insertedIDs: [String: [ObjectID]] = [:], updatedIDs: [String: [ObjectID]] = [:], deletedIDs: [String: [ObjectID]] = [:]
+    private func write(inserts: [ManagedObject], objects: [ManagedObject], in db: Database, readSequence: UInt64,
+                       into changes: inout SaveChanges) throws {
         var writers: [String: SaveWriter] = [:]
         func writer(_ entity: Entity) -> SaveWriter {
             if let existing = writers[entity.name] { return existing }
@@ -261,40 +384,35 @@ final class ContextCore {
                 // Read the row back: defaults and a rowid SQLite assigned become the snapshot.
                 if let row = try writer(object.entity).currentRow(id) { object.values = row }
                 if outcome.inserted {
-                    insertedIDs[id.entity, default: []].append(id)
-                    result.inserted += 1
+                    changes.record(id, .inserted)
+                    changes.inserted += 1
                 } else {
-                    updatedIDs[id.entity, default: []].append(id)
-                    result.updated += 1
+                    changes.record(id, .updated)
+                    changes.updated += 1
                 }
             }
-            if let conflict = outcome.conflict { result.conflicts.append(conflict) }
+            if let conflict = outcome.conflict { changes.conflicts.append(conflict) }
         }
-        for object in changes {
+        for object in objects {
             guard let id = object.objectID else { continue }
             if object.isDeleted {
                 let outcome = try writer(object.entity).delete(object)
-                if let conflict = outcome.conflict { result.conflicts.append(conflict) }
+                if let conflict = outcome.conflict { changes.conflicts.append(conflict) }
                 if outcome.deleted {
-                    deletedIDs[id.entity, default: []].append(id)
-                    result.deleted += 1
+                    changes.record(id, .deleted)
+                    changes.deleted += 1
                 }
             } else if let conflict = try writer(object.entity).update(object) {
-                result.conflicts.append(conflict)
+                changes.conflicts.append(conflict)
                 if conflict.outcome != .rolledBack && conflict.outcome != .keptStore {
-                    updatedIDs[id.entity, default: []].append(id)
-                    result.updated += 1
+                    changes.record(id, .updated)
+                    changes.updated += 1
                 }
             } else {
-                updatedIDs[id.entity, default: []].append(id)
-                result.updated += 1
+                changes.record(id, .updated)
+                changes.updated += 1
             }
         }
-        result.didSave = DidSave(sequence: store.nextSaveSequence(), savedBy: name, inserted: insertedIDs,
-                                 updated: updatedIDs, deleted: deletedIDs)
-        // Conflicts in key order (the registry is unordered), as a report reader expects.
-        result.conflicts.sort { StoreValue.sortsBefore($0.objectID.key, $1.objectID.key) }
-        return result
     }
 
     /// After a save: snapshots become the saved values, deleted and conflicting objects are
@@ -315,24 +433,64 @@ final class ContextCore {
             registered[id] = object
         }
         inserted.removeAll()
-        readSequence = nil
-        readGeneration = nil
+        endRead()
     }
 
     // MARK: Merging
 
     /// Merges another context's save: registered objects without unsaved changes are refreshed
-    /// from the store (or dropped when deleted); objects with changes keep them, and the save
-    /// checks them.
+    /// in place from the store (the same instances), or dropped when deleted; objects with
+    /// changes keep them, and the next save checks them.
     func merge(_ save: DidSave) throws {
-        for id in save.deleted.values.flatMap({ $0 }) {
+        let ids = mergePlan(for: save)
+        guard !ids.isEmpty else { return }
+        let rows = try read { db in try Self.currentRows(of: ids, model: store.model, in: db) }
+        apply(rows, to: ids)
+    }
+
+    /// A merge's first half, cheap: drops registered objects the save deleted (unless they
+    /// have changes) and returns the registered objects without changes that it updated.
+    func mergePlan(for save: DidSave) -> [ObjectID] {
+        for id in save.deleted.values.joined() {
             if let object = registered[id], !object.hasChanges { registered[id] = nil }
         }
-        let refresh = (save.updated.values.flatMap { $0 } + save.inserted.values.flatMap { $0 })
-            .filter { registered[$0].map { !$0.hasChanges } ?? false }
-        for id in refresh {
-            registered[id] = nil
-            _ = try existingObject(with: id)
+        var refresh: [ObjectID] = []
+        for id in [save.updated, save.inserted].lazy.flatMap({ $0.values.joined() }) {
+            if let object = registered[id], !object.hasChanges { refresh.append(id) }
         }
+        return refresh
+    }
+
+    /// A merge's second half: the rows read for `ids` become the objects' values and
+    /// snapshots, in place; an object whose row is gone is dropped. Objects changed since the
+    /// plan keep their changes.
+    func apply(_ rows: [ObjectID: [StoreValue]], to ids: [ObjectID]) {
+        for id in ids {
+            guard let object = registered[id], !object.hasChanges else { continue }
+            if let row = rows[id] { object.refresh(with: row) } else { registered[id] = nil }
+        }
+    }
+
+    /// The current rows of `ids`, read with one statement per entity and 500 keys.
+    static func currentRows(of ids: [ObjectID], model: Model, in db: Database) throws -> [ObjectID: [StoreValue]] {
+        var rows: [ObjectID: [StoreValue]] = [:]
+        rows.reserveCapacity(ids.count)
+        for (entityName, group) in Dictionary(grouping: ids, by: \.entity) {
+            guard let entity = model[entityName] else { continue }
+            let keys = entity.primaryKey.map(SQL.quote)
+            let keyIndexes = entity.primaryKeyIndexes
+            for start in stride(from: 0, to: group.count, by: 500) {
+                let chunk = group[start..<min(start + 500, group.count)]
+                let placeholder = keys.count == 1 ? "?" : "(" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
+                let match = keys.count == 1 ? keys[0] : "(" + keys.joined(separator: ", ") + ")"
+                let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(match) IN ("
+                    + Array(repeating: placeholder, count: chunk.count).joined(separator: ", ") + ")"
+                try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, positional: chunk.flatMap(\.key),
+                                            split: entity.columns.count, assigned: []) { row, _ in
+                    rows[ObjectID(entity: entity.name, key: keyIndexes.map { row[$0] })] = row
+                }
+            }
+        }
+        return rows
     }
 }

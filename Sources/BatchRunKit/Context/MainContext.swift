@@ -1,59 +1,122 @@
 /// The context of the main actor (Core Data's view context): it merges every save of the
-/// store automatically, so code on the main actor (completion blocks among it) reads what
-/// the jobs saved.
+/// store by itself, refreshing the objects it holds in place, so code on the main actor
+/// (completion blocks among it) reads what the jobs saved.
+///
+/// Merges never hold the main actor long: the rows a save changed are read off it, in
+/// batches, and applied in one hop. `fetch` has an async form that reads off the main actor.
 ///
 /// ```swift
 /// @MainActor func show(_ store: Store) async throws {
 ///     let main = MainContext(store: store)
-///     // ... jobs save ...
-///     await main.catchUp()
-///     let open = try main.fetch(FetchRequest(entity: "Session", where: "status = 'open'"))
+///     let open = try await main.fetch(FetchRequest(entity: "Session", where: "status = 'open'"))
+///     // ... jobs save; `open`'s objects are refreshed in place as they do ...
+///     await main.catchUp()                      // every save committed so far is merged
+///     let count = try main.count(FetchRequest(entity: "Session"))
 /// }
 /// ```
 @MainActor
 public final class MainContext {
     public let store: Store
-    private let core: ContextCore
+    let core: ContextCore
     private var observation: Task<Void, Never>?
     /// The number of the last save merged.
     public private(set) var mergedSequence: UInt64
+    private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+
+    /// Objects refreshed per hop to the main actor.
+    static let mergeSlice = 10_000
 
     public init(store: Store) {
         self.store = store
         self.core = ContextCore(store: store, name: "main", mergePolicy: .error)
-        self.mergedSequence = store.saveSequence
+        self.mergedSequence = store.committedSequence
         let saves = store.didSaves()
         observation = Task { @MainActor [weak self] in
             for await save in saves {
                 guard let self else { return }
-                try? self.core.merge(save)
-                self.mergedSequence = max(self.mergedSequence, save.sequence)
+                await self.mergeOffMain(save)
             }
         }
     }
 
-    deinit {
+    isolated deinit {
         observation?.cancel()
+        for waiter in waiters { waiter.continuation.resume() }
     }
 
-    /// Waits until every save posted before this call has been merged.
+    /// Waits until every save committed before this call has been merged. `Scheduler.run()`
+    /// and completion blocks already wait for it.
     public func catchUp() async {
-        let target = store.postedSaveSequence
-        while mergedSequence < target && !Task.isCancelled {
-            await Task.yield()
+        let target = store.committedSequence
+        guard mergedSequence < target else { return }
+        await withCheckedContinuation { continuation in
+            waiters.append((target, continuation))
         }
     }
 
+    private func mergeOffMain(_ save: DidSave) async {
+        let ids = core.mergePlan(for: save)
+        var start = 0
+        while start < ids.count {
+            let slice = Array(ids[start..<min(start + Self.mergeSlice, ids.count)])
+            let store = self.store
+            if let rows = try? await store.pool.read({ db in try ContextCore.currentRows(of: slice, model: store.model, in: db) }) {
+                core.apply(rows, to: slice)
+            }
+            start += Self.mergeSlice
+        }
+        mergedSequence = max(mergedSequence, save.sequence)
+        let ready = waiters.filter { $0.sequence <= mergedSequence }
+        waiters.removeAll { $0.sequence <= mergedSequence }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    // MARK: Reading
+
+    /// Fetches rows as objects, reading on the main actor: for small reads.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] { try core.fetch(request) }
+
+    /// Fetches rows as objects, reading off the main actor and registering them in one hop.
+    public func fetch(_ request: FetchRequest) async throws -> [ManagedObject] {
+        let read = try await ContextCore.readOffMain(request, store: store)
+        return try core.register(read, for: request)
+    }
+
+    /// Rows of values (counts, aggregates, groups), read off the main actor.
+    public func fetch(_ request: RowRequest) async throws -> [ResultRow] {
+        let model = store.model
+        return try await store.pool.read { db in try ContextCore.rows(request, model: model, in: db) }
+    }
+
+    /// Rows of values, read on the main actor.
+    public func fetch(_ request: RowRequest) throws -> [ResultRow] { try core.fetch(request) }
+
+    /// How many rows match (`request.limit` and `after` apply).
+    public func count(_ request: FetchRequest) throws -> Int { try core.count(request) }
 
     public func existingObject(with id: ObjectID) throws -> ManagedObject? { try core.existingObject(with: id) }
 
     public var registeredObjects: [ManagedObject] { core.registeredObjects }
+
+    // MARK: Changing
+
+    /// A new object, saved with the next `save()`.
+    @discardableResult
+    public func insert(into entity: String, values: [String: StoreValue]) throws -> ManagedObject {
+        try core.insert(into: entity, values: values)
+    }
+
+    /// Marks an object deleted; the row goes with the next `save()`.
+    public func delete(_ object: ManagedObject) { core.delete(object) }
 
     public var hasChanges: Bool { core.hasChanges }
 
     @discardableResult
     public func save() throws -> SaveResult { try core.save() }
 
+    /// Discards every unsaved change.
+    public func rollback() { core.rollback() }
+
+    /// Merges a save now (saves of the store are merged by themselves).
     public func merge(_ save: DidSave) throws { try core.merge(save) }
 }

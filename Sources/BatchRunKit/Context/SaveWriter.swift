@@ -76,7 +76,7 @@ struct SaveWriter {
         let ours: [StoreValue]? = deleting ? nil : object.values
         let current = try currentRow(id)
         var conflict = MergeConflict(job: job, objectID: id, kind: current == nil ? .deleted : .optimistic, policy: policy,
-                                     outcome: .failed, changedBy: store.lastWriter(of: id, after: readSequence) ?? MergeConflict.outsideThisRun,
+                                     outcome: .failed, changedBy: store.changeLog.lastWriter(of: id, after: readSequence) ?? MergeConflict.outsideThisRun,
                                      properties: [])
         // The properties that tell the story: what either side changed (for a row deleted in
         // the store, what this job changed; for this job's delete, what the store changed).
@@ -239,7 +239,7 @@ struct SaveWriter {
     func resolveConstraint(columns: [String], values: [StoreValue], existing: [StoreValue]) throws -> MergeConflict {
         let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, existing))
         var conflict = MergeConflict(job: job, objectID: id, kind: .constraint, policy: policy, outcome: .failed,
-                                     changedBy: store.lastWriter(of: id, after: 0) ?? MergeConflict.outsideThisRun, properties: [])
+                                     changedBy: store.changeLog.lastWriter(of: id) ?? MergeConflict.outsideThisRun, properties: [])
         let fed: [(index: Int, value: StoreValue)] = zip(columns, values).compactMap { name, value in
             entity.columns.firstIndex { $0.name == name }.map { ($0, value) }
         }

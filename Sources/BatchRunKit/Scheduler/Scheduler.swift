@@ -49,12 +49,14 @@ public final class Scheduler: Sendable {
     public var isCancelled: Bool { cancelled.withLock { $0 } }
 
     /// Runs everything and returns each operation's outcome, in the operations' order, once
-    /// every operation has ended and every completion block has run.
+    /// every operation has ended, every completion block has run, and the main context (when
+    /// given) has merged every save.
     public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async -> [OperationOutcome] {
         guard !operations.isEmpty else { return [] }
         let engine = SchedulerEngine(scheduler: self, onEvent: onEvent)
         let outcomes = await engine.run()
         await engine.completionsDone()
+        if let mainContext { await mainContext.catchUp() }
         return outcomes
     }
 }

@@ -29,10 +29,21 @@ public enum BatchUpdateRunner {
     private static func runDirect(_ step: BatchUpdateStep, _ environment: StepEnvironment, _ context: isolated Context,
                                   _ report: inout StepReport) throws {
         if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
-        report.rows.updated = try context.write { db -> (Int, DidSave?) in
-            try db.execute(sql: step.sql(for: environment.entity), arguments: environment.params.statementArguments)
-            return (db.changesCount, nil)
+        let entity = environment.entity
+        // RETURNING the keys: the save names the rows it changed, like every other save.
+        let sql = step.sql(for: entity) + " RETURNING " + SQL.quoteList(entity.primaryKey)
+        let (_, result) = try context.commit { db, changes in
+            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, named: environment.params,
+                                        split: entity.primaryKey.count, assigned: []) { key, _ in
+                if entity.hasRowidKey, case .integer(let rowid) = key[0] {
+                    changes.record(rowid: rowid, entity: entity.name, .updated)
+                } else {
+                    changes.record(ObjectID(entity: entity.name, key: key), .updated)
+                }
+                changes.updated += 1
+            }
         }
+        report.rows.updated = result.updated
         report.batches.committed = 1
     }
 

@@ -110,10 +110,8 @@ struct InsertWriter {
                 do {
                     try environment.withRetries(retried: { retries += 1 }) {
                         counted = report
-                        try context.write { db -> ((), DidSave?) in
-                            var keys = InsertedKeys(entity: environment.entity, wantsIDs: store.hasSaveObservers)
-                            try write(batch, layouts: layouts, in: db, keys: &keys, counts: &counted)
-                            return ((), keys.save(store: store, savedBy: environment.job))
+                        _ = try context.commit { db, changes in
+                            try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
                         }
                     }
                 } catch {
@@ -135,10 +133,9 @@ struct InsertWriter {
     mutating func hotSwap(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
         var counted = report
         do {
-            try context.write { db -> ((), DidSave?) in
-                try db.execute(sql: "DELETE FROM \(SQL.quote(environment.entity.tableName))")
-                counted.rows.deleted = db.changesCount
-                var keys = InsertedKeys(entity: environment.entity, wantsIDs: store.hasSaveObservers)
+            _ = try context.commit { db, changes in
+                try deleteAll(in: db, changes: &changes)
+                counted.rows.deleted = changes.deleted
                 loop: while true {
                     if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
                     switch pipe.take() {
@@ -150,10 +147,9 @@ struct InsertWriter {
                         throw StepError(message, report: report)
                     case .batch(let batch, let layouts, let rejected):
                         counted.rows.rejected = rejected
-                        try write(batch, layouts: layouts, in: db, keys: &keys, counts: &counted)
+                        try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
                     }
                 }
-                return ((), keys.save(store: store, savedBy: environment.job))
             }
         } catch {
             report.rows.rejected = counted.rows.rejected
@@ -163,6 +159,16 @@ struct InsertWriter {
         report = counted
         report.batches.committed += 1
         environment.progress(report.rows)
+    }
+
+    /// Hot swap's first statement: every row of the entity goes, its keys recorded as deleted.
+    private func deleteAll(in db: Database, changes: inout SaveChanges) throws {
+        let entity = environment.entity
+        let sql = "DELETE FROM \(SQL.quote(entity.tableName)) RETURNING \(SQL.quoteList(entity.primaryKey))"
+        try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, split: entity.primaryKey.count, assigned: []) { key, _ in
+            changes.record(ObjectID(entity: entity.name, key: key), .deleted)
+            changes.deleted += 1
+        }
     }
 
     /// The step's error for a failed batch: a conflict under `error` keeps its record.
@@ -181,7 +187,7 @@ struct InsertWriter {
     }
 
     /// Writes one batch in `db`'s transaction, adding to `counts`.
-    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, keys: inout InsertedKeys,
+    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, changes: inout SaveChanges,
                         counts: inout StepReport) throws {
         let entity = environment.entity
         var statements: [Int: Statement] = [:]
@@ -201,7 +207,7 @@ struct InsertWriter {
                 if !existing.isEmpty, let position = keyPositions[layout][0], entity.primaryKey.count == 1,
                    let current = existing[batch.value(at: batch.cells(of: row).lowerBound + position)] {
                     // The key is taken: the merge policy decides, without a failing INSERT first.
-                    try resolveConflict(batch, row: row, layout: layouts[layout], existing: current, in: db, keys: &keys, counts: &counts)
+                    try resolveConflict(batch, row: row, layout: layouts[layout], existing: current, in: db, changes: &changes, counts: &counts)
                     continue
                 }
                 var parameter: Int32 = 1
@@ -223,17 +229,18 @@ struct InsertWriter {
                 sqlite3_reset(handle)
                 if code == SQLITE_DONE {
                     counts.rows.inserted += 1
+                    changes.inserted += 1
                     if let rowid = rowidKey(batch, row: row, keys: keyPositions[layout], connection: connection) {
-                        keys.insert(rowid: rowid)
+                        changes.record(rowid: rowid, entity: entity.name, .inserted)
                     } else {
-                        keys.insert(insertedID(batch, row: row, keys: keyPositions[layout]))
+                        changes.record(insertedID(batch, row: row, keys: keyPositions[layout]), .inserted)
                     }
                     continue
                 }
                 let extended = sqlite3_extended_errcode(connection)
                 let message = String(cString: sqlite3_errmsg(connection))
                 if extended == Self.constraintPrimaryKey || extended == Self.constraintUnique {
-                    try resolveConflict(batch, row: row, layout: layouts[layout], in: db, keys: &keys, counts: &counts)
+                    try resolveConflict(batch, row: row, layout: layouts[layout], in: db, changes: &changes, counts: &counts)
                     continue
                 }
                 if code == SQLITE_INTERRUPT { throw DatabaseError(resultCode: .SQLITE_INTERRUPT, message: message) }
@@ -276,7 +283,7 @@ struct InsertWriter {
 
     /// The slow path for a row that collided: the policy decides, the conflict is recorded.
     private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, existing: [StoreValue]? = nil,
-                                 in db: Database, keys: inout InsertedKeys, counts: inout StepReport) throws {
+                                 in db: Database, changes: inout SaveChanges, counts: inout StepReport) throws {
         let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
                                 job: environment.job, readSequence: 0, recompute: nil)
         let values = batch.cells(of: row).map { batch.value(at: $0) }
@@ -295,10 +302,17 @@ struct InsertWriter {
         if let conflict = outcome.conflict {
             counts.conflicts += 1
             counts.conflictRecords.append(conflict.record(entity: environment.entity))
+            changes.conflicts.append(conflict)
         }
         if let id = outcome.id {
-            if outcome.inserted { counts.rows.inserted += 1 } else { counts.rows.updated += 1 }
-            keys.insert(id, updated: !outcome.inserted)
+            if outcome.inserted {
+                counts.rows.inserted += 1
+                changes.inserted += 1
+            } else {
+                counts.rows.updated += 1
+                changes.updated += 1
+            }
+            changes.record(id, outcome.inserted ? .inserted : .updated)
         }
     }
 
@@ -316,43 +330,6 @@ struct InsertWriter {
         let cells = batch.cells(of: row)
         return ObjectID(entity: environment.entity.name,
                         key: keys.map { position in position.map { batch.value(at: cells.lowerBound + $0) } ?? .null })
-    }
-}
-
-/// The keys a batch of inserts wrote: as `ObjectID`s when someone listens to the store's saves,
-/// else only as the compact key set the store keeps for naming who changed a row.
-struct InsertedKeys {
-    let entity: Entity
-    let wantsIDs: Bool
-    private var inserted: [ObjectID] = []
-    private var updated: [ObjectID] = []
-    private var keys = KeySet()
-
-    init(entity: Entity, wantsIDs: Bool) {
-        self.entity = entity
-        self.wantsIDs = wantsIDs
-    }
-
-    mutating func insert(rowid: Int64) {
-        keys.insert(integer: rowid)
-        if wantsIDs { inserted.append(ObjectID(entity: entity.name, single: .integer(rowid))) }
-    }
-
-    mutating func insert(_ id: ObjectID, updated isUpdate: Bool = false) {
-        keys.insert(id)
-        guard wantsIDs else { return }
-        if isUpdate { updated.append(id) } else { inserted.append(id) }
-    }
-
-    /// The save's `DidSave` for subscribers, or nil after recording the keys directly.
-    func save(store: Store, savedBy job: String) -> DidSave? {
-        let sequence = store.nextSaveSequence()
-        guard wantsIDs else {
-            store.recordChanges(sequence: sequence, savedBy: job, entity: entity.name, keys: keys)
-            return nil
-        }
-        return DidSave(sequence: sequence, savedBy: job, inserted: inserted.isEmpty ? [:] : [entity.name: inserted],
-                       updated: updated.isEmpty ? [:] : [entity.name: updated])
     }
 }
 

@@ -1,80 +1,102 @@
 import Synchronization
 
-/// Which job changed which rows during this run, so a conflict can name who changed the row.
+/// Which job of this run changed which rows, so a conflict can name who changed the row,
+/// kept so that memory does not grow with the work:
 ///
-/// Kept compact: integer keys are stored as ranges (a batch of consecutive ids is one range),
-/// other keys as sets. Looked up only when a conflict is found.
+/// - every save's keys stay in `recent` only while a context that read before that save is
+///   still open (it may still meet the save as an optimistic conflict);
+/// - after that, inserted and updated keys join `owners` (the job that last inserted or
+///   updated each key, kept as ranges of consecutive integer keys, for constraint conflicts),
+///   and deleted keys are dropped.
+///
+/// A batch-update or delete over a whole table therefore keeps a few ranges, not a key per row.
 final class ChangeLog: Sendable {
     private struct Entry {
         var sequence: UInt64
         var job: String
         var entity: String
         var keys: KeySet
+        var isDelete: Bool
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private struct State {
+        /// Saves that an open context may still conflict with, oldest first.
+        var recent: [Entry] = []
+        /// Per entity: who last inserted or updated each key, for saves no open context can meet.
+        var owners: [String: KeyOwners] = [:]
+        /// The read sequences of open contexts (a context that read and has not saved or reset),
+        /// with how many contexts hold each.
+        var openReads: [UInt64: Int] = [:]
+        /// The last save number recorded.
+        var latest: UInt64 = 0
+    }
 
-    func record(_ save: DidSave) {
-        var byEntity: [String: KeySet] = [:]
-        for changes in [save.inserted, save.updated, save.deleted] {
-            for (entity, ids) in changes where !ids.isEmpty {
-                var keys = byEntity[entity] ?? KeySet()
-                for id in ids { keys.insert(id) }
-                byEntity[entity] = keys
+    private let state = Mutex(State())
+
+    /// Records a save's keys, inside its transaction (`forget` takes them back if it rolls back).
+    func record(sequence: UInt64, job: String, changes: [(entity: String, keys: KeySet, isDelete: Bool)]) {
+        state.withLock { state in
+            for change in changes where !change.keys.isEmpty {
+                state.recent.append(Entry(sequence: sequence, job: job, entity: change.entity, keys: change.keys,
+                                          isDelete: change.isDelete))
             }
-        }
-        guard !byEntity.isEmpty else { return }
-        entries.withLock { entries in
-            for (entity, keys) in byEntity {
-                entries.append(Entry(sequence: save.sequence, job: save.savedBy, entity: entity, keys: keys))
-            }
+            state.latest = max(state.latest, sequence)
+            Self.prune(&state)
         }
     }
 
-    /// Records a save's changed keys directly, for savers that skip building IDs.
-    func record(sequence: UInt64, job: String, entity: String, keys: KeySet) {
-        guard !keys.isEmpty else { return }
-        entries.withLock { $0.append(Entry(sequence: sequence, job: job, entity: entity, keys: keys)) }
+    /// Takes back the keys of a save whose transaction rolled back.
+    func forget(sequences: [UInt64]) {
+        guard !sequences.isEmpty else { return }
+        let forgotten = Set(sequences)
+        state.withLock { state in state.recent.removeAll { forgotten.contains($0.sequence) } }
     }
 
-    /// The job of this run that last changed the row in a save numbered above `sequence`.
+    /// A context read at `sequence`: saves after it are kept until `close(read:)`.
+    func open(read sequence: UInt64) {
+        state.withLock { $0.openReads[sequence, default: 0] += 1 }
+    }
+
+    /// The context that read at `sequence` saved, reset or went away.
+    func close(read sequence: UInt64) {
+        state.withLock { state in
+            guard let count = state.openReads[sequence] else { return }
+            state.openReads[sequence] = count > 1 ? count - 1 : nil
+            Self.prune(&state)
+        }
+    }
+
+    /// The job of this run that last changed the row in a save numbered above `sequence`
+    /// (an optimistic conflict: the caller's read at `sequence` is open, so those saves are kept).
     func lastWriter(of id: ObjectID, after sequence: UInt64) -> String? {
-        entries.withLock { entries in
-            entries.last { $0.sequence > sequence && $0.entity == id.entity && $0.keys.contains(id) }?.job
+        state.withLock { state in
+            state.recent.last { $0.sequence > sequence && $0.entity == id.entity && $0.keys.contains(id) }?.job
         }
     }
-}
 
-/// Primary keys, compact for integer keys.
-struct KeySet {
-    private var ranges: [ClosedRange<Int64>] = []
-    private var others: Set<[StoreValue]> = []
-
-    var isEmpty: Bool { ranges.isEmpty && others.isEmpty }
-
-    mutating func insert(integer value: Int64) {
-        if let last = ranges.last {
-            if last.contains(value) { return }
-            if value == last.upperBound + 1 {
-                ranges[ranges.count - 1] = last.lowerBound...value
-                return
+    /// The job of this run that last inserted or updated the row (a constraint conflict).
+    func lastWriter(of id: ObjectID) -> String? {
+        state.withLock { state in
+            if let entry = state.recent.last(where: { !$0.isDelete && $0.entity == id.entity && $0.keys.contains(id) }) {
+                return entry.job
             }
-        }
-        ranges.append(value...value)
-    }
-
-    mutating func insert(_ id: ObjectID) {
-        if case .integer(let value)? = id.singleKey {
-            insert(integer: value)
-        } else {
-            others.insert(id.key)
+            return state.owners[id.entity]?.owner(of: id)
         }
     }
 
-    func contains(_ id: ObjectID) -> Bool {
-        if case .integer(let value)? = id.singleKey {
-            return ranges.contains { $0.contains(value) }
+    /// How many entries and key ranges are kept (for tests of the bound).
+    var size: (recent: Int, ownerRanges: Int) {
+        state.withLock { state in (state.recent.count, state.owners.values.map(\.rangeCount).reduce(0, +)) }
+    }
+
+    /// Moves every save that no open context can meet out of `recent`.
+    private static func prune(_ state: inout State) {
+        let oldestOpen = state.openReads.keys.min() ?? state.latest
+        guard let first = state.recent.first, first.sequence <= oldestOpen else { return }
+        let settled = state.recent.prefix { $0.sequence <= oldestOpen }
+        for entry in settled where !entry.isDelete {
+            state.owners[entry.entity, default: KeyOwners()].assign(entry.keys, to: entry.job)
         }
-        return others.contains(id.key)
+        state.recent.removeFirst(settled.count)
     }
 }

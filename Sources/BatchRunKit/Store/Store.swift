@@ -9,13 +9,14 @@ import GRDB
 ///
 /// ```swift
 /// let store = try Store(path: "var/nightly.sqlite", model: model)
-/// let count = try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Session") }
+/// let main = MainContext(store: store)
+/// let open = try main.count(FetchRequest(entity: "Session", where: "status = 'open'"))
 /// ```
 public final class Store: Sendable {
     public let path: String
     public let model: Model
     /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
-    public let pool: DatabasePool
+    let pool: DatabasePool
     let notifications = SaveNotifications()
     let changeLog = ChangeLog()
     let generation = ChangeGeneration()
@@ -75,43 +76,28 @@ public final class Store: Sendable {
         notifications.subscribe()
     }
 
-    /// The number of the last committed save; a read started now sees at least that save.
-    public var saveSequence: UInt64 { notifications.currentSequence }
-
-    /// The number of the last save posted to `didSaves()` subscribers.
-    public var postedSaveSequence: UInt64 { notifications.publishedSequence }
+    /// The number of the last save posted after its commit: a read started now sees at least it.
+    var committedSequence: UInt64 { notifications.publishedSequence }
 
     /// True when someone listens to `didSaves()`, so savers can skip building their IDs.
-    public var hasSaveObservers: Bool { notifications.hasSubscribers }
+    var hasSaveObservers: Bool { notifications.hasSubscribers }
 
-    /// Numbers a save; call inside the write transaction so numbers follow commit order.
-    public func nextSaveSequence() -> UInt64 {
+    /// Numbers a save; called inside the write transaction so numbers follow commit order.
+    func nextSaveSequence() -> UInt64 {
         notifications.nextSequence()
     }
 
-    /// Records a committed save (for `changed_by`) and hands it to every subscriber.
-    public func didCommit(_ save: DidSave) {
-        changeLog.record(save)
+    /// Hands a committed save to every `didSaves()` subscriber.
+    func post(_ save: DidSave) {
         notifications.publish(save)
     }
 
-    /// A number that grows with every commit by anyone; take it before a read.
-    public var changeGeneration: UInt64 { generation.current }
+    /// A number that grows with every commit by anyone; taken before a read.
+    var changeGeneration: UInt64 { generation.current }
 
     /// True when nothing was committed to the store, by this process or any other program,
-    /// since `changeGeneration` returned `since`. Call inside a write transaction.
-    public func isUnchanged(since: UInt64, in db: Database) throws -> Bool {
+    /// since `changeGeneration` returned `since`. Called inside a write transaction.
+    func isUnchanged(since: UInt64, in db: Database) throws -> Bool {
         try generation.isUnchanged(since: since, writer: db)
-    }
-
-    /// Records keys a committed save changed without a `DidSave` (nobody listens): for
-    /// naming who changed a row in a later conflict.
-    func recordChanges(sequence: UInt64, savedBy job: String, entity: String, keys: KeySet) {
-        changeLog.record(sequence: sequence, job: job, entity: entity, keys: keys)
-    }
-
-    /// The job of this run that last changed the row in a save after `sequence`, if any.
-    public func lastWriter(of id: ObjectID, after sequence: UInt64) -> String? {
-        changeLog.lastWriter(of: id, after: sequence)
     }
 }

@@ -1,0 +1,75 @@
+/// What one save changed, gathered as it writes, for the one save path (`ContextCore.commit`):
+/// counts, conflicts, and the keys per entity and kind, always as compact key sets (for
+/// naming who changed a row) and, when someone wants them, as `ObjectID`s for the `DidSave`.
+struct SaveChanges {
+    enum Kind { case inserted, updated, deleted }
+
+    /// The keys of one kind of change to one entity.
+    private struct Slot {
+        var kind: Kind
+        var entity: String
+        var keys = KeySet()
+        var ids: [ObjectID] = []
+    }
+
+    /// True when a `didSaves()` subscriber or a per-save block will read the IDs.
+    let wantsIDs: Bool
+    var inserted = 0
+    var updated = 0
+    var deleted = 0
+    var conflicts: [MergeConflict] = []
+    /// Almost always one slot: a batch changes one entity one way.
+    private var slots: [Slot] = []
+    private var lastSlot = 0
+
+    init(wantsIDs: Bool) {
+        self.wantsIDs = wantsIDs
+    }
+
+    /// Records a changed row (counted by the caller).
+    mutating func record(_ id: ObjectID, _ kind: Kind) {
+        let slot = slot(kind, id.entity)
+        slots[slot].keys.insert(id)
+        if wantsIDs { slots[slot].ids.append(id) }
+    }
+
+    /// Records changed rows that all belong to `entity` (a bulk statement's batch).
+    mutating func record(contentsOf batch: [ObjectID], entity: String, _ kind: Kind) {
+        guard !batch.isEmpty else { return }
+        let slot = slot(kind, entity)
+        for id in batch { slots[slot].keys.insert(id) }
+        if wantsIDs { slots[slot].ids.append(contentsOf: batch) }
+    }
+
+    /// Records a row of an entity keyed by its integer rowid, without making an `ObjectID`
+    /// unless one is wanted (the import's hot loop).
+    mutating func record(rowid: Int64, entity: String, _ kind: Kind) {
+        let slot = slot(kind, entity)
+        slots[slot].keys.insert(integer: rowid)
+        if wantsIDs { slots[slot].ids.append(ObjectID(entity: entity, single: .integer(rowid))) }
+    }
+
+    private mutating func slot(_ kind: Kind, _ entity: String) -> Int {
+        if lastSlot < slots.count, slots[lastSlot].kind == kind, slots[lastSlot].entity == entity { return lastSlot }
+        if let index = slots.firstIndex(where: { $0.kind == kind && $0.entity == entity }) {
+            lastSlot = index
+        } else {
+            slots.append(Slot(kind: kind, entity: entity))
+            lastSlot = slots.count - 1
+        }
+        return lastSlot
+    }
+
+    /// The keys per entity, for the store's change log.
+    var changedKeys: [(entity: String, keys: KeySet, isDelete: Bool)] {
+        slots.map { ($0.entity, $0.keys, $0.kind == .deleted) }
+    }
+
+    func didSave(sequence: UInt64, savedBy: String) -> DidSave {
+        func ids(_ kind: Kind) -> [String: [ObjectID]] {
+            Dictionary(slots.filter { $0.kind == kind && !$0.ids.isEmpty }.map { ($0.entity, $0.ids) }, uniquingKeysWith: +)
+        }
+        return DidSave(sequence: sequence, savedBy: savedBy, inserted: ids(.inserted), updated: ids(.updated),
+                       deleted: ids(.deleted))
+    }
+}

@@ -1,0 +1,33 @@
+/// Primary keys, compact for integer keys: consecutive keys are one range.
+struct KeySet {
+    private(set) var ranges: [ClosedRange<Int64>] = []
+    private(set) var others: Set<[StoreValue]> = []
+
+    var isEmpty: Bool { ranges.isEmpty && others.isEmpty }
+
+    mutating func insert(integer value: Int64) {
+        if let last = ranges.last {
+            if last.contains(value) { return }
+            if value == last.upperBound + 1 {
+                ranges[ranges.count - 1] = last.lowerBound...value
+                return
+            }
+        }
+        ranges.append(value...value)
+    }
+
+    mutating func insert(_ id: ObjectID) {
+        if case .integer(let value)? = id.singleKey {
+            insert(integer: value)
+        } else {
+            others.insert(id.key)
+        }
+    }
+
+    func contains(_ id: ObjectID) -> Bool {
+        if case .integer(let value)? = id.singleKey {
+            return ranges.contains { $0.contains(value) }
+        }
+        return others.contains(id.key)
+    }
+}
