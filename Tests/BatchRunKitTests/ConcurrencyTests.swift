@@ -104,16 +104,16 @@ struct ConcurrencyTests {
         defer { test.cleanUp() }
         let main = MainContext(store: test.store)
         let seen = try await main.fetch(FetchRequest(entity: "Account"))
-        #expect(seen.map { $0["balance"] } == [.integer(10), .integer(10), .integer(10)])
+        #expect(try seen.map { try $0["balance"] } == [.integer(10), .integer(10), .integer(10)])
 
         let holder = Context(store: test.store, name: "holder")
         try await holder.perform { context in
             let objects = try context.fetch(FetchRequest(entity: "Account"))
-            objects[0]["status"] = .text("mine")     // a pending change on row 1 only
+            try objects[0].set("status", to: .text("mine"))     // a pending change on row 1 only
         }
         let writer = Context(store: test.store, name: "writer")
         let saved = try await writer.perform { context in
-            for object in try context.fetch(FetchRequest(entity: "Account")) { object["balance"] = .integer(20) }
+            for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("balance", to: .integer(20)) }
             try context.delete(try #require(try context.existingObject(with: ObjectID(entity: "Account", key: [.integer(3)]))))
             return try context.save()
         }
@@ -123,15 +123,15 @@ struct ConcurrencyTests {
 
         let balances = try await holder.perform { context -> [StoreValue] in
             try context.merge(didSave)
-            return context.registeredObjects.sorted { $0["id"].description < $1["id"].description }.map { $0["balance"] }
+            return try context.registeredObjects.sorted { $0.values[0].description < $1.values[0].description }.map { try $0["balance"] }
         }
         // Row 1 has a pending change: it keeps the value it read; row 2 is refreshed; row 3 is gone.
         #expect(balances == [.integer(10), .integer(20)])
 
         await main.catchUp()
         #expect(main.mergedSequence >= didSave.sequence)
-        let merged = main.registeredObjects.sorted { $0["id"].description < $1["id"].description }
-        #expect(merged.map { $0["balance"] } == [.integer(20), .integer(20)])
+        let merged = main.registeredObjects.sorted { $0.values[0].description < $1.values[0].description }
+        #expect(try merged.map { try $0["balance"] } == [.integer(20), .integer(20)])
     }
 
     @Test("rollback discards changes, reset forgets objects, atomically rolls back on a throw")
@@ -141,10 +141,10 @@ struct ConcurrencyTests {
         let context = Context(store: test.store, name: "job")
         let afterRollback = try await context.perform { context -> (Bool, StoreValue) in
             let objects = try context.fetch(FetchRequest(entity: "Account"))
-            objects[0]["balance"] = .integer(1)
+            try objects[0].set("balance", to: .integer(1))
             try context.insert(into: "Account", values: ["id": .integer(9), "owner": .text("zed")])
             context.rollback()
-            return (context.hasChanges, objects[0]["balance"])
+            return (context.hasChanges, try objects[0]["balance"])
         }
         #expect(afterRollback == (false, .integer(10)))
         await context.perform { $0.reset() }

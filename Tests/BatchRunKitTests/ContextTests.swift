@@ -9,7 +9,7 @@ import Testing
 struct ContextTests {
     /// Reads row 1, lets `outside` change the store, then applies `change` and saves.
     func conflict(policy: MergePolicy, rule: RecomputeRule? = nil, outside: String,
-                  change: @escaping @Sendable (ManagedObject, isolated Context) -> Void) async throws
+                  change: @escaping @Sendable (ManagedObject, isolated Context) throws -> Void) async throws
         -> (store: TestStore, result: Result<SaveResult, any Error>)
     {
         let test = try TestStore()
@@ -20,15 +20,15 @@ struct ContextTests {
         }
         #expect(objects == 1)
         try test.outside(outside)
-        let result = await context.perform { context -> Result<SaveResult, any Error> in
+        let result = try await context.perform { context -> Result<SaveResult, any Error> in
             let object = context.registeredObjects[0]
-            change(object, context)
+            try change(object, context)
             return Result { try context.save() }
         }
         return (test, result)
     }
 
-    static func setStatus(_ object: ManagedObject, _ context: isolated Context) { object["status"] = .text("ours") }
+    static func setStatus(_ object: ManagedObject, _ context: isolated Context) throws { try object.set("status", to: .text("ours")) }
 
     @Test("the same property changed on both sides", arguments: [
         (MergePolicy.storeTrump, 99, "store", "kept_store"),
@@ -72,7 +72,7 @@ struct ContextTests {
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "job_a", mergePolicy: .error)
         try await context.perform { context in
-            for object in try context.fetch(FetchRequest(entity: "Account")) { object["status"] = .text("ours") }
+            for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("status", to: .text("ours")) }
         }
         try test.outside("UPDATE Account SET balance = 99 WHERE id = 1")
         let failure = await context.perform { context -> MergeConflictError? in
@@ -183,7 +183,7 @@ struct ContextTests {
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "job_a", mergePolicy: .objectTrump)
         try await context.perform { context in
-            for object in try context.fetch(FetchRequest(entity: "Account")) { object["status"] = .text("ours") }
+            for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("status", to: .text("ours")) }
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
@@ -205,10 +205,10 @@ struct ContextTests {
         let reader = Context(store: test.store, name: "slow_reader", mergePolicy: .objectTrump)
         let writer = Context(store: test.store, name: "fast_writer")
         try await reader.perform { context in
-            for object in try context.fetch(FetchRequest(entity: "Account")) { object["status"] = .text("ours") }
+            for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("status", to: .text("ours")) }
         }
         try await writer.perform { context in
-            for object in try context.fetch(FetchRequest(entity: "Account")) { object["balance"] = .integer(50) }
+            for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("balance", to: .integer(50)) }
             try context.save()
         }
         let saved = try await reader.perform { try $0.save() }
@@ -276,7 +276,7 @@ struct BulkSaveTests {
             _ = try context.fetch(request)
         }
         try await other.perform { context in
-            try context.existingObject(with: ObjectID(entity: "Account", key: [.integer(2)]))!["balance"] = .integer(70)
+            try context.existingObject(with: ObjectID(entity: "Account", key: [.integer(2)]))!.set("balance", to: .integer(70))
             try context.save()
         }
         let result = try await context.perform { try $0.save(bulk: bulk) }

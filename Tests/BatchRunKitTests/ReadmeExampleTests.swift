@@ -39,7 +39,7 @@ struct ReadmeExampleTests {
             while !operation.isCancelled {
                 let batch = try context.fetch(request)
                 guard let last = batch.last else { break }
-                for session in batch { session["status"] = .text("stale") }
+                for session in batch { try session.set("status", to: .text("stale")) }
                 try context.save()                    // one batch, checked against what was read
                 context.reset()
                 request.after = last.objectID

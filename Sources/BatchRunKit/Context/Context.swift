@@ -9,7 +9,7 @@ import GRDB
 /// let context = Context(store: store, name: "close_stale", mergePolicy: .objectTrump)
 /// let result = try await context.perform { context in
 ///     for session in try context.fetch(FetchRequest(entity: "Session", where: "status = 'open'")) {
-///         session["status"] = .text("stale")
+///         try session.set("status", to: "stale")
 ///     }
 ///     return try context.save()
 /// }

@@ -1,6 +1,12 @@
 import Foundation
 import GRDB
 
+/// Inserts with the same entity and assigned columns share one prepared statement.
+private struct InsertShape: Hashable {
+    var entity: String
+    var columns: [Int]
+}
+
 /// The change tracking behind `Context` and `MainContext`: registered objects with their
 /// snapshots, pending inserts, updates and deletes, save, rollback, reset and merge.
 /// Not Sendable: it lives inside the isolation of the context that owns it.
@@ -154,7 +160,7 @@ final class ContextCore {
         beginRead()
         let keyIndexes = entity.primaryKeyIndexes
         if let limit = request.limit { registered.reserveCapacity(registered.count + limit) }
-        return try read { db in
+        let objects = try read { db in
             var objects: [ManagedObject] = []
             objects.reserveCapacity(request.limit ?? 0)
             try RawStatement.forEachRow(try db.cachedStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
@@ -163,6 +169,9 @@ final class ContextCore {
             }
             return objects
         }
+        // Holding nothing read, the context can meet no conflict: other saves need not be kept for it.
+        if registered.isEmpty && inserted.isEmpty { endRead() }
+        return objects
     }
 
     /// Reads a `FetchRequest`'s rows off the context's isolation (the main context's async fetch).
@@ -278,11 +287,14 @@ final class ContextCore {
     /// A new object, saved with the next `save()`.
     func insert(into entityName: String, values: [String: StoreValue]) throws -> ManagedObject {
         guard let entity = store.model[entityName] else { throw ContextError.unknownEntity(entityName) }
-        let object = ManagedObject(entity: entity, values: Array(repeating: .null, count: entity.columns.count), snapshot: nil)
+        var row = Array(repeating: StoreValue.null, count: entity.columns.count)
+        var assigned = Set<Int>(minimumCapacity: values.count)
         for (column, value) in values {
-            guard object.index(of: column) != nil else { throw ContextError.unknownColumn(entityName, column) }
-            object[column] = value
+            guard let index = entity.position(ofColumn: column) else { throw ContextError.unknownColumn(entityName, column) }
+            row[index] = value
+            assigned.insert(index)
         }
+        let object = ManagedObject(inserting: entity, values: row, assigned: assigned)
         inserted.append(object)
         return object
     }
@@ -335,7 +347,8 @@ final class ContextCore {
             if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
                 try self.writeBulk(bulk, objects: objects, in: db, into: &changes)
             } else {
-                try self.write(inserts: inserts, objects: objects, in: db, readSequence: readSequence, into: &changes)
+                try self.write(inserts: inserts, objects: objects, in: db, readSequence: readSequence, readBack: !forgetting,
+                               into: &changes)
             }
         }
         if forgetting {
@@ -365,8 +378,10 @@ final class ContextCore {
         changes.updated = db.changesCount - changes.deleted
     }
 
+    /// `readBack`: inserted objects take their row as stored (defaults, a rowid SQLite assigned)
+    /// as their snapshot; a save that forgets its objects skips it.
     private func write(inserts: [ManagedObject], objects: [ManagedObject], in db: Database, readSequence: UInt64,
-                       into changes: inout SaveChanges) throws {
+                       readBack: Bool, into changes: inout SaveChanges) throws {
         var writers: [String: SaveWriter] = [:]
         func writer(_ entity: Entity) -> SaveWriter {
             if let existing = writers[entity.name] { return existing }
@@ -375,14 +390,44 @@ final class ContextCore {
             writers[entity.name] = made
             return made
         }
+        var statements: [InsertShape: Statement] = [:]
         for object in inserts {
+            let entity = object.entity
             let assigned = object.assignedColumns.sorted()
-            let outcome = try writer(object.entity).insert(columns: assigned.map { object.entity.columns[$0].name },
-                                                           values: assigned.map { object.values[$0].databaseValue })
+            let values = assigned.map { object.values[$0] }
+            let shape = InsertShape(entity: entity.name, columns: assigned)
+            let statement: Statement
+            if let cached = statements[shape] {
+                statement = cached
+            } else {
+                let sql = SaveWriter.insertSQL(entity: entity, columns: assigned.map { entity.columns[$0].name })
+                    + (readBack ? " RETURNING \(SQL.quoteList(entity.columnNames))" : "")
+                statement = try db.cachedStatement(sql: sql)
+                statements[shape] = statement
+            }
+            // The fast path: one prepared INSERT per shape, bound through the C API.
+            switch try RawStatement.insert(statement, in: db, binding: values, returning: readBack ? entity.columns.count : 0) {
+            case .row(let row):
+                object.values = row
+                let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, row))
+                object.assignID(id)
+                changes.record(id, .inserted)
+                changes.inserted += 1
+                continue
+            case .done:
+                let id = object.objectID ?? ObjectID(entity: entity.name, single: .integer(db.lastInsertedRowID))
+                object.assignID(id)
+                changes.record(id, .inserted)
+                changes.inserted += 1
+                continue
+            case .constraint:
+                break   // the key or a unique column is taken: the merge policy decides below
+            }
+            let outcome = try writer(entity).insert(columns: assigned.map { entity.columns[$0].name },
+                                                    values: values.map(\.databaseValue))
             if let id = outcome.id {
                 object.assignID(id)
-                // Read the row back: defaults and a rowid SQLite assigned become the snapshot.
-                if let row = try writer(object.entity).currentRow(id) { object.values = row }
+                if readBack, let row = try writer(entity).currentRow(id) { object.values = row }
                 if outcome.inserted {
                     changes.record(id, .inserted)
                     changes.inserted += 1

@@ -6,7 +6,7 @@
 /// ```swift
 /// try await context.perform { context in
 ///     for session in try context.fetch(FetchRequest(entity: "Session", where: "status = 'open'")) {
-///         session["status"] = .text("stale")
+///         try session.set("status", to: "stale")
 ///     }
 ///     try context.save()
 /// }
@@ -33,13 +33,37 @@ public final class ManagedObject {
         self.objectID = id ?? (snapshot == nil ? Self.keyIfComplete(entity, values) : ObjectID(entity: entity.name, key: Self.key(entity, values)))
     }
 
-    /// The value of a column; setting one marks the object updated.
+    /// The value of a column; a column the entity does not have throws `ContextError.unknownColumn`.
+    ///
+    /// ```swift
+    /// let status = try session["status"].string
+    /// ```
     public subscript(column: String) -> StoreValue {
-        get { index(of: column).map { values[$0] } ?? .null }
-        set {
-            guard let index = index(of: column) else { preconditionFailure("\(entity.name) has no column \(column)") }
-            self[index] = newValue
+        get throws {
+            guard let index = index(of: column) else { throw ContextError.unknownColumn(entity.name, column) }
+            return values[index]
         }
+    }
+
+    /// Sets a column's value, marking the object updated; a column the entity does not have
+    /// throws `ContextError.unknownColumn` and changes nothing.
+    ///
+    /// ```swift
+    /// try session.set("status", to: "stale")
+    /// ```
+    public func set(_ column: String, to value: StoreValue) throws {
+        guard let index = index(of: column) else { throw ContextError.unknownColumn(entity.name, column) }
+        self[index] = value
+    }
+
+    /// A new object with `values` given to the columns in `assigned`.
+    init(inserting entity: Entity, values: [StoreValue], assigned: Set<Int>) {
+        self.entity = entity
+        self.values = values
+        self.snapshot = nil
+        self.written = true
+        self.assignedColumns = assigned
+        self.objectID = Self.keyIfComplete(entity, values)
     }
 
     /// The value of the column at `index` in `entity.columns`.

@@ -23,6 +23,38 @@ enum RawStatement {
         return Int(sqlite3_changes(db.sqliteConnection))
     }
 
+    /// How one step of an INSERT went: the row it returned (`RETURNING`), done, or a
+    /// constraint violation on the primary key or a unique column (the statement is reset).
+    enum InsertStep {
+        case row([StoreValue])
+        case done
+        case constraint
+    }
+
+    /// Binds `values` and steps an INSERT once, reading the `RETURNING` row when there is one.
+    /// A constraint violation on a key is returned; any other failure throws.
+    static func insert(_ statement: Statement, in db: Database, binding values: [StoreValue], returning columns: Int) throws -> InsertStep {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), of: handle) }
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_DONE:
+            return .done
+        case SQLITE_ROW:
+            let row = (0..<Int32(columns)).map { value(of: handle, at: $0) }
+            let end = sqlite3_step(handle)
+            guard end == SQLITE_DONE else { break }
+            return .row(row)
+        default:
+            let extended = sqlite3_extended_errcode(db.sqliteConnection)
+            if extended == SQLITE_CONSTRAINT | (6 << 8) || extended == SQLITE_CONSTRAINT | (8 << 8) { return .constraint }
+        }
+        throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_errcode(db.sqliteConnection)),
+                            message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+    }
+
     /// Steps through the rows of `statement`, `:name` placeholders bound from `values`; each
     /// row is handed over as its first `split` columns (as read), and the same with the
     /// remaining columns written over the positions in `assigned` (the changes computed in

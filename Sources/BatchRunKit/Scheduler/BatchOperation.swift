@@ -58,7 +58,7 @@ public final class BatchOperation: Sendable {
                             work: @escaping @Sendable (BatchOperation, isolated Context) throws -> Void) {
         self.init(name: name, needs: needs) { operation in
             let context = Context(store: store, name: name, mergePolicy: mergePolicy)
-            operation.onCancel { context.interrupt() }
+            operation.onCancel { [weak context] in context?.interrupt() }
             do {
                 try context.performAndWait { context in
                     context.didSaveBlock = { result in operation.didSaveBlock?(result) }
