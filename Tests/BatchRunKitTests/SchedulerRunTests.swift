@@ -19,14 +19,13 @@ struct SchedulerRunTests {
     func concurrencyLimit(limit: Int) async {
         let gauge = Gauge()
         let operations = (0..<(3 * limit)).map { index in
-            BatchOperation(name: "op\(index)") { _ in
+            BatchOperation<Void>(name: "op\(index)") { _ in
                 gauge.enter()
                 // Stay until `limit` operations are in at once (or give up after 5 s on a slow machine).
                 let deadline = Date().addingTimeInterval(5)
                 while gauge.now < limit && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
                 Thread.sleep(forTimeInterval: 0.005)
                 gauge.leave()
-                return .ok
             }
         }
         let outcomes = await Scheduler(operations: operations, maxConcurrent: limit).run()
@@ -37,14 +36,13 @@ struct SchedulerRunTests {
     @Test("a job past its timeout is cancelled at its next batch boundary and is timed_out; what needs it is skipped")
     func timeout() async {
         let batches = Mutex(0)
-        let slow = BatchOperation(name: "slow") { operation in
+        let slow = BatchOperation<Void>(name: "slow") { operation in
             while !operation.isCancelled {
                 Thread.sleep(forTimeInterval: 0.01)
                 batches.withLock { $0 += 1 }
             }
-            return .cancelled
         }
-        let after = BatchOperation(name: "after", needs: ["slow"]) { _ in .ok }
+        let after = BatchOperation<Void>(name: "after", needs: ["slow"]) { _ in }
         let outcomes = await Scheduler(operations: [slow, after], maxConcurrent: 2, timeouts: ["slow": 0.2]).run()
         #expect(outcomes[0].status == .timedOut)
         #expect(outcomes[0].error == "timed out after 0.2s")
@@ -57,12 +55,11 @@ struct SchedulerRunTests {
     @MainActor
     func cancelAll() async {
         let started = Mutex(false)
-        let running = BatchOperation(name: "running") { operation in
+        let running = BatchOperation<Void>(name: "running") { operation in
             started.withLock { $0 = true }
             while !operation.isCancelled { Thread.sleep(forTimeInterval: 0.005) }
-            return .cancelled
         }
-        let waiting = BatchOperation(name: "waiting", needs: ["running"]) { _ in .ok }
+        let waiting = BatchOperation<Void>(name: "waiting", needs: ["running"]) { _ in }
         var completed: [String] = []
         for operation in [running, waiting] {
             operation.completionBlock = { outcome in
@@ -122,7 +119,7 @@ struct SchedulerRunTests {
         defer { test.cleanUp() }
         let writing = DispatchSemaphore(value: 0), readerDone = DispatchSemaphore(value: 0)
         let writerSawReaderFinish = Mutex(false)
-        let writer = BatchOperation(name: "writer") { _ in
+        let writer = BatchOperation<Void>(name: "writer") { _ in
             // One long write transaction, as a big import batch, open until the reader is done.
             try? test.store.pool.write { db in
                 try db.execute(sql: "INSERT INTO Account (id, owner) VALUES (2, 'zed')")
@@ -130,9 +127,8 @@ struct SchedulerRunTests {
                 let finished = readerDone.wait(timeout: .now() + 20) == .success
                 writerSawReaderFinish.withLock { $0 = finished }
             }
-            return .ok
         }
-        let reader = BatchOperation(name: "reader", store: test.store) { _, context in
+        let reader = BatchOperation<Void>(name: "reader", store: test.store) { _, context in
             _ = writing.wait(timeout: .now() + 20)
             let rows = try context.fetch(FetchRequest(entity: "Account"))
             #expect(rows.count == 1)   // the snapshot before the writer's transaction

@@ -15,15 +15,15 @@ struct SchedulerTests {
     @Test("operations run after what they need; failures skip dependents, with the reason")
     func dependencies() async {
         let log = Log()
-        func operation(_ name: String, needs: [String] = [], result: BatchOperation.Result = .ok) -> BatchOperation {
+        func operation(_ name: String, needs: [String] = [], failure: String? = nil) -> BatchOperation<Void> {
             BatchOperation(name: name, needs: needs) { _ in
                 log.append(name)
-                return result
+                if let failure { throw TestFailure(message: failure) }
             }
         }
         let completed = Log()
         let operations = [operation("c", needs: ["b"]), operation("a"), operation("b", needs: ["a"]),
-                          operation("bad", needs: ["a"], result: .failed("boom")), operation("after_bad", needs: ["bad"]),
+                          operation("bad", needs: ["a"], failure: "boom"), operation("after_bad", needs: ["bad"]),
                           operation("after_after", needs: ["after_bad", "c"])]
         for operation in operations {
             operation.completionBlock = { outcome in completed.append("\(outcome.name):\(outcome.status.rawValue)") }
@@ -43,9 +43,15 @@ struct SchedulerTests {
 
     @Test("fail-fast cancels what has not started")
     func failFast() async {
-        let operations = [BatchOperation(name: "bad") { _ in .failed("x") },
-                          BatchOperation(name: "later") { _ in .ok }]
+        let operations = [BatchOperation<Void>(name: "bad") { _ in throw TestFailure(message: "x") },
+                          BatchOperation<Void>(name: "later") { _ in }]
         let outcomes = await Scheduler(operations: operations, maxConcurrent: 1, failFast: true).run()
         #expect(outcomes.map(\.status) == [.failed, .cancelled])
     }
+}
+
+/// An error whose description is its message.
+struct TestFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }

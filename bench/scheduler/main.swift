@@ -22,12 +22,12 @@ func needs(layer: Int, slot: Int) -> [Int] {
 }
 
 func timeScheduler() async -> Double {
-    var operations: [BatchOperation] = []
+    var operations: [BatchOperation<Void>] = []
     operations.reserveCapacity(count)
     for layer in 0..<layers {
         for slot in 0..<width {
             operations.append(BatchOperation(name: "op\(layer * width + slot)",
-                                             needs: needs(layer: layer, slot: slot).map { "op\($0)" }) { _ in .ok })
+                                             needs: needs(layer: layer, slot: slot).map { "op\($0)" }) { _ in })
         }
     }
     let scheduler = Scheduler(operations: operations, maxConcurrent: cores)

@@ -34,7 +34,7 @@ public final class JobFileRun: Sendable {
     public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil) {
         self.file = file
         self.store = store
-        var operations: [BatchOperation] = []
+        var operations: [BatchOperation<Void>] = []
         for job in file.jobs {
             let operation = BatchOperation(name: job.name, needs: job.needs, store: store, mergePolicy: job.mergePolicy) {
                 [state] operation, context in
@@ -46,7 +46,7 @@ public final class JobFileRun: Sendable {
                               timeouts: Dictionary(uniqueKeysWithValues: file.jobs.compactMap { job in job.timeout.map { (job.name, $0) } }),
                               mainContext: mainContext)
         for (job, operation) in zip(file.jobs, operations) where !job.hooks.isEmpty {
-            operation.finishBlock = { [weak self] outcome in self?.runHooks(job, outcome) }
+            operation.unit.finishBlock = { [weak self] outcome in self?.runHooks(job, outcome) }
         }
     }
 
@@ -104,7 +104,7 @@ public final class JobFileRun: Sendable {
     /// The body of one job's operation, on its private context: the steps in order, each batch
     /// saved on its own or, for `atomic: true`, all in one transaction. Step reports are recorded
     /// as they finish, and on failure with what was committed.
-    private static func execute(_ job: Job, file: JobFile, operation: BatchOperation, state: JobRunState,
+    private static func execute(_ job: Job, file: JobFile, operation: BatchOperation<Void>, state: JobRunState,
                                 context: isolated Context) throws {
         do {
             if job.atomic {
@@ -125,7 +125,7 @@ public final class JobFileRun: Sendable {
         }
     }
 
-    private static func runSteps(_ job: Job, file: JobFile, operation: BatchOperation, state: JobRunState,
+    private static func runSteps(_ job: Job, file: JobFile, operation: BatchOperation<Void>, state: JobRunState,
                                  context: isolated Context) throws {
         for (index, step) in job.steps.enumerated() {
             if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }

@@ -21,7 +21,7 @@ public final class Scheduler: Sendable {
         case finished(OperationOutcome, index: Int, total: Int)
     }
 
-    public let operations: [BatchOperation]
+    public let operations: [any ScheduledOperation]
     public let maxConcurrent: Int
     public let failFast: Bool
     /// Seconds each operation may run, by name; past it the operation is cancelled and `timed_out`.
@@ -30,7 +30,7 @@ public final class Scheduler: Sendable {
     public let mainContext: MainContext?
     private let cancelled = Mutex(false)
 
-    public init(operations: [BatchOperation], maxConcurrent: Int = ProcessInfo.processInfo.activeProcessorCount,
+    public init(operations: [any ScheduledOperation], maxConcurrent: Int = ProcessInfo.processInfo.activeProcessorCount,
                 failFast: Bool = false, timeouts: [String: Double] = [:], mainContext: MainContext? = nil) {
         self.operations = operations
         self.maxConcurrent = max(1, maxConcurrent)
@@ -43,7 +43,7 @@ public final class Scheduler: Sendable {
     /// statement in flight is interrupted), the rest never start and end `cancelled`.
     public func cancelAll() {
         cancelled.withLock { $0 = true }
-        for operation in operations { operation.cancel() }
+        for operation in operations { operation.unit.cancel() }
     }
 
     public var isCancelled: Bool { cancelled.withLock { $0 } }

@@ -21,7 +21,7 @@ final class SchedulerEngine: Sendable {
 
     private let scheduler: Scheduler
     private let onEvent: @Sendable (Scheduler.Event) -> Void
-    private let operations: [BatchOperation]
+    private let operations: [OperationUnit]
     /// Per operation: the positions of the operations that need it.
     private let dependents: [[Int]]
     private let state: Mutex<State>
@@ -32,7 +32,7 @@ final class SchedulerEngine: Sendable {
     init(scheduler: Scheduler, onEvent: @escaping @Sendable (Scheduler.Event) -> Void) {
         self.scheduler = scheduler
         self.onEvent = onEvent
-        operations = scheduler.operations
+        operations = scheduler.operations.map(\.unit)
         let position = Dictionary(operations.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         var dependents = Array(repeating: [Int](), count: operations.count)
         var waiting = Array(repeating: 0, count: operations.count)
@@ -85,8 +85,7 @@ final class SchedulerEngine: Sendable {
             case .stop:
                 return
             case .cancelled(let index):
-                end(index, OperationOutcome(name: operations[index].name, status: .cancelled, error: nil, skippedBecause: nil,
-                                            queuedSeconds: 0, runSeconds: 0))
+                end(index, OperationOutcome(name: operations[index].name, status: .cancelled))
             case .run(let index):
                 end(index, execute(index))
             }
@@ -122,31 +121,7 @@ final class SchedulerEngine: Sendable {
             (Date().timeIntervalSince(state.readySince[index] ?? begun), Self.number(index, in: &state))
         }
         onEvent(.started(name: operation.name, index: number, total: operations.count))
-        let timeout = scheduler.timeouts[operation.name]
-        let timer = timeout.map { seconds in
-            _Concurrency.Task.detached {
-                try? await _Concurrency.Task.sleep(for: .seconds(seconds))
-                if !_Concurrency.Task.isCancelled { operation.timeOut() }
-            }
-        }
-        let started = Date()
-        let result = operation.body(operation)
-        timer?.cancel()
-        var outcome = OperationOutcome(name: operation.name, status: .ok, error: nil, skippedBecause: nil,
-                                       queuedSeconds: queued, runSeconds: Date().timeIntervalSince(started))
-        switch result {
-        case _ where operation.isTimedOut:
-            outcome.status = .timedOut
-            outcome.error = "timed out after \(String(format: "%g", timeout ?? 0))s"
-        case .ok:
-            outcome.status = .ok
-        case .failed(let message):
-            outcome.status = .failed
-            outcome.error = message
-        case .cancelled:
-            outcome.status = .cancelled
-        }
-        return outcome
+        return operation.execute(timeout: scheduler.timeouts[operation.name], queuedSeconds: queued)
     }
 
     /// Records an outcome, runs hooks and the completion block, then frees or skips dependents.
@@ -158,7 +133,7 @@ final class SchedulerEngine: Sendable {
         }
         onEvent(.finished(outcome, index: number, total: operations.count))
         operation.finishBlock?(outcome)
-        if let completion = operation.completionBlock {
+        if let completion = operation.completion {
             completions.add()
             let main = scheduler.mainContext
             _Concurrency.Task { @MainActor in
@@ -189,9 +164,8 @@ final class SchedulerEngine: Sendable {
             return state.finished == operations.count
         }
         for dependent in skipped {
-            end(dependent, OperationOutcome(name: operations[dependent].name, status: .skipped, error: nil,
-                                            skippedBecause: "\(operation.name) \(outcome.status.rawValue)",
-                                            queuedSeconds: 0, runSeconds: 0))
+            end(dependent, OperationOutcome(name: operations[dependent].name, status: .skipped,
+                                            skippedBecause: "\(operation.name) \(outcome.status.rawValue)"))
         }
         wake.lock()
         if finishedAll {
