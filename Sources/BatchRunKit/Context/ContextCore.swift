@@ -163,7 +163,7 @@ final class ContextCore {
         let objects = try read { db in
             var objects: [ManagedObject] = []
             objects.reserveCapacity(request.limit ?? 0)
-            try RawStatement.forEachRow(try db.cachedStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
+            try RawStatement.forEachRow(try db.makeStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
                                         split: entity.columns.count, assigned: assigned) { values, changed in
                 objects.append(register(values, changed: changed, entity: entity, keyIndexes: keyIndexes, assigned: assigned))
             }
@@ -181,7 +181,7 @@ final class ContextCore {
         let sequence = store.committedSequence, generation = store.changeGeneration
         return try await store.pool.read { db in
             var fetched = FetchedRows(sequence: sequence, generation: generation)
-            try RawStatement.forEachRow(try db.cachedStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
+            try RawStatement.forEachRow(try db.makeStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
                                         split: entity.columns.count, assigned: assigned) { values, changed in
                 fetched.rows.append((values, changed))
             }
@@ -243,7 +243,7 @@ final class ContextCore {
         guard let entity = model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
         let columns = request.resultColumns(of: entity)
         var rows: [ResultRow] = []
-        try RawStatement.forEachRow(try db.cachedStatement(sql: request.sql(for: entity)), in: db, named: request.params,
+        try RawStatement.forEachRow(try db.makeStatement(sql: request.sql(for: entity)), in: db, named: request.params,
                                     split: columns.count, assigned: []) { values, _ in
             rows.append(ResultRow(columns: columns, values: values))
         }
@@ -258,7 +258,7 @@ final class ContextCore {
         let sql = "SELECT count(*) FROM (\(plain.sql(for: entity)))"
         return try read { db in
             var count = 0
-            try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, named: plain.arguments(), split: 1, assigned: []) { row, _ in
+            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, named: plain.arguments(), split: 1, assigned: []) { row, _ in
                 if case .integer(let value) = row[0] { count = Int(value) }
             }
             return count
@@ -402,7 +402,7 @@ final class ContextCore {
             } else {
                 let sql = SaveWriter.insertSQL(entity: entity, columns: assigned.map { entity.columns[$0].name })
                     + (readBack ? " RETURNING \(SQL.quoteList(entity.columnNames))" : "")
-                statement = try db.cachedStatement(sql: sql)
+                statement = try db.makeStatement(sql: sql)
                 statements[shape] = statement
             }
             // The fast path: one prepared INSERT per shape, bound through the C API.
@@ -530,7 +530,7 @@ final class ContextCore {
                 let match = keys.count == 1 ? keys[0] : "(" + keys.joined(separator: ", ") + ")"
                 let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(match) IN ("
                     + Array(repeating: placeholder, count: chunk.count).joined(separator: ", ") + ")"
-                try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, positional: chunk.flatMap(\.key),
+                try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, positional: chunk.flatMap(\.key),
                                             split: entity.columns.count, assigned: []) { row, _ in
                     rows[ObjectID(entity: entity.name, key: keyIndexes.map { row[$0] })] = row
                 }

@@ -22,6 +22,8 @@ struct SaveWriter {
     private let checkOrder: [Int]
     /// UPDATE statements by the set of columns they change, built once per save.
     private let updateSQL = SQLCache()
+    /// The statements of the hot loop, prepared once per save.
+    private let statements = StatementCache()
 
     init(db: Database, store: Store, entity: Entity, policy: MergePolicy, job: String, readSequence: UInt64,
          recompute: RecomputeRule?) {
@@ -53,7 +55,7 @@ struct SaveWriter {
             "UPDATE \(table) SET " + changed.map { "\(SQL.quote(entity.columns[$0].name)) = ?" }.joined(separator: ", ")
                 + " WHERE \(checkClause)"
         }
-        let statement = try db.cachedStatement(sql: sql)
+        let statement = try statements.statement(sql, in: db)
         if try RawStatement.execute(statement, in: db, binding: changed.map { object.values[$0] } + checkOrder.map { snapshot[$0] }) > 0 {
             return nil
         }
@@ -64,7 +66,7 @@ struct SaveWriter {
     /// changed since it was read. A row already gone is no conflict: both wanted it gone.
     func delete(_ object: ManagedObject) throws -> (deleted: Bool, conflict: MergeConflict?) {
         guard let snapshot = object.snapshot, let id = object.objectID else { return (false, nil) }
-        let statement = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(checkClause)")
+        let statement = try statements.statement("DELETE FROM \(table) WHERE \(checkClause)", in: db)
         if try RawStatement.execute(statement, in: db, binding: checkOrder.map { snapshot[$0] }) > 0 { return (true, nil) }
         if try currentRow(id) == nil { return (false, nil) }
         let conflict = try resolveChangedRow(object, id: id, deleting: true)

@@ -273,7 +273,7 @@ struct InsertWriter {
         for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
             let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
                 + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
-            try RawStatement.forEachRow(try db.cachedStatement(sql: sql), in: db, positional: Array(chunk),
+            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, positional: Array(chunk),
                                         split: entity.columns.count, assigned: []) { row, _ in
                 found[row[keyIndex]] = row
             }
