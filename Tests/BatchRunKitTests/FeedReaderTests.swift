@@ -145,8 +145,8 @@ struct AwkwardFeedTests {
 
     @Test("bytes to cells: integers with overflow, reals, booleans, datetimes, nulls")
     func cells() {
-        func integer(_ text: String) -> Int64? { Array(text.utf8).withUnsafeBufferPointer { CellConverter.integer($0) } }
-        func real(_ text: String) -> Double? { Array(text.utf8).withUnsafeBufferPointer { CellConverter.real($0) } }
+        func integer(_ text: String) -> Int64? { Array(text.utf8).withUnsafeBufferPointer { ValueConverter.integer($0) } }
+        func real(_ text: String) -> Double? { Array(text.utf8).withUnsafeBufferPointer { ValueConverter.real($0) } }
         #expect(integer("-42") == -42 && integer("+7") == 7 && integer("9223372036854775807") == .max)
         #expect(integer("9223372036854775808") == nil && integer("1.5") == nil && integer("") == nil && integer("-") == nil)
         #expect(real("2.5") == 2.5 && real("-1e3") == -1000 && real(".5") == 0.5)
@@ -157,5 +157,24 @@ struct AwkwardFeedTests {
         let problems = ["12", "NA", "12.0", "x"].map { text in Array(text.utf8).withUnsafeBufferPointer { converter.append($0, to: &batch) } }
         #expect(problems == [nil, "missing value in a not null column", nil, "\"x\" is not an integer"])
         #expect(batch.cells(of: 0).map { batch.value(at: $0) } == [.integer(12), .integer(12)])
+    }
+
+    @Test("one set of rules for every feed: a field converts the same from CSV bytes, JSON text and inline rows",
+          arguments: [("1e3", ColumnType.integer), ("12.0", .integer), ("0x10", .integer), ("inf", .real), (" 1", .real),
+                      ("1e3", .real), ("TRUE", .boolean), ("yes", .boolean), ("2026-01-31T08:15:00Z", .datetime), ("2026-13-01", .datetime)])
+    func oneSetOfRules(text: String, type: ColumnType) {
+        let converter = CellConverter(column: Column(name: "c", type: type), isRowidKey: false, nulls: [])
+        var batch = RowBatch()
+        batch.beginRow(line: 1, layout: 0)
+        let fromBytes = Array(text.utf8).withUnsafeBufferPointer { converter.append($0, to: &batch) }
+        let fromText = ValueConverter.convert(text: text, to: type)
+        switch fromText {
+        case .success(let value):
+            #expect(fromBytes == nil)
+            #expect(batch.cells(of: 0).map { batch.value(at: $0) } == [value])
+        case .failure(let problem):
+            #expect(fromBytes == problem.message)
+        }
+        #expect(ValueConverter.convert(.text(text), to: type) == fromText)
     }
 }

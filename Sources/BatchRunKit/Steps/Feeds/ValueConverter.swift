@@ -1,3 +1,5 @@
+import Foundation
+
 /// Converts feed and inline values to what a column stores, with the contract's messages:
 /// `"abc" is not a real`.
 ///
@@ -31,26 +33,98 @@ public enum ValueConverter {
 
     /// Text from a feed, parsed for the column's type.
     public static func convert(text: String, to type: ColumnType) -> Result<StoreValue, Problem> {
+        var text = text
+        return text.withUTF8 { field in
+            switch parse(field, as: type) {
+            case .integer(let value): return .success(.integer(value))
+            case .real(let value): return .success(.real(value))
+            case .asText: return .success(.text(String(decoding: field, as: UTF8.self)))
+            case .asBlob: return .success(.blob(Array(field)))
+            case .problem(let message): return .failure(Problem(message: message))
+            }
+        }
+    }
+
+    /// What a field's bytes are for a column type: the one set of rules for every feed format
+    /// (CSV and TSV fields, JSON and NDJSON strings, inline rows).
+    enum Parsed {
+        case integer(Int64)
+        case real(Double)
+        /// The field as it is, stored as text.
+        case asText
+        /// The field as it is, stored as a blob.
+        case asBlob
+        case problem(String)
+    }
+
+    /// Parses a field for `type`: integers in decimal (a real with no fraction, `1e3` or `12.0`,
+    /// is an integer too), reals as `strtod` reads them but without spaces, hex, `inf` or `nan`,
+    /// booleans as `true`/`false`/`1`/`0` in any case, datetimes as ISO 8601.
+    static func parse(_ field: UnsafeBufferPointer<UInt8>, as type: ColumnType) -> Parsed {
         switch type {
-        case .text: return .success(.text(text))
-        case .blob: return .success(.blob(Array(text.utf8)))
+        case .text:
+            return .asText
+        case .blob:
+            return .asBlob
         case .integer:
-            if let int = Int64(text) { return .success(.integer(int)) }
-            if let double = Double(text), double.rounded() == double, let int = Int64(exactly: double),
-               text.contains(".") { return .success(.integer(int)) }
-            return .failure(Problem(message: "\"\(text)\" is not an integer"))
+            if let value = integer(field) { return .integer(value) }
+            if let value = real(field), value.rounded() == value, let exact = Int64(exactly: value) { return .integer(exact) }
+            return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not an integer")
         case .real:
-            if let double = Double(text), double.isFinite { return .success(.real(double)) }
-            return .failure(Problem(message: "\"\(text)\" is not a real"))
+            guard let value = real(field) else { return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not a real") }
+            return .real(value)
         case .boolean:
-            switch text.lowercased() {
-            case "true", "1": return .success(.integer(1))
-            case "false", "0": return .success(.integer(0))
-            default: return .failure(Problem(message: "\"\(text)\" is not a boolean (true, false, 1 or 0)"))
+            switch String(decoding: field, as: UTF8.self).lowercased() {
+            case "true", "1": return .integer(1)
+            case "false", "0": return .integer(0)
+            default: return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not a boolean (true, false, 1 or 0)")
             }
         case .datetime:
-            if isISO8601(text) { return .success(.text(text)) }
-            return .failure(Problem(message: "\"\(text)\" is not an ISO 8601 datetime (like 2026-01-31 or 2026-01-31T08:15:00Z)"))
+            guard isISO8601(field) else {
+                return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not an ISO 8601 datetime (like 2026-01-31 or 2026-01-31T08:15:00Z)")
+            }
+            return .asText
+        }
+    }
+
+    /// A decimal integer with an optional sign, or nil (also on overflow).
+    static func integer(_ field: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        var negative = false
+        if index < field.count && (field[index] == UInt8(ascii: "-") || field[index] == UInt8(ascii: "+")) {
+            negative = field[index] == UInt8(ascii: "-")
+            index += 1
+        }
+        guard index < field.count else { return nil }
+        var value: Int64 = 0
+        while index < field.count {
+            let digit = field[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = negative ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
+            if overflow1 || overflow2 { return nil }
+            value = sum
+            index += 1
+        }
+        return value
+    }
+
+    /// A finite decimal real (as `strtod` reads it, whole field), or nil.
+    static func real(_ field: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard !field.isEmpty, field.count < 64 else {
+            return field.isEmpty ? nil : Double(String(decoding: field, as: UTF8.self)).flatMap { $0.isFinite ? $0 : nil }
+        }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: field.count + 1) { buffer in
+            for index in 0..<field.count { buffer[index] = CChar(bitPattern: field[index]) }
+            buffer[field.count] = 0
+            // Reject what strtod would take but a feed should not: spaces, hex, inf, nan.
+            let first = field[0]
+            guard first == UInt8(ascii: "-") || first == UInt8(ascii: "+") || first == UInt8(ascii: ".") || (first &- 48) < 10,
+                  !field.contains(UInt8(ascii: "x")), !field.contains(UInt8(ascii: "X")) else { return nil }
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtod(buffer.baseAddress!, &end)
+            guard let end, end == buffer.baseAddress! + field.count, value.isFinite else { return nil }
+            return value
         }
     }
 
