@@ -19,6 +19,9 @@ public struct JobFile: Sendable {
     public var jobs: [Job]
     /// The file's text, for showing errors found later (at run time) with their lines.
     public var source: String
+    /// The environment `${env.VAR}` was checked against and is read from at run time (the
+    /// loader's, by default the process's).
+    public var environment: [String: String]
 
     public func job(named name: String) -> Job? {
         jobs.first { $0.name == name }

@@ -62,7 +62,7 @@ struct JobFileBuilder {
         checkOutputReferences(jobs)
         guard let store else { return nil }
         return JobFile(path: path, directory: directory, version: version, store: store, model: model,
-                       defaults: defaults, params: params, jobs: jobs, source: source)
+                       defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment)
     }
 
     /// A path in the job file, resolved against the file's folder.

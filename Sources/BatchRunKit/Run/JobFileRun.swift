@@ -162,7 +162,7 @@ public final class JobFileRun: Sendable {
             params[name] = template.resolve { reference in
                 switch reference {
                 case .output(let name, let column): return outputs[name]?[column] ?? .null
-                case .environment(let name): return ProcessInfo.processInfo.environment[name].map(StoreValue.text)
+                case .environment(let name): return file.environment[name].map(StoreValue.text)
                 case .parameter(let name): return file.params[name]
                 }
             } ?? .null
