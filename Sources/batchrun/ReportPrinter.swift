@@ -80,7 +80,6 @@ final class ReportPrinter: Sendable {
             case .timedOut: word = style.red("TIME ")
             case .cancelled: word = style.yellow("CANCL")
             case .skipped: word = style.yellow("SKIP ")
-            case .pending, .running: word = "     "
             }
             var text = "\(Self.clock())  [\(index)/\(total)] \(word) \(Self.dotted(job.name)) [\(Self.summary(job))]"
             if let error = job.error { text += "\n" + style.red("    error: ") + error }

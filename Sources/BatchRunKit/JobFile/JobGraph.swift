@@ -80,9 +80,4 @@ public struct JobGraph: Sendable {
         }
         return waves
     }
-
-    /// Jobs in an order that runs every job after the jobs it needs.
-    public func topologicalOrder() -> [String] {
-        waves().flatMap { $0 }
-    }
 }

@@ -13,7 +13,7 @@ public struct JobReport: Sendable, Hashable, Codable {
     public var steps: [StepReport]
     public var conflicts: Int
 
-    public init(name: String, status: JobStatus = .pending, needs: [String] = [], queuedSeconds: Double = 0,
+    public init(name: String, status: JobStatus, needs: [String] = [], queuedSeconds: Double = 0,
                 runSeconds: Double = 0, attempts: Int = 0, error: String? = nil, skippedBecause: String? = nil,
                 rows: RowCounts = RowCounts(), batches: BatchCounts = BatchCounts(), steps: [StepReport] = [],
                 conflicts: Int = 0) {

@@ -10,11 +10,4 @@ public struct DeleteStep: Sendable, Hashable {
         self.entity = entity
         self.whereClause = whereClause
     }
-
-    /// One batch: delete up to `:_batchrun_limit` matching rows by rowid.
-    public func batchSQL(for entity: Entity) -> String {
-        let table = SQL.quote(entity.tableName)
-        let filter = whereClause.map { " WHERE (\($0))" } ?? ""
-        return "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table)\(filter) LIMIT :_batchrun_limit)"
-    }
 }

@@ -6,11 +6,6 @@ public enum SQL {
         return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// `'text'` with inner quotes doubled.
-    public static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-    }
-
     public static func quoteList(_ identifiers: [String]) -> String {
         identifiers.map(quote).joined(separator: ", ")
     }
