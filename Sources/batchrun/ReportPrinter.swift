@@ -156,7 +156,7 @@ final class ReportPrinter: Sendable {
         var counts: [[String]: Int] = [:]
         var order: [[String]] = []
         for record in report.conflicts {
-            let group = [record.job, record.entity, record.kind, record.outcome]
+            let group = [record.job, record.entity, record.kind.rawValue, record.outcome.rawValue]
             if counts[group] == nil { order.append(group) }
             counts[group, default: 0] += 1
         }
@@ -172,7 +172,7 @@ final class ReportPrinter: Sendable {
             var rows = [["job", "entity", "key", "kind", "outcome", "changed by", "property", "original", "store", "ours", "resolved"]]
             for record in shown {
                 let key = record.key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
-                let head = [record.job, record.entity, key, record.kind, record.outcome, record.changedBy]
+                let head = [record.job, record.entity, key, record.kind.rawValue, record.outcome.rawValue, record.changedBy]
                 if record.properties.isEmpty { rows.append(head + ["", "", "", "", ""]) }
                 for property in record.properties {
                     rows.append(head + [property.name, property.original.description, property.store.description,

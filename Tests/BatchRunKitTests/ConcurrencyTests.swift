@@ -94,7 +94,7 @@ struct ConcurrencyTests {
         }
         #expect(wrong == 0)
         // Any conflict met was merged, never dropped.
-        #expect(report.conflicts.allSatisfy { $0.outcome == "merged" || $0.outcome == "kept_ours" })
+        #expect(report.conflicts.allSatisfy { $0.outcome == .merged || $0.outcome == .keptOurs })
     }
 
     @Test("a context merges another's save; a main context merges every save by itself")

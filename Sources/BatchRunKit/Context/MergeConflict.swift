@@ -1,7 +1,7 @@
 /// One conflict met at save and how the merge policy resolved it
 /// (Core Data's `NSMergeConflict` and `NSConstraintConflict` in one).
 public struct MergeConflict: Sendable, Hashable {
-    public enum Kind: String, Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable {
         /// A row this context read and changed or deletes differs in the store at save time.
         case optimistic
         /// A row this context read and changed is gone from the store.
@@ -10,7 +10,7 @@ public struct MergeConflict: Sendable, Hashable {
         case constraint
     }
 
-    public enum Outcome: String, Sendable, Hashable {
+    public enum Outcome: String, Sendable, Hashable, Codable {
         case merged
         case keptStore = "kept_store"
         case keptOurs = "kept_ours"
@@ -44,8 +44,8 @@ public struct MergeConflict: Sendable, Hashable {
     public func record(entity: Entity) -> MergeConflictRecord {
         let key = Dictionary(uniqueKeysWithValues: zip(entity.primaryKey, objectID.key.map(\.jsonValue)))
         return MergeConflictRecord(
-            job: job, entity: objectID.entity, key: key, kind: kind.rawValue, policy: policy.rawValue,
-            outcome: outcome.rawValue, changedBy: changedBy,
+            job: job, entity: objectID.entity, key: key, kind: kind, policy: policy,
+            outcome: outcome, changedBy: changedBy,
             properties: properties.map {
                 .init(name: $0.name, original: $0.original?.jsonValue ?? .null, store: $0.store?.jsonValue ?? .null,
                       ours: $0.ours?.jsonValue ?? .null, resolved: $0.resolved?.jsonValue ?? .null)

@@ -22,16 +22,15 @@ public struct MergeConflictRecord: Sendable, Hashable, Codable {
     public var entity: String
     /// The row's primary key, column to value.
     public var key: [String: JSONValue]
-    /// `optimistic`, `deleted` or `constraint`.
-    public var kind: String
-    public var policy: String
-    /// `merged`, `kept_store`, `kept_ours`, `overwritten`, `rolled_back`, `recomputed` or `failed`.
-    public var outcome: String
+    public var kind: MergeConflict.Kind
+    public var policy: MergePolicy
+    public var outcome: MergeConflict.Outcome
     /// A job of this run, or `outside this run`.
     public var changedBy: String
     public var properties: [Property]
 
-    public init(job: String, entity: String, key: [String: JSONValue], kind: String, policy: String, outcome: String,
+    public init(job: String, entity: String, key: [String: JSONValue], kind: MergeConflict.Kind, policy: MergePolicy,
+                outcome: MergeConflict.Outcome,
                 changedBy: String, properties: [Property]) {
         self.job = job
         self.entity = entity

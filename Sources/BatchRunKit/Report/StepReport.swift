@@ -33,7 +33,7 @@ public struct StepReport: Sendable, Hashable, Codable {
         var report = self
         report.rows = RowCounts(fetched: rows.fetched)
         report.batches = BatchCounts(committed: 0, rolledBack: batches.committed + batches.rolledBack)
-        report.conflictRecords = conflictRecords.filter { $0.outcome == "failed" }
+        report.conflictRecords = conflictRecords.filter { $0.outcome == .failed }
         report.conflicts = report.conflictRecords.count
         return report
     }
