@@ -42,6 +42,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "BatchRunKitLibraryTests",
+            dependencies: ["BatchRunKit"]
+        ),
+        .testTarget(
             name: "batchrunTests",
             dependencies: [
                 "batchrun",

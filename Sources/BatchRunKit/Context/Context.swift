@@ -92,6 +92,12 @@ public actor Context {
     /// Fetches rows as objects. An object already registered with unsaved changes keeps them.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] { try core.fetch(request) }
 
+    /// Rows of values (counts, aggregates, groups) from a snapshot: no objects are registered.
+    public func fetch(_ request: RowRequest) throws -> [ResultRow] { try core.fetch(request) }
+
+    /// How many rows match (`request.limit` and `after` apply).
+    public func count(_ request: FetchRequest) throws -> Int { try core.count(request) }
+
     /// The registered object with this ID, read from the store if it is not registered.
     public func existingObject(with id: ObjectID) throws -> ManagedObject? { try core.existingObject(with: id) }
 

@@ -140,7 +140,7 @@ extension StoreValue {
 
 // MARK: Literals
 
-extension StoreValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
+extension StoreValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringInterpolation,
     ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(floatLiteral value: Double) { self = .real(value) }
