@@ -34,6 +34,11 @@ let package = Package(
             dependencies: ["BatchRunKit"],
             path: "bench/scheduler"
         ),
+        .executableTarget(
+            name: "batchrun-bench-library",
+            dependencies: ["BatchRunKit"],
+            path: "bench/library"
+        ),
         .testTarget(
             name: "BatchRunKitTests",
             dependencies: [

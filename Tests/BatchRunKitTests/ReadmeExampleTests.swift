@@ -28,36 +28,37 @@ struct ReadmeExampleTests {
 
         let seed = BatchOperation(name: "seed", store: store) { operation, context in
             for id in 1...2_500 {
-                try context.insert(into: "Session", values: ["id": .integer(Int64(id)), "user": .text("user\(id % 7)")])
+                try context.insert(into: "Session", values: ["id": StoreValue(id), "user": "user\(id % 7)"])
             }
             try context.save()
         }
 
         let closeStale = BatchOperation(name: "close_stale", needs: ["seed"], store: store,
-                                        mergePolicy: .objectTrump) { operation, context in
+                                        mergePolicy: .objectTrump) { operation, context -> Int in
             var request = FetchRequest(entity: "Session", where: "status = 'open'", limit: 1_000)
+            var closed = 0
             while !operation.isCancelled {
                 let batch = try context.fetch(request)
                 guard let last = batch.last else { break }
-                for session in batch { try session.set("status", to: .text("stale")) }
-                try context.save()                    // one batch, checked against what was read
-                context.reset()
+                for session in batch { try session.set("status", to: "stale") }
+                closed += try context.saveAndReset().updated   // one batch, checked against what was read
                 request.after = last.objectID
             }
+            return closed
         }
         closeStale.didSaveBlock = { result in saves.withLock { $0 += 1 } }
-        closeStale.completionBlock = { outcome in      // on the main actor, also when cancelled
-            finished.append("\(outcome.name) \(outcome.status.rawValue)")
+        closeStale.completionBlock = { result in       // on the main actor, also when cancelled
+            finished.append("\(result.name) \(result.status.rawValue) \(result.value ?? 0)")
         }
 
         let scheduler = Scheduler(operations: [seed, closeStale], maxConcurrent: 2, mainContext: main)
-        let outcomes = await scheduler.run()
+        let outcomes = await scheduler.run()          // returns with the main context caught up
         let stale = try main.count(FetchRequest(entity: "Session", where: "status = 'stale'"))
         // --- README example ends here ---
 
         #expect(outcomes.map(\.status) == [.ok, .ok])
         #expect(stale == 2_500)
         #expect(saves.withLock { $0 } == 3)
-        #expect(finished == ["close_stale ok"])
+        #expect(finished == ["close_stale ok 2500"])
     }
 }

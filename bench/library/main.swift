@@ -1,0 +1,115 @@
+// The library's figures (issue 8): object inserts per second, the worst main-actor stall while
+// a main context merges background saves, and the main actor's time in a large fetch.
+//     .build/release/batchrun-bench-library [ROWS_FOR_INSERTS] [RUNS]    (JSON on standard output)
+import BatchRunKit
+import Foundation
+
+let insertRows = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1])! : 200_000
+let runs = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2])! : 5
+
+let model = Model(entities: [
+    Entity(name: "Reading", columns: [
+        Column(name: "id", type: .integer, isPrimaryKey: true),
+        Column(name: "sensor", type: .text, notNull: true),
+        Column(name: "value", type: .real),
+        Column(name: "taken_at", type: .datetime),
+        Column(name: "ok", type: .boolean),
+    ], primaryKey: ["id"]),
+])
+
+func freshStore() throws -> (Store, URL) {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-bench-\(UUID().uuidString)")
+    return (try Store(path: folder.appendingPathComponent("bench.sqlite").path, model: model), folder)
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+/// Rows per second of `Context.insert` + `saveAndReset()` in batches of 10,000, five columns.
+func objectInsertRate() async throws -> Double {
+    let (store, folder) = try freshStore()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let context = Context(store: store, name: "insert")
+    let start = DispatchTime.now()
+    try await context.perform { context in
+        for first in stride(from: 1, through: insertRows, by: 10_000) {
+            for id in first..<min(first + 10_000, insertRows + 1) {
+                try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s\(id % 50)",
+                                                             "value": .real(Double(id) / 10), "taken_at": "2026-01-31T08:15:00Z",
+                                                             "ok": true])
+            }
+            try context.saveAndReset()
+        }
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    return Double(insertRows) / seconds
+}
+
+/// Measures the longest gap between ticks of a task on the main actor while `work` runs.
+@MainActor
+func worstStall(during work: () async throws -> Void) async rethrows -> Double {
+    var last = DispatchTime.now().uptimeNanoseconds
+    var worst: UInt64 = 0
+    let ticker = Task { @MainActor in
+        while !Task.isCancelled {
+            let now = DispatchTime.now().uptimeNanoseconds
+            worst = max(worst, now - last)
+            last = now
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+    try await work()
+    ticker.cancel()
+    _ = await ticker.value
+    return Double(worst) / 1e6
+}
+
+/// 60,000 objects registered in the main context, all updated by a background operation in
+/// 10,000-row batches: the worst main-actor stall while the merges happen (milliseconds).
+@MainActor
+func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
+    let (store, folder) = try freshStore()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let seed = Context(store: store, name: "seed")
+    try await seed.perform { context in
+        for id in 1...60_000 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
+        try context.saveAndReset()
+    }
+    let main = MainContext(store: store)
+    var held: [ManagedObject] = []
+    let fetchStall = try await worstStall {
+        held = try await main.fetch(FetchRequest(entity: "Reading"))
+    }
+    precondition(held.count == 60_000)
+    let update = BatchOperation<Void>(name: "update", store: store) { operation, context in
+        var request = FetchRequest(entity: "Reading", limit: 10_000)
+        request.assigning = [("value", "value + 1")]
+        while !operation.isCancelled {
+            let batch = try context.fetch(request)
+            guard let last = batch.last else { break }
+            request.after = last.objectID
+            try context.saveAndReset()
+        }
+    }
+    let stall = try await worstStall {
+        _ = await Scheduler(operations: [update], maxConcurrent: 1, mainContext: main).run()
+    }
+    let shown = try held[59_999]["value"]
+    precondition(shown == .real(2), "the held objects show the update")
+    return (stall, fetchStall)
+}
+
+var rates: [Double] = [], stalls: [Double] = [], fetchStalls: [Double] = []
+for _ in 0..<runs {
+    rates.append(try await objectInsertRate())
+    let (stall, fetchStall) = try await mergeStall()
+    stalls.append(stall)
+    fetchStalls.append(fetchStall)
+}
+let result: [String: Any] = [
+    "benchmark": "library", "runs": runs, "insert_rows": insertRows,
+    "object_inserts_per_s_median": Int(median(rates)), "object_inserts_target": 500_000,
+    "merge_stall_ms_median": (median(stalls) * 10).rounded() / 10, "merge_stall_ms_worst": (stalls.max()! * 10).rounded() / 10,
+    "async_fetch_stall_ms_median": (median(fetchStalls) * 10).rounded() / 10, "stall_target_ms": 16,
+]
+let data = try JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys])
+print(String(decoding: data, as: UTF8.self))
