@@ -130,7 +130,8 @@ public actor Context {
     public func save(bulk: BulkChange) throws -> SaveResult { try core.save(bulk: bulk) }
 
     /// Saves, then forgets every object (as `reset()`): for batch loops, which need no
-    /// snapshots of what they saved.
+    /// snapshots of what they saved. The result's `DidSave` lists the changed IDs only when
+    /// someone listens (a `didSaves()` subscriber, such as a main context, or a per-save block).
     @discardableResult
     public func saveAndReset(bulk: BulkChange? = nil) throws -> SaveResult { try core.save(bulk: bulk, forgetting: true) }
 

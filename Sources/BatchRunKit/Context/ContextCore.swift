@@ -1,12 +1,6 @@
 import Foundation
 import GRDB
 
-/// Inserts with the same entity and assigned columns share one prepared statement.
-private struct InsertShape: Hashable {
-    var entity: String
-    var columns: [Int]
-}
-
 /// The change tracking behind `Context` and `MainContext`: registered objects with their
 /// snapshots, pending inserts, updates and deletes, save, rollback, reset and merge.
 /// Not Sendable: it lives inside the isolation of the context that owns it.
@@ -21,6 +15,8 @@ final class ContextCore {
 
     private var registered: [ObjectID: ManagedObject] = [:]
     private var inserted: [ManagedObject] = []
+    /// The assigned columns of the last insert, shared by the inserts of the same shape.
+    private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
     /// The store's save number before the first read since the last save: saves after it are
     /// someone else's, for naming who changed a conflicting row.
     private var readSequence: UInt64?
@@ -288,11 +284,19 @@ final class ContextCore {
     func insert(into entityName: String, values: [String: StoreValue]) throws -> ManagedObject {
         guard let entity = store.model[entityName] else { throw ContextError.unknownEntity(entityName) }
         var row = Array(repeating: StoreValue.null, count: entity.columns.count)
-        var assigned = Set<Int>(minimumCapacity: values.count)
+        var mask: UInt64 = 0
         for (column, value) in values {
             guard let index = entity.position(ofColumn: column) else { throw ContextError.unknownColumn(entityName, column) }
             row[index] = value
-            assigned.insert(index)
+            if index < 64 { mask |= 1 << UInt64(index) }
+        }
+        // Inserts of one shape share one list of assigned columns.
+        let assigned: [Int]
+        if let last = lastInsertShape, last.mask == mask, last.entity == entity.name, entity.columns.count <= 64 {
+            assigned = last.columns
+        } else {
+            assigned = values.keys.compactMap { entity.position(ofColumn: $0) }.sorted()
+            lastInsertShape = (entity.name, mask, assigned)
         }
         let object = ManagedObject(inserting: entity, values: row, assigned: assigned)
         inserted.append(object)
@@ -343,7 +347,7 @@ final class ContextCore {
         let inserts = inserted
         let readSequence = self.readSequence ?? store.committedSequence
         let readGeneration = self.readGeneration
-        let (_, result) = try commit(withIDs: true) { db, changes in
+        let (_, result) = try commit(withIDs: !forgetting) { db, changes in
             if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
                 try self.writeBulk(bulk, objects: objects, in: db, into: &changes)
             } else {
@@ -390,54 +394,8 @@ final class ContextCore {
             writers[entity.name] = made
             return made
         }
-        var statements: [InsertShape: Statement] = [:]
-        for object in inserts {
-            let entity = object.entity
-            let assigned = object.assignedColumns.sorted()
-            let values = assigned.map { object.values[$0] }
-            let shape = InsertShape(entity: entity.name, columns: assigned)
-            let statement: Statement
-            if let cached = statements[shape] {
-                statement = cached
-            } else {
-                let sql = SaveWriter.insertSQL(entity: entity, columns: assigned.map { entity.columns[$0].name })
-                    + (readBack ? " RETURNING \(SQL.quoteList(entity.columnNames))" : "")
-                statement = try db.makeStatement(sql: sql)
-                statements[shape] = statement
-            }
-            // The fast path: one prepared INSERT per shape, bound through the C API.
-            switch try RawStatement.insert(statement, in: db, binding: values, returning: readBack ? entity.columns.count : 0) {
-            case .row(let row):
-                object.values = row
-                let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, row))
-                object.assignID(id)
-                changes.record(id, .inserted)
-                changes.inserted += 1
-                continue
-            case .done:
-                let id = object.objectID ?? ObjectID(entity: entity.name, single: .integer(db.lastInsertedRowID))
-                object.assignID(id)
-                changes.record(id, .inserted)
-                changes.inserted += 1
-                continue
-            case .constraint:
-                break   // the key or a unique column is taken: the merge policy decides below
-            }
-            let outcome = try writer(entity).insert(columns: assigned.map { entity.columns[$0].name },
-                                                    values: values.map(\.databaseValue))
-            if let id = outcome.id {
-                object.assignID(id)
-                if readBack, let row = try writer(entity).currentRow(id) { object.values = row }
-                if outcome.inserted {
-                    changes.record(id, .inserted)
-                    changes.inserted += 1
-                } else {
-                    changes.record(id, .updated)
-                    changes.updated += 1
-                }
-            }
-            if let conflict = outcome.conflict { changes.conflicts.append(conflict) }
-        }
+        var inserter = ObjectInserter(db: db, readBack: readBack)
+        try inserter.insert(inserts, into: &changes, writer: writer)
         for object in objects {
             guard let id = object.objectID else { continue }
             if object.isDeleted {

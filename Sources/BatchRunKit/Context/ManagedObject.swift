@@ -22,7 +22,8 @@ public final class ManagedObject {
     public internal(set) var isDeleted = false
     /// Columns given a value since the object was inserted; an insert writes only these, so
     /// the others get their defaults.
-    private(set) var assignedColumns: Set<Int> = []
+    /// In column order.
+    private(set) var assignedColumns: [Int] = []
 
     /// `changed` says the values may differ from the snapshot (a fetch that assigned columns).
     init(entity: Entity, values: [StoreValue], snapshot: [StoreValue]?, id: ObjectID? = nil, changed: Bool = false) {
@@ -57,7 +58,7 @@ public final class ManagedObject {
     }
 
     /// A new object with `values` given to the columns in `assigned`.
-    init(inserting entity: Entity, values: [StoreValue], assigned: Set<Int>) {
+    init(inserting entity: Entity, values: [StoreValue], assigned: [Int]) {
         self.entity = entity
         self.values = values
         self.snapshot = nil
@@ -73,7 +74,11 @@ public final class ManagedObject {
             values[index] = newValue
             written = true
             if snapshot == nil {
-                assignedColumns.insert(index)
+                if let at = assignedColumns.firstIndex(where: { $0 >= index }) {
+                    if assignedColumns[at] != index { assignedColumns.insert(index, at: at) }
+                } else {
+                    assignedColumns.append(index)
+                }
                 objectID = Self.keyIfComplete(entity, values)
             }
         }
@@ -120,6 +125,11 @@ public final class ManagedObject {
     }
 
     static func keyIfComplete(_ entity: Entity, _ values: [StoreValue]) -> ObjectID? {
+        let keyIndexes = entity.primaryKeyIndexes
+        if keyIndexes.count == 1 {
+            let value = values[keyIndexes[0]]
+            return value == .null ? nil : ObjectID(entity: entity.name, single: value)
+        }
         let key = key(entity, values)
         return key.contains(.null) ? nil : ObjectID(entity: entity.name, key: key)
     }

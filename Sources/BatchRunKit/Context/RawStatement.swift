@@ -35,28 +35,29 @@ enum RawStatement {
         case constraint
     }
 
-    /// Binds `values` and steps an INSERT once, reading the `RETURNING` row when there is one.
-    /// A constraint violation on a key is returned; any other failure throws.
-    static func insert(_ statement: Statement, in db: Database, binding values: [StoreValue], returning columns: Int) throws -> InsertStep {
-        let handle = statement.sqliteStatement
+    /// Binds `values` at `positions` and steps an INSERT once, reading the `RETURNING` row when
+    /// there is one. A constraint violation on a key is returned; any other failure throws.
+    static func insert(_ statement: Statement, in db: Database, binding values: [StoreValue], at positions: [Int],
+                       returning columns: Int) throws -> InsertStep {
+        let handle = statement.sqliteStatement, connection = db.sqliteConnection
         sqlite3_reset(handle)
-        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), of: handle) }
-        defer { sqlite3_reset(handle) }
-        let code = sqlite3_step(handle)
-        switch code {
-        case SQLITE_DONE:
-            return .done
-        case SQLITE_ROW:
-            let row = (0..<Int32(columns)).map { value(of: handle, at: $0) }
-            let end = sqlite3_step(handle)
-            guard end == SQLITE_DONE else { break }
-            return .row(row)
-        default:
-            let extended = sqlite3_extended_errcode(db.sqliteConnection)
-            if extended == SQLITE_CONSTRAINT | (6 << 8) || extended == SQLITE_CONSTRAINT | (8 << 8) { return .constraint }
+        // Everything that reads the row or the error happens while the values are bound, and
+        // the statement is reset before they go.
+        let outcome: Result<InsertStep, DatabaseError> = try withBindings(values, at: positions, from: 0, of: handle) {
+            defer { sqlite3_reset(handle) }
+            var code = sqlite3_step(handle)
+            var row: [StoreValue]?
+            if code == SQLITE_ROW {
+                row = (0..<Int32(columns)).map { value(of: handle, at: $0) }
+                code = sqlite3_step(handle)
+            }
+            if code == SQLITE_DONE { return .success(row.map(InsertStep.row) ?? .done) }
+            let extended = sqlite3_extended_errcode(connection)
+            if extended == SQLITE_CONSTRAINT | (6 << 8) || extended == SQLITE_CONSTRAINT | (8 << 8) { return .success(.constraint) }
+            return .failure(DatabaseError(resultCode: ResultCode(rawValue: sqlite3_errcode(connection)),
+                                          message: String(cString: sqlite3_errmsg(connection)), sql: statement.sql))
         }
-        throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_errcode(db.sqliteConnection)),
-                            message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+        return try outcome.get()
     }
 
     /// Steps through the rows of `statement`, `:name` placeholders bound from `values`; each
@@ -98,6 +99,39 @@ enum RawStatement {
                 for (offset, position) in assigned.enumerated() { changed[position] = value(of: handle, at: first + Int32(offset)) }
                 try body(read, changed)
             }
+        }
+    }
+
+    /// Binds `values[positions[offset...]]` to parameters `offset + 1...` and runs `body` while
+    /// they are bound. Text and blobs are bound without a copy (`SQLITE_STATIC`): each one's
+    /// bytes stay valid for as long as its closure runs, which is until `body` has returned.
+    private static func withBindings<T>(_ values: [StoreValue], at positions: [Int], from offset: Int, of handle: OpaquePointer?,
+                                        _ body: () -> T) throws -> T {
+        guard offset < positions.count else { return body() }
+        let index = Int32(offset + 1)
+        switch values[positions[offset]] {
+        case .text(var text):
+            return try text.withUTF8 { bytes in
+                let code = bytes.isEmpty
+                    ? sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT)
+                    : sqlite3_bind_text(handle, index, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                        Int32(bytes.count), nil)   // SQLITE_STATIC
+                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind value \(index)") }
+                defer { sqlite3_bind_null(handle, index) }   // the bytes go away with this closure
+                return try withBindings(values, at: positions, from: offset + 1, of: handle, body)
+            }
+        case .blob(let bytes):
+            return try bytes.withUnsafeBytes { raw in
+                let code = raw.isEmpty
+                    ? sqlite3_bind_zeroblob(handle, index, 0)
+                    : sqlite3_bind_blob(handle, index, raw.baseAddress!, Int32(raw.count), nil)   // SQLITE_STATIC
+                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind value \(index)") }
+                defer { sqlite3_bind_null(handle, index) }
+                return try withBindings(values, at: positions, from: offset + 1, of: handle, body)
+            }
+        case let value:
+            try bind(value, at: index, of: handle)
+            return try withBindings(values, at: positions, from: offset + 1, of: handle, body)
         }
     }
 

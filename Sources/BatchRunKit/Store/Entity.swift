@@ -92,7 +92,14 @@ public struct Entity: Sendable, Hashable {
 
     /// The position in `columns` of the column with this name, compared without case.
     public func position(ofColumn name: String) -> Int? {
-        storage.positions[name] ?? storage.lowercasedPositions[name.lowercased()]
+        let columns = storage.columns
+        if columns.count <= 16 {
+            // Comparing a few short names beats hashing one (object inserts look up every column).
+            let length = name.utf8.count
+            for index in columns.indices where columns[index].name.utf8.count == length && columns[index].name == name { return index }
+            return storage.lowercasedPositions[name.lowercased()]
+        }
+        return storage.positions[name] ?? storage.lowercasedPositions[name.lowercased()]
     }
 
     public var columnNames: [String] { columns.map(\.name) }
