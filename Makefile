@@ -58,6 +58,8 @@ bench-deps: deps
 
 bench: build bench-deps
 	$(SWIFT) build -c release --product batchrun-bench-scheduler
+	$(SWIFT) build -c release --product batchrun-bench-library
+	bench/library.sh
 	bench/import.sh
 	bench/memory.sh
 	bench/update.sh

@@ -90,6 +90,8 @@ final class ReportPrinter: Sendable {
             break   // the progress line polls the run instead, at most ten times a second
         case .retrying(let job, let reason):
             if !quiet { line(style.yellow("  retrying") + " a batch of \(job): \(reason)") }
+        case .startingOver(let job, let reason):
+            line(style.yellow("  starting over") + " job \(job): \(reason)")
         }
     }
 

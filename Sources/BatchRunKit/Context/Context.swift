@@ -135,6 +135,17 @@ public actor Context {
     @discardableResult
     public func saveAndReset(bulk: BulkChange? = nil) throws -> SaveResult { try core.save(bulk: bulk, forgetting: true) }
 
+    /// Saves, with a checkpoint in the same transaction (a job-file step's position).
+    @discardableResult
+    func save(bulk: BulkChange?, forgetting: Bool, checkpoint: @escaping CheckpointWrite) throws -> SaveResult {
+        try core.save(bulk: bulk, forgetting: forgetting, checkpoint: checkpoint)
+    }
+
+    /// The one save path with a checkpoint, for steps that write without objects.
+    func commit<T>(checkpoint: CheckpointWrite?, _ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
+        try core.commit(checkpoint: checkpoint, body)
+    }
+
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     public func rollback() { core.rollback() }
 

@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
 
+/// Writes a checkpoint inside a save's transaction, given what the save changed.
+typealias CheckpointWrite = (Database, SaveChanges) throws -> Void
+
 /// The change tracking behind `Context` and `MainContext`: registered objects with their
 /// snapshots, pending inserts, updates and deletes, save, rollback, reset and merge.
 /// Not Sendable: it lives inside the isolation of the context that owns it.
@@ -76,11 +79,15 @@ final class ContextCore {
     /// after the outer commit) the `DidSave` is posted and the per-save block called, once.
     /// `withIDs`: the `DidSave` lists the changed IDs even when nobody listens (object saves,
     /// whose IDs exist anyway); raw writes make IDs only for a listener.
-    func commit<T>(withIDs: Bool = false, _ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
+    /// `checkpoint` runs in the same transaction, after `body`: the save and its checkpoint
+    /// commit together or not at all.
+    func commit<T>(withIDs: Bool = false, checkpoint: CheckpointWrite? = nil,
+                   _ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
         var changes = SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil)
         var sequence: UInt64?
         func work(_ db: Database) throws -> T {
             let value = try body(db, &changes)
+            try checkpoint?(db, changes)
             let number = store.nextSaveSequence()
             sequence = number
             store.changeLog.record(sequence: number, job: name, changes: changes.changedKeys)
@@ -341,13 +348,13 @@ final class ContextCore {
     /// values read. Conflicts are resolved by `mergePolicy`; under `error` the first one throws
     /// `MergeConflictError`, nothing is written, and the context keeps its changes.
     /// `forgetting`: the caller resets right after, so saved objects need no new snapshots.
-    func save(bulk: BulkChange? = nil, forgetting: Bool = false) throws -> SaveResult {
-        guard hasChanges else { return SaveResult() }
+    func save(bulk: BulkChange? = nil, forgetting: Bool = false, checkpoint: CheckpointWrite? = nil) throws -> SaveResult {
+        guard hasChanges || checkpoint != nil else { return SaveResult() }
         let objects = registered.values.filter { $0.hasChanges }
         let inserts = inserted
         let readSequence = self.readSequence ?? store.committedSequence
         let readGeneration = self.readGeneration
-        let (_, result) = try commit(withIDs: !forgetting) { db, changes in
+        let (_, result) = try commit(withIDs: !forgetting, checkpoint: checkpoint) { db, changes in
             if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
                 try self.writeBulk(bulk, objects: objects, in: db, into: &changes)
             } else {

@@ -12,6 +12,10 @@ public struct JobReport: Sendable, Hashable, Codable {
     public var batches: BatchCounts
     public var steps: [StepReport]
     public var conflicts: Int
+    /// Rows over every attempt of a resumed run (`rows` counts this attempt).
+    public var rowsTotal = RowCounts()
+    /// `done earlier` for a job a resumed run did not run again; nil otherwise.
+    public var resumed: String?
 
     public init(name: String, status: JobStatus, needs: [String] = [], queuedSeconds: Double = 0,
                 runSeconds: Double = 0, attempts: Int = 0, error: String? = nil, skippedBecause: String? = nil,
@@ -32,7 +36,8 @@ public struct JobReport: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, status, needs, attempts, error, rows, batches, steps, conflicts
+        case name, status, needs, attempts, error, rows, batches, steps, conflicts, resumed
+        case rowsTotal = "rows_total"
         case queuedSeconds = "queued_s"
         case runSeconds = "run_s"
         case skippedBecause = "skipped_because"
@@ -49,6 +54,8 @@ public struct JobReport: Sendable, Hashable, Codable {
         try container.encode(error, forKey: .error)              // null when there is none
         try container.encode(skippedBecause, forKey: .skippedBecause)
         try container.encode(rows, forKey: .rows)
+        try container.encode(rowsTotal, forKey: .rowsTotal)
+        try container.encodeIfPresent(resumed, forKey: .resumed)
         try container.encode(batches, forKey: .batches)
         try container.encode(steps, forKey: .steps)
         try container.encode(conflicts, forKey: .conflicts)

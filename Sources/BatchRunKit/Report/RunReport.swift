@@ -12,6 +12,10 @@ public struct RunReport: Sendable, Hashable, Codable {
     }
 
     public var schema = 1
+    /// The run's number in the store's run history (`batchrun runs`).
+    public var runID: Int64?
+    /// For a resumed run: the run it continued.
+    public var resumedFrom: Int64?
     public var file: String
     public var store: String
     public var status: Status
@@ -33,6 +37,8 @@ public struct RunReport: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case schema, file, store, status, jobs, conflicts
+        case runID = "run_id"
+        case resumedFrom = "resumed_from"
         case startedAt = "started_at"
         case elapsedSeconds = "elapsed_s"
     }

@@ -4,7 +4,9 @@ import Synchronization
 
 /// Runs a loaded job file against its store: one `BatchOperation` per job, each job's steps in
 /// order, `${NAME.COLUMN}` outputs passed downstream, hooks run as completion blocks, and a
-/// `RunReport` at the end.
+/// `RunReport` at the end. The run is recorded in the store (`_batchrun_*` tables), each step's
+/// checkpoint in the transaction of each batch, so a run that did not end `ok` can be continued
+/// (`continuing:`, see `RunContinuation`).
 ///
 /// ```swift
 /// let file = try JobFileLoader().load(path: "jobs/nightly.yaml")
@@ -23,17 +25,26 @@ public final class JobFileRun: Sendable {
         /// A batch of a running job failed on a busy store or a conflict under `error` and is
         /// tried again from a fresh read (`retries`).
         case retrying(job: String, reason: String)
+        /// A resumed run starts a job over instead of continuing it, and says why.
+        case startingOver(job: String, reason: String)
     }
 
     public let file: JobFile
     public let store: Store
     public let scheduler: Scheduler
+    /// The run this one continues, if any.
+    public let continuation: RunContinuation?
+    /// The `--param` values, recorded with the run so a resume uses them again.
+    public let params: [String: String]
     private let state = JobRunState()
     private let interrupted = Mutex(false)
 
-    public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil) {
+    public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil,
+                continuing continuation: RunContinuation? = nil, params: [String: String] = [:]) {
         self.file = file
         self.store = store
+        self.continuation = continuation
+        self.params = continuation?.params ?? params
         var operations: [BatchOperation<Void>] = []
         for job in file.jobs {
             let operation = BatchOperation(name: job.name, needs: job.needs, store: store, mergePolicy: job.mergePolicy) {
@@ -68,6 +79,10 @@ public final class JobFileRun: Sendable {
     public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async -> RunReport {
         state.setEventHandler(onEvent)
         let startedAt = Date()
+        let recording = RunRecording(ledger: RunLedger(store: store), file: Self.identity(of: file),
+                                     fileHash: Self.contentHash(of: file), params: params, startedAt: startedAt,
+                                     continuation: continuation)
+        state.recording = recording
         let outcomes = await scheduler.run { [weak self] event in
             guard let self else { return }
             switch event {
@@ -75,15 +90,56 @@ public final class JobFileRun: Sendable {
                 onEvent(.jobStarted(name: name, index: index, total: total))
             case .finished(let outcome, let index, let total):
                 self.state.clearLive(for: outcome.name)
+                self.recordEnd(outcome, in: recording)
                 onEvent(.jobFinished(self.jobReport(outcome), index: index, total: total))
             }
         }
         let jobs = outcomes.map(jobReport)
         let conflicts = jobs.flatMap { job in job.steps.flatMap(\.conflictRecords) }
-        return RunReport(file: file.path, store: store.path,
-                         status: RunReport.status(of: jobs, interrupted: wasCancelled),
-                         startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,
-                         conflicts: conflicts)
+        var report = RunReport(file: file.path, store: store.path,
+                               status: RunReport.status(of: jobs, interrupted: wasCancelled),
+                               startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,
+                               conflicts: conflicts)
+        // The run's end, with the ends of jobs that wrote nothing, in one write; the run state
+        // is there to resume and for history, so a store locked past its busy timeout now
+        // loses this record, not the run.
+        let pending = state.takePendingEnds()
+        let (status, elapsed) = (report.status, report.elapsedSeconds)
+        try? await store.pool.write { db in
+            let id = try recording.runID(in: db)
+            for end in pending { try end(db, id) }
+            try recording.ledger.finish(run: id, status: status, elapsedSeconds: elapsed, in: db)
+        }
+        report.runID = recording.runID
+        report.resumedFrom = continuation?.runID
+        return report
+    }
+
+    /// Records how a job that ran in this attempt ended, with its rows over all attempts (the
+    /// steps' counts over all attempts; a fetch's from this attempt, since it reads again).
+    private func recordEnd(_ outcome: OperationOutcome, in recording: RunRecording) {
+        guard state.ran(outcome.name), let job = file.job(named: outcome.name) else { return }
+        let report = jobReport(outcome)
+        var total = report.rows
+        if !job.atomic, let id = recording.runID, let steps = try? recording.ledger.steps(of: id, job: job.name) {
+            total = steps.values.reduce(RowCounts()) { $0 + $1.rows }
+            total.fetched = report.rows.fetched
+        }
+        state.setRowsTotal(total, for: job.name)
+        let (rows, rowsTotal) = (report.rows, total)
+        let names = Set(job.steps.compactMap { step -> String? in if case .fetch(let fetch) = step { return fetch.publishAs } else { return nil } })
+        let outputs = state.publishedOutputs.filter { names.contains($0.key) }
+        let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
+        let end: @Sendable (Database, Int64) throws -> Void = { db, id in
+            _ = try recording.recordJob(job.name, definition: definition, over: over, in: db)
+            try recording.ledger.finishJob(run: id, job: job.name, status: outcome.status, runSeconds: outcome.runSeconds,
+                                           rows: rows, rowsTotal: rowsTotal, outputs: outputs, error: outcome.error, in: db)
+        }
+        if recording.runID == nil && rows == RowCounts(fetched: rows.fetched) {
+            state.addPendingEnd(end)   // with the run's end: a job that wrote nothing needs no write lock now
+        } else {
+            try? store.pool.write { db in try end(db, try recording.runID(in: db)) }
+        }
     }
 
     func jobReport(_ outcome: OperationOutcome) -> JobReport {
@@ -98,6 +154,13 @@ public final class JobFileRun: Sendable {
             report.batches += step.batches
             report.conflicts += step.conflicts
         }
+        if let earlier = state.doneEarlier(outcome.name) {
+            report.resumed = "done earlier"
+            report.attempts = 0
+            report.rowsTotal = earlier
+        } else {
+            report.rowsTotal = state.rowsTotal(for: outcome.name) ?? report.rows
+        }
         return report
     }
 
@@ -106,11 +169,36 @@ public final class JobFileRun: Sendable {
     /// as they finish, and on failure with what was committed.
     private static func execute(_ job: Job, file: JobFile, operation: BatchOperation<Void>, state: JobRunState,
                                 context: isolated Context) throws {
+        guard let recording = state.recording else { return }
+        let definition = Self.definition(of: job, in: file)
+        var steps: [Int: RunLedger.StepRecord] = [:]
+        switch recording.start(of: job, definition: definition) {
+        case .doneEarlier(let earlier):
+            for (name, values) in earlier.outputs { state.publish(name, values) }
+            state.markDoneEarlier(job.name, rowsTotal: earlier.rowsTotal)
+            return
+        case .continuing(let earlier):
+            steps = earlier
+        case .over(let reason):
+            if let reason { state.emit(.startingOver(job: job.name, reason: reason)) }
+            state.markStartsOver(job.name)
+        }
+        state.markRan(job.name)
+        let over = state.startsOver(job.name)
         do {
             if job.atomic {
-                try context.atomically { context in try runSteps(job, file: file, operation: operation, state: state, context: context) }
+                try context.atomically { context in
+                    try runSteps(job, file: file, operation: operation, state: state, steps: [:], context: context)
+                    // The job's end is part of its one transaction: done, or not at all.
+                    _ = try context.commit(checkpoint: { db, _ in
+                        let rows = state.reports(for: job.name).reduce(RowCounts()) { $0 + $1.rows }
+                        let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
+                        try recording.ledger.finishJob(run: id, job: job.name, status: .ok, runSeconds: 0, rows: rows,
+                                                       rowsTotal: rows, outputs: [:], error: nil, in: db)
+                    }) { _, _ in }
+                }
             } else {
-                try runSteps(job, file: file, operation: operation, state: state, context: context)
+                try runSteps(job, file: file, operation: operation, state: state, steps: steps, context: context)
             }
         } catch let error as StepError {
             if job.atomic {
@@ -125,10 +213,17 @@ public final class JobFileRun: Sendable {
         }
     }
 
+    /// `steps`: what earlier attempts left of each step (done, or where it continues).
     private static func runSteps(_ job: Job, file: JobFile, operation: BatchOperation<Void>, state: JobRunState,
-                                 context: isolated Context) throws {
+                                 steps: [Int: RunLedger.StepRecord], context: isolated Context) throws {
+        let recording = state.recording
         for (index, step) in job.steps.enumerated() {
             if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }
+            let earlier = steps[index]
+            if earlier?.done == true, step.kind != "fetch" {
+                state.record(StepReport(kind: step.kind, entity: step.entity), for: job.name)   // finished in an earlier attempt
+                continue
+            }
             var environment = StepEnvironment(
                 job: job.name, entity: file.model[step.entity]!,
                 params: resolvedParams(step, file: file, outputs: state.publishedOutputs),
@@ -140,17 +235,35 @@ public final class JobFileRun: Sendable {
                 })
             environment.retries = job.retries
             environment.onRetry = { reason in state.emit(.retrying(job: job.name, reason: reason)) }
+            if !job.atomic, let recording {
+                environment.resumeAt = earlier?.position
+                let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
+                environment.checkpoint = StepCheckpoint { db, position, rows in
+                    let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
+                    try recording.ledger.saveCheckpoint(run: id, job: job.name, step: index, position: position, rows: rows, in: db)
+                }
+            }
+            let report: StepReport
             switch step {
             case .fetch(let fetch):
-                let (report, values) = try FetchRunner.run(fetch, in: environment, context: context)
-                state.record(report, for: job.name)
+                let (fetched, values) = try FetchRunner.run(fetch, in: environment, context: context)
+                report = fetched
                 if let name = fetch.publishAs, let values { state.publish(name, values) }
             case .insert(let insert):
-                state.record(try InsertRunner.run(insert, in: environment, context: context), for: job.name)
+                report = try InsertRunner.run(insert, in: environment, context: context)
             case .delete(let delete):
-                state.record(try DeleteRunner.run(delete, in: environment, context: context), for: job.name)
+                report = try DeleteRunner.run(delete, in: environment, context: context)
             case .batchUpdate(let update):
-                state.record(try BatchUpdateRunner.run(update, in: environment, context: context), for: job.name)
+                report = try BatchUpdateRunner.run(update, in: environment, context: context)
+            }
+            state.record(report, for: job.name)
+            if !job.atomic, step.kind != "fetch", let recording {
+                // Best effort: a step whose done mark is lost continues after its last checkpoint and finds nothing left.
+                let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
+                try? context.store.pool.write { db in
+                    let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
+                    try recording.ledger.finishStep(run: id, job: job.name, step: index, rows: report.rows, in: db)
+                }
             }
         }
     }
@@ -171,6 +284,7 @@ public final class JobFileRun: Sendable {
     }
 
     private func runHooks(_ job: Job, _ outcome: OperationOutcome) {
+        if state.doneEarlier(job.name) != nil { return }   // hooks run for jobs that run in this attempt
         let report = jobReport(outcome)
         let environment = [
             "BATCHRUN_JOB": job.name,

@@ -1,3 +1,4 @@
+import GRDB
 import Synchronization
 
 /// What the jobs of one run share while they run: published `as:` outputs and step reports.
@@ -7,6 +8,30 @@ final class JobRunState: Sendable {
     private let events = Mutex<(@Sendable (JobFileRun.Event) -> Void)?>(nil)
     /// Rows per running job: the steps done plus the running step's totals so far.
     private let liveRows = Mutex<[String: [Int: Int]]>([:])
+    private let recordingState = Mutex<RunRecording?>(nil)
+    /// Per job of this attempt: rows over all attempts, once known; and the jobs done earlier.
+    private let jobs = Mutex<(ran: Set<String>, doneEarlier: [String: RowCounts], rowsTotal: [String: RowCounts])>(([], [:], [:]))
+
+    var recording: RunRecording? {
+        get { recordingState.withLock { $0 } }
+        set { recordingState.withLock { $0 = newValue } }
+    }
+
+    private let pendingEnds = Mutex<[@Sendable (Database, Int64) throws -> Void]>([])
+    private let over = Mutex<Set<String>>([])
+
+    func markRan(_ job: String) { jobs.withLock { _ = $0.ran.insert(job) } }
+    func markStartsOver(_ job: String) { over.withLock { _ = $0.insert(job) } }
+    func startsOver(_ job: String) -> Bool { over.withLock { $0.contains(job) } }
+    func addPendingEnd(_ end: @escaping @Sendable (Database, Int64) throws -> Void) { pendingEnds.withLock { $0.append(end) } }
+    func takePendingEnds() -> [@Sendable (Database, Int64) throws -> Void] {
+        pendingEnds.withLock { ends in defer { ends = [] }; return ends }
+    }
+    func ran(_ job: String) -> Bool { jobs.withLock { $0.ran.contains(job) } }
+    func markDoneEarlier(_ job: String, rowsTotal: RowCounts) { jobs.withLock { $0.doneEarlier[job] = rowsTotal } }
+    func doneEarlier(_ job: String) -> RowCounts? { jobs.withLock { $0.doneEarlier[job] } }
+    func setRowsTotal(_ rows: RowCounts, for job: String) { jobs.withLock { $0.rowsTotal[job] = rows } }
+    func rowsTotal(for job: String) -> RowCounts? { jobs.withLock { $0.rowsTotal[job] } }
 
     var publishedOutputs: [String: [String: StoreValue]] { outputs.withLock { $0 } }
 

@@ -9,6 +9,9 @@ enum ContextBatches {
                     report: inout StepReport, change: ([ManagedObject], ObjectID, ObjectID) -> BulkChange) throws {
         var request = request
         request.limit = environment.batchSize
+        if case .key(let key)? = environment.resumeAt {
+            request.after = ObjectID(entity: environment.entity.name, key: key)
+        }
         while true {
             if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
             var retries = 0, failedSaves = 0
@@ -22,7 +25,9 @@ enum ContextBatches {
                 guard let first = objects.first?.objectID, let last = objects.last?.objectID else { return (0, nil, nil) }
                 let bulk = change(objects, first, last)
                 do {
-                    let result = try context.saveAndReset(bulk: bulk)
+                    let result = try environment.checkpoint.map { checkpoint in
+                        try context.save(bulk: bulk, forgetting: true, checkpoint: checkpoint.at(.key(last.key)))
+                    } ?? context.saveAndReset(bulk: bulk)
                     return (objects.count, last, result)
                 } catch {
                     failedSaves += 1   // the save's transaction was rolled back

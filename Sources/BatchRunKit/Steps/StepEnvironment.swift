@@ -19,6 +19,10 @@ public struct StepEnvironment: Sendable {
     public var retries = 0
     /// Told why a batch is about to be tried again.
     public var onRetry: @Sendable (String) -> Void = { _ in }
+    /// Where a resumed step starts again: after its last committed batch.
+    public var resumeAt: StepPosition?
+    /// Writes the step's checkpoint in the transaction of each batch (set by a job-file run).
+    var checkpoint: StepCheckpoint?
 
     public init(job: String, entity: Entity, params: [String: StoreValue], batchSize: Int, mergePolicy: MergePolicy,
                 isCancelled: @escaping @Sendable () -> Bool = { false },
@@ -83,4 +87,18 @@ public func displayPath(_ path: String) -> String {
     let current = FileManager.default.currentDirectoryPath
     let prefix = current.hasSuffix("/") ? current : current + "/"
     return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+}
+
+/// Writes a step's checkpoint inside a batch's transaction: the step's new position, and the
+/// rows this batch adds to the step's totals.
+struct StepCheckpoint: Sendable {
+    let write: @Sendable (Database, StepPosition, RowCounts) throws -> Void
+
+    /// The same, as the save path takes it.
+    func at(_ position: StepPosition, rejected: Int = 0) -> CheckpointWrite {
+        { db, changes in
+            try write(db, position, RowCounts(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted,
+                                              rejected: rejected))
+        }
+    }
 }

@@ -192,3 +192,50 @@ extension StoreValue {
         return lhs.count < rhs.count
     }
 }
+
+// MARK: Codable
+
+/// Encoded with its kind, so a value read back is the same value: `{"integer": 41}`,
+/// `{"text": "open"}`, `{"blob": "0a1b"}`, `null`.
+extension StoreValue: Codable {
+    private enum Kind: String, CodingKey { case integer, real, text, blob }
+
+    public init(from decoder: any Decoder) throws {
+        if try decoder.singleValueContainer().decodeNil() {
+            self = .null
+            return
+        }
+        let container = try decoder.container(keyedBy: Kind.self)
+        if let value = try container.decodeIfPresent(Int64.self, forKey: .integer) { self = .integer(value) }
+        else if let value = try container.decodeIfPresent(Double.self, forKey: .real) { self = .real(value) }
+        else if let value = try container.decodeIfPresent(String.self, forKey: .text) { self = .text(value) }
+        else if let hex = try container.decodeIfPresent(String.self, forKey: .blob) {
+            var bytes: [UInt8] = []
+            var index = hex.startIndex
+            while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex),
+                  let byte = UInt8(hex[index..<next], radix: 16) {
+                bytes.append(byte)
+                index = next
+            }
+            self = .blob(bytes)
+        } else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a StoreValue"))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        if self == .null {
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+            return
+        }
+        var container = encoder.container(keyedBy: Kind.self)
+        switch self {
+        case .null: break
+        case .integer(let value): try container.encode(value, forKey: .integer)
+        case .real(let value): try container.encode(value, forKey: .real)
+        case .text(let value): try container.encode(value, forKey: .text)
+        case .blob(let bytes): try container.encode(bytes.map { String(format: "%02x", $0) }.joined(), forKey: .blob)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+extension JobFileRun {
+    /// The job file as the run history knows it: its absolute, standardized path.
+    static func identity(of file: JobFile) -> String {
+        URL(fileURLWithPath: file.path).standardizedFileURL.path
+    }
+
+    /// A hash of the job file's text, recorded with each run.
+    static func contentHash(of file: JobFile) -> String {
+        hexHash(file.source)
+    }
+
+    /// A hash of a job's part of the file: the lines from its name to the next job's (or to the
+    /// end of `jobs:`). A resumed run starts a job over when this changed.
+    static func definition(of job: Job, in file: JobFile) -> String {
+        let lines = file.source.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = job.location.line - 1
+        let later = file.jobs.map(\.location.line).filter { $0 > job.location.line }.min()
+        var end = (later ?? lines.count + 1) - 1
+        if later == nil {
+            // The last job ends where the next top-level key starts.
+            end = lines.indices.first { $0 > start && !(lines[$0].first?.isWhitespace ?? true) && lines[$0].first != "#" } ?? lines.count
+        }
+        guard start >= 0, start < end, end <= lines.count else { return hexHash(file.source) }
+        return hexHash(lines[start..<end].joined(separator: "\n"))
+    }
+
+    /// FNV-1a, 64 bits, as hex: stable across processes (Swift's own hashing is not).
+    static func hexHash(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// The run `batchrun run FILE --resume` continues: the latest run of the file on its store, when
+/// it did not end `ok`. Found before anything runs, so what stops a resume (the run is still
+/// alive, a feed changed) stops it with the store untouched.
+///
+/// ```swift
+/// if let continuation = try RunContinuation.find(for: file, in: store) {
+///     try continuation.checkFeeds(of: file)
+///     let report = await JobFileRun(file: file, store: store, continuing: continuation).run()
+/// }
+/// ```
+public struct RunContinuation: Sendable {
+    /// The run continued.
+    public let runID: Int64
+    /// The `--param` values it ran with; a resumed run uses them.
+    public let params: [String: String]
+    let jobs: [String: RunLedger.JobRecord]
+    let steps: [String: [Int: RunLedger.StepRecord]]
+
+    /// The latest run of `file` on `store` if it did not end `ok` (cancelled, failed, or its
+    /// process died); nil when there is none, or it ended `ok` (a new run starts).
+    /// Throws `ResumeError.stillRunning` when its process is alive.
+    public static func find(for file: JobFile, in store: Store) throws -> RunContinuation? {
+        let ledger = RunLedger(store: store)
+        guard let latest = try ledger.latestRun(file: JobFileRun.identity(of: file)), latest.status != RunReport.Status.ok.rawValue
+        else { return nil }
+        if latest.isAlive { throw ResumeError.stillRunning(run: latest.id, pid: latest.pid, host: latest.host) }
+        let jobs = try ledger.jobs(of: latest.id)
+        var steps: [String: [Int: RunLedger.StepRecord]] = [:]
+        for job in jobs.keys { steps[job] = try ledger.steps(of: latest.id, job: job) }
+        return RunContinuation(runID: latest.id, params: latest.params, jobs: jobs, steps: steps)
+    }
+
+    /// Throws `ResumeError.feedChanged` when a feed an unfinished insert read from changed
+    /// since (its size, modification time, or the hashes of the part read).
+    public func checkFeeds(of file: JobFile) throws {
+        for job in file.jobs {
+            // Only a job that continues from its checkpoints reads on where it stopped.
+            guard let record = jobs[job.name], record.status != JobStatus.ok.rawValue,
+                  record.definition == JobFileRun.definition(of: job, in: file) else { continue }
+            for (index, step) in job.steps.enumerated() {
+                guard case .insert(let insert) = step, case .file(let path, _) = insert.source,
+                      let progress = steps[job.name]?[index], !progress.done, case .feed(let position)? = progress.position else { continue }
+                if !FeedFingerprint.matches(position, path: path) {
+                    throw ResumeError.feedChanged(path: path, job: job.name, run: runID)
+                }
+            }
+        }
+    }
+}
+
+/// Why `--resume` refused to continue a run.
+public enum ResumeError: Error, Sendable, CustomStringConvertible {
+    case stillRunning(run: Int64, pid: Int32, host: String)
+    case feedChanged(path: String, job: String, run: Int64)
+
+    public var description: String {
+        switch self {
+        case .stillRunning(let run, let pid, let host):
+            return "run \(run) of this file is still running (process \(pid) on \(host)); it cannot be resumed while it runs"
+        case .feedChanged(let path, let job, let run):
+            return "\(displayPath(path)) changed since run \(run) read it (job \(job)); resuming would not be exactly once. "
+                + "Run without --resume to start over"
+        }
+    }
+}

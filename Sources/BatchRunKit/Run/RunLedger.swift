@@ -1,0 +1,251 @@
+import Foundation
+import GRDB
+
+/// The run state a job-file run keeps in its store, in tables batchrun owns:
+///
+/// - `_batchrun_runs`: one row per run (attempt): the job file's path and content hash, the
+///   `--param` values, start, end, status (`running` until it ends), process id, host and
+///   process start (to tell a live run from a dead one), and the run it continued;
+/// - `_batchrun_jobs`: per run and job, the job's definition hash, status, run time, rows of
+///   this attempt and of all attempts, published `as:` outputs and error;
+/// - `_batchrun_progress`: per run, job and step, the step's checkpoint (where it continues),
+///   whether it is done, and the rows counted over all attempts, written in the transaction
+///   of every batch.
+final class RunLedger: Sendable {
+    let store: Store
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    /// True once a run was recorded in this store.
+    private static func hasTables(_ db: Database) throws -> Bool {
+        try db.tableExists("_batchrun_runs")
+    }
+
+    /// Creates the tables when missing, inside the transaction of a run's first write.
+    private static func createTables(in db: Database) throws {
+        if try hasTables(db) { return }
+        try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS _batchrun_runs (
+                    id INTEGER PRIMARY KEY, file TEXT NOT NULL, file_hash TEXT NOT NULL, params TEXT NOT NULL,
+                    started_at TEXT NOT NULL, ended_at TEXT, status TEXT NOT NULL, elapsed_s REAL,
+                    pid INTEGER NOT NULL, host TEXT NOT NULL, process_start TEXT NOT NULL, resumed_from INTEGER);
+                CREATE INDEX IF NOT EXISTS _batchrun_runs_file ON _batchrun_runs (file, id);
+                CREATE TABLE IF NOT EXISTS _batchrun_jobs (
+                    run_id INTEGER NOT NULL, job TEXT NOT NULL, definition TEXT NOT NULL, status TEXT NOT NULL,
+                    done_earlier INTEGER NOT NULL DEFAULT 0, run_s REAL NOT NULL DEFAULT 0, rows TEXT, rows_total TEXT,
+                    outputs TEXT, error TEXT, PRIMARY KEY (run_id, job));
+                CREATE TABLE IF NOT EXISTS _batchrun_progress (
+                    run_id INTEGER NOT NULL, job TEXT NOT NULL, step INTEGER NOT NULL, checkpoint TEXT,
+                    done INTEGER NOT NULL DEFAULT 0, fetched INTEGER NOT NULL DEFAULT 0, inserted INTEGER NOT NULL DEFAULT 0,
+                    updated INTEGER NOT NULL DEFAULT 0, deleted INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (run_id, job, step));
+                """)
+    }
+
+    // MARK: Runs
+
+    /// One run as recorded.
+    struct Run: Sendable {
+        var id: Int64
+        var file: String
+        var fileHash: String
+        var params: [String: String]
+        var startedAt: String
+        var endedAt: String?
+        var status: String
+        var elapsedSeconds: Double?
+        var pid: Int32
+        var host: String
+        var processStart: String
+        var resumedFrom: Int64?
+
+        /// True when the process that runs it is alive (on this host, and the same process:
+        /// its start time matches, so a reused process id is not mistaken for it).
+        var isAlive: Bool {
+            status == "running" && host == ProcessIdentity.host && ProcessIdentity.start(of: pid) == processStart
+        }
+    }
+
+    /// The latest run of the job file at `path`.
+    func latestRun(file path: String) throws -> Run? {
+        try store.pool.read { db in
+            guard try Self.hasTables(db) else { return nil }
+            return try Row.fetchOne(db, sql: "SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT 1", arguments: [path])
+                .map(Self.run)
+        }
+    }
+
+    /// The runs of the job file at `path`, newest first.
+    func runs(file path: String, limit: Int) throws -> [Run] {
+        try store.pool.read { db in
+            guard try Self.hasTables(db) else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT ?",
+                             arguments: [path, limit]).map(Self.run)
+        }
+    }
+
+    private static func run(_ row: Row) -> Run {
+        let params = (row["params"] as String?).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+        return Run(id: row["id"], file: row["file"], fileHash: row["file_hash"], params: params, startedAt: row["started_at"],
+                   endedAt: row["ended_at"], status: row["status"], elapsedSeconds: row["elapsed_s"], pid: row["pid"],
+                   host: row["host"], processStart: row["process_start"], resumedFrom: row["resumed_from"])
+    }
+
+    /// Records a new run (`running`, by this process) inside `db`'s transaction; when it
+    /// continues `previous`, the jobs' records and the steps' checkpoints and counts are carried
+    /// over to it.
+    func begin(file path: String, fileHash: String, params: [String: String], startedAt: Date, continuing previous: Int64?,
+               in db: Database) throws -> Int64 {
+        try Self.createTables(in: db)
+        let encoded = String(decoding: try JSONEncoder.sorted.encode(params), as: UTF8.self)
+        try db.execute(sql: """
+            INSERT INTO _batchrun_runs (file, file_hash, params, started_at, status, pid, host, process_start, resumed_from)
+            VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)
+            """, arguments: [path, fileHash, encoded, Self.timestamp(startedAt), ProcessInfo.processInfo.processIdentifier,
+                             ProcessIdentity.host, ProcessIdentity.start(of: ProcessInfo.processInfo.processIdentifier) ?? "",
+                             previous])
+        let id = db.lastInsertedRowID
+        if let previous {
+            try db.execute(sql: """
+                INSERT INTO _batchrun_jobs (run_id, job, definition, status, done_earlier, rows_total, outputs)
+                SELECT ?, job, definition, status, status = 'ok', rows_total, outputs FROM _batchrun_jobs WHERE run_id = ?
+                """, arguments: [id, previous])
+            try db.execute(sql: """
+                INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
+                SELECT ?, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected
+                FROM _batchrun_progress WHERE run_id = ?
+                """, arguments: [id, previous])
+        }
+        return id
+    }
+
+    /// Records how the run ended.
+    func finish(run id: Int64, status: RunReport.Status, elapsedSeconds: Double, in db: Database) throws {
+        try db.execute(sql: "UPDATE _batchrun_runs SET status = ?, ended_at = ?, elapsed_s = ? WHERE id = ?",
+                       arguments: [status.rawValue, Self.timestamp(Date()), elapsedSeconds, id])
+    }
+
+    // MARK: Jobs and steps
+
+    /// A job as an earlier attempt of this run left it.
+    struct JobRecord: Sendable {
+        var definition: String
+        var status: String
+        var outputs: [String: [String: StoreValue]]
+        var rowsTotal: RowCounts
+    }
+
+    /// What the earlier attempts of run `id` left of each job.
+    func jobs(of id: Int64) throws -> [String: JobRecord] {
+        try store.pool.read { db in
+            var jobs: [String: JobRecord] = [:]
+            guard try Self.hasTables(db) else { return jobs }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_jobs WHERE run_id = ?", arguments: [id]) {
+                let outputs = (row["outputs"] as String?).flatMap {
+                    try? JSONDecoder().decode([String: [String: StoreValue]].self, from: Data($0.utf8))
+                } ?? [:]
+                let rows = (row["rows_total"] as String?).flatMap { try? JSONDecoder().decode(RowCounts.self, from: Data($0.utf8)) }
+                jobs[row["job"]] = JobRecord(definition: row["definition"], status: row["status"], outputs: outputs,
+                                             rowsTotal: rows ?? RowCounts())
+            }
+            return jobs
+        }
+    }
+
+    /// A step as an earlier attempt left it: where it continues, whether it is done, and its
+    /// rows over all attempts.
+    struct StepRecord: Sendable {
+        var position: StepPosition?
+        var done: Bool
+        var rows: RowCounts
+    }
+
+    func steps(of id: Int64, job: String) throws -> [Int: StepRecord] {
+        try store.pool.read { db in
+            var steps: [Int: StepRecord] = [:]
+            guard try Self.hasTables(db) else { return steps }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_progress WHERE run_id = ? AND job = ?", arguments: [id, job]) {
+                let position = (row["checkpoint"] as String?).flatMap { try? JSONDecoder().decode(StepPosition.self, from: Data($0.utf8)) }
+                steps[row["step"]] = StepRecord(position: position, done: row["done"], rows: RowCounts(
+                    fetched: row["fetched"], inserted: row["inserted"], updated: row["updated"], deleted: row["deleted"],
+                    rejected: row["rejected"]))
+            }
+            return steps
+        }
+    }
+
+    /// A job's record says `running` with its definition; when it starts over, its steps'
+    /// earlier checkpoints and counts are dropped in the same transaction.
+    func startJob(run id: Int64, job: String, definition: String, over: Bool, in db: Database) throws {
+        if over { try db.execute(sql: "DELETE FROM _batchrun_progress WHERE run_id = ? AND job = ?", arguments: [id, job]) }
+        try db.execute(sql: """
+            INSERT INTO _batchrun_jobs (run_id, job, definition, status) VALUES (?, ?, ?, 'running')
+            ON CONFLICT (run_id, job) DO UPDATE SET definition = excluded.definition, status = 'running',
+                done_earlier = 0, rows_total = CASE WHEN ? THEN NULL ELSE rows_total END, outputs = NULL
+            """, arguments: [id, job, definition, over])
+    }
+
+    /// A step's checkpoint, inside its batch's transaction: its new position, and the rows the
+    /// batch adds to its totals.
+    func saveCheckpoint(run id: Int64, job: String, step: Int, position: StepPosition, rows: RowCounts, in db: Database) throws {
+        let encoded = String(decoding: try JSONEncoder.sorted.encode(position), as: UTF8.self)
+        try db.execute(sql: """
+            INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (run_id, job, step) DO UPDATE SET checkpoint = excluded.checkpoint, done = excluded.done,
+                fetched = fetched + excluded.fetched, inserted = inserted + excluded.inserted,
+                updated = updated + excluded.updated, deleted = deleted + excluded.deleted, rejected = rejected + excluded.rejected
+            """, arguments: [id, job, step, encoded, position == .done, rows.fetched, rows.inserted, rows.updated,
+                             rows.deleted, rows.rejected])
+    }
+
+    /// Marks a step done (its last batch already carries its checkpoint; a fetch's rows are
+    /// those of its last attempt, since it reads again when it runs again).
+    func finishStep(run id: Int64, job: String, step: Int, rows: RowCounts, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO _batchrun_progress (run_id, job, step, done, fetched) VALUES (?, ?, ?, 1, ?)
+            ON CONFLICT (run_id, job, step) DO UPDATE SET done = 1, fetched = excluded.fetched
+            """, arguments: [id, job, step, rows.fetched])
+    }
+
+    /// Records how a job ended in this attempt; `db` is the job's own transaction for an atomic job.
+    func finishJob(run id: Int64, job: String, status: JobStatus, runSeconds: Double, rows: RowCounts, rowsTotal: RowCounts,
+                   outputs: [String: [String: StoreValue]], error: String?, in db: Database) throws {
+        try db.execute(sql: """
+            UPDATE _batchrun_jobs SET status = ?, run_s = ?, rows = ?, rows_total = ?, outputs = ?, error = ?
+            WHERE run_id = ? AND job = ?
+            """, arguments: [status.rawValue, runSeconds, String(decoding: try JSONEncoder.sorted.encode(rows), as: UTF8.self),
+                             String(decoding: try JSONEncoder.sorted.encode(rowsTotal), as: UTF8.self),
+                             String(decoding: try JSONEncoder.sorted.encode(outputs), as: UTF8.self), error, id, job])
+    }
+
+    /// Each job's run time in each run, for history.
+    func jobTimes(of ids: [Int64]) throws -> [Int64: [(job: String, status: String, runSeconds: Double, doneEarlier: Bool)]] {
+        guard !ids.isEmpty else { return [:] }
+        return try store.pool.read { db in
+            guard try Self.hasTables(db) else { return [:] }
+            var times: [Int64: [(job: String, status: String, runSeconds: Double, doneEarlier: Bool)]] = [:]
+            let sql = "SELECT run_id, job, status, run_s, done_earlier FROM _batchrun_jobs WHERE run_id IN ("
+                + ids.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, rowid"
+            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(ids)) {
+                times[row["run_id"], default: []].append((row["job"], row["status"], row["run_s"], row["done_earlier"]))
+            }
+            return times
+        }
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
+
+extension JSONEncoder {
+    /// Keys in a stable order, so equal values encode alike.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// The run state of the run in progress. Nothing is written before the run's first batch: the
+/// run's record, and each job's, are written inside the first transaction that needs them (a
+/// batch with its checkpoint, or a job's end), so a run needs the write lock no earlier than
+/// its work does, and a fetch-only run reads beside another program's long write.
+final class RunRecording: Sendable {
+    let ledger: RunLedger
+    let continuation: RunContinuation?
+    private let file: String
+    private let fileHash: String
+    private let params: [String: String]
+    private let startedAt: Date
+    /// The run's id once its record is committed; which jobs' records are.
+    private let written = Mutex<(runID: Int64?, jobs: Set<String>)>((nil, []))
+
+    init(ledger: RunLedger, file: String, fileHash: String, params: [String: String], startedAt: Date,
+         continuation: RunContinuation?) {
+        self.ledger = ledger
+        self.file = file
+        self.fileHash = fileHash
+        self.params = params
+        self.startedAt = startedAt
+        self.continuation = continuation
+    }
+
+    /// The run's id, if its record was written.
+    var runID: Int64? { written.withLock { $0.runID } }
+
+    /// Inside a write transaction: the run's id, its record written by this transaction when no
+    /// earlier one committed it (and forgotten again if this one rolls back).
+    func runID(in db: Database) throws -> Int64 {
+        if let id = written.withLock({ $0.runID }) { return id }
+        let id = try ledger.begin(file: file, fileHash: fileHash, params: params, startedAt: startedAt,
+                                  continuing: continuation?.runID, in: db)
+        written.withLock { $0.runID = id }
+        db.afterNextTransaction(onCommit: { _ in }, onRollback: { [weak self] _ in
+            self?.written.withLock { $0 = (nil, []) }
+        })
+        return id
+    }
+
+    /// Inside a write transaction: the job's record (`running`, its definition), written once
+    /// per run; a job that starts over drops its earlier checkpoints in the same transaction.
+    func recordJob(_ job: String, definition: String, over: Bool, in db: Database) throws -> Int64 {
+        let id = try runID(in: db)
+        if written.withLock({ $0.jobs.contains(job) }) { return id }
+        try ledger.startJob(run: id, job: job, definition: definition, over: over, in: db)
+        written.withLock { _ = $0.jobs.insert(job) }
+        db.afterNextTransaction(onCommit: { _ in }, onRollback: { [weak self] _ in
+            _ = self?.written.withLock { $0.jobs.remove(job) }
+        })
+        return id
+    }
+
+    /// How a job of this run starts.
+    enum JobStart {
+        /// An earlier attempt finished it: its outputs come back, it does not run again.
+        case doneEarlier(RunLedger.JobRecord)
+        /// It runs, continuing each step after its checkpoint (none for a first attempt).
+        case continuing([Int: RunLedger.StepRecord])
+        /// It runs from the start: its definition changed (`reason` says so), or it is all or
+        /// nothing (`atomic`, no reason: that is what a user expects).
+        case over(reason: String?)
+    }
+
+    func start(of job: Job, definition: String) -> JobStart {
+        guard let continuation, let earlier = continuation.jobs[job.name] else { return .continuing([:]) }
+        if earlier.definition != definition {
+            return .over(reason: "its definition changed since run \(continuation.runID)")
+        }
+        if earlier.status == JobStatus.ok.rawValue { return .doneEarlier(earlier) }
+        if job.atomic { return .over(reason: nil) }
+        return .continuing(continuation.steps[job.name] ?? [:])
+    }
+}

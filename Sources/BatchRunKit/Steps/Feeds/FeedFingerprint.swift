@@ -1,0 +1,44 @@
+import Foundation
+
+/// What identifies a feed file as it was when a batch of it committed, cheaply: its size,
+/// modification time, and hashes of its first 64 KB and of the 64 KB that end where the next
+/// batch starts. A resumed import compares them instead of reading the part done again.
+enum FeedFingerprint {
+    static let window: Int64 = 64 * 1024
+
+    /// The position after a committed batch, with the feed's fingerprint.
+    static func position(path: String, offset: Int64, line: Int, rejectedBytes: Int64) -> FeedPosition? {
+        guard let (size, modified) = attributes(path), let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let head = hash(handle, from: 0, count: min(window, size))
+        let tail = hash(handle, from: max(0, offset - window), count: min(window, offset))
+        return FeedPosition(offset: offset, line: line, rejectedBytes: rejectedBytes, feedSize: size, feedModified: modified,
+                            headHash: head, tailHash: tail)
+    }
+
+    /// True when the feed at `path` is still the one `position` was taken in.
+    static func matches(_ position: FeedPosition, path: String) -> Bool {
+        guard let fresh = self.position(path: path, offset: position.offset, line: position.line,
+                                        rejectedBytes: position.rejectedBytes) else { return false }
+        return fresh == position
+    }
+
+    private static func attributes(_ path: String) -> (size: Int64, modified: Double)? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let size = (attributes[.size] as? NSNumber)?.int64Value,
+              let modified = attributes[.modificationDate] as? Date else { return nil }
+        return (size, modified.timeIntervalSince1970)
+    }
+
+    /// FNV-1a over `count` bytes from `offset`.
+    private static func hash(_ handle: FileHandle, from offset: Int64, count: Int64) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        guard count > 0, (try? handle.seek(toOffset: UInt64(offset))) != nil,
+              let data = try? handle.read(upToCount: Int(count)) else { return hash }
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The library's figures: object inserts per second (Context.insert + saveAndReset, 200,000 rows
+# of a 5-column entity), and the worst main-actor stall while a main context holding 60,000
+# objects merges a background update of all of them in 10,000-row batches, and while it fetches
+# them asynchronously. Writes .build-bench/library.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .build-bench
+.build/release/batchrun-bench-library "${1:-200000}" "${RUNS:-5}" > .build-bench/library.json
+python3 - <<'PY'
+import json
+r = json.load(open(".build-bench/library.json"))
+print(f"library (median of {r['runs']} runs)")
+print(f"  object inserts, 5 columns      {r['object_inserts_per_s_median']:>9,} rows/s (target at least {r['object_inserts_target']:,})")
+print(f"  main-actor stall, merging      {r['merge_stall_ms_median']:9.1f} ms (worst {r['merge_stall_ms_worst']} ms; target at most {r['stall_target_ms']} ms)")
+print(f"  main-actor stall, async fetch  {r['async_fetch_stall_ms_median']:9.1f} ms of 60,000 objects")
+PY
