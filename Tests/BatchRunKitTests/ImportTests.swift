@@ -105,7 +105,11 @@ struct ImportTests {
         }
         reader.start()
         let report = await JobFileRun(file: file, store: store).run()
-        try await Task.sleep(for: .milliseconds(50))
+        // Let the reader see the swapped rows (a busy machine may not schedule it at once).
+        let deadline = Date().addingTimeInterval(10)
+        while !seen.withLock({ $0.contains("\(newRows) old=0 new=\(newRows)") }) && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         stop.withLock { $0 = true }
         #expect(report.status == .ok)
         #expect(report.jobs[0].rows.deleted == 5000 && report.jobs[0].rows.inserted == newRows)
