@@ -25,8 +25,8 @@ struct LoadOptions: ParsableArguments {
 
     /// Loads every file (keeping the selected jobs); prints all their errors and exits 2 when
     /// any is invalid.
-    func loadAll(_ paths: [String], selection: JobSelection = JobSelection()) -> [JobFile] {
-        let loader = JobFileLoader(params: paramValues, storeOverride: store)
+    func loadAll(_ paths: [String], selection: JobSelection = JobSelection(), params: [String: String]? = nil) -> [JobFile] {
+        let loader = JobFileLoader(params: params ?? paramValues, storeOverride: store)
         var files: [JobFile] = []
         var errors: [JobFileError] = []
         for path in paths {

@@ -95,6 +95,12 @@ final class ReportPrinter: Sendable {
         }
     }
 
+    func resuming(_ continuation: RunContinuation) {
+        guard !quiet else { return }
+        line("resuming run \(continuation.runID)" + (continuation.params.isEmpty ? "" : " with its params "
+            + continuation.params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
+    }
+
     func fileHeader(_ file: JobFile) {
         guard !quiet else { return }
         line("\n== \(file.path)")
@@ -120,6 +126,7 @@ final class ReportPrinter: Sendable {
         switch job.status {
         case .skipped: return "needs \(job.skippedBecause ?? "a job that did not succeed")"
         case .cancelled where job.runSeconds == 0: return "cancelled before it started"
+        case .ok where job.resumed != nil: return "done earlier"
         default: break
         }
         var parts: [String] = []
@@ -135,7 +142,7 @@ final class ReportPrinter: Sendable {
     func timingTable(_ jobs: [JobReport]) -> String {
         var rows = [["job", "status", "queued", "run", "fetched", "inserted", "updated", "deleted", "batches", "conflicts"]]
         for job in jobs {
-            rows.append([job.name, job.status.rawValue, Self.seconds(job.queuedSeconds), Self.seconds(job.runSeconds),
+            rows.append([job.name, job.resumed ?? job.status.rawValue, Self.seconds(job.queuedSeconds), Self.seconds(job.runSeconds),
                          Self.number(job.rows.fetched), Self.number(job.rows.inserted), Self.number(job.rows.updated),
                          Self.number(job.rows.deleted), Self.number(job.batches.committed), Self.number(job.conflicts)])
             if verbose {
@@ -203,7 +210,7 @@ final class ReportPrinter: Sendable {
 
     // MARK: Formatting
 
-    static func table(_ rows: [[String]], rightAligned: PartialRangeFrom<Int>) -> String {
+    static func table<Columns: RangeExpression<Int>>(_ rows: [[String]], rightAligned: Columns) -> String {
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { index, cell in

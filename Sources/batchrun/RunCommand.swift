@@ -23,6 +23,9 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Cancel everything at the first failure.")
     var failFast = false
 
+    @Flag(help: "Continue the latest run of each file if it did not end ok (cancelled, failed, or its process died), from its checkpoints; otherwise start a new run.")
+    var resume = false
+
     @OptionGroup var load: LoadOptions
 
     @Option(help: ArgumentHelp("Write the JSON report here (a folder when several files run).", valueName: "FILE.json"))
@@ -58,7 +61,7 @@ struct RunCommand: AsyncParsableCommand {
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
                                     showsProgress: style.isTerminal && !noProgress && !quiet)
         var worst = ExitStatus.ok
-        for file in loaded {
+        for var file in loaded {
             if interrupts.interrupted { break }
             let store: Store
             do {
@@ -68,8 +71,25 @@ struct RunCommand: AsyncParsableCommand {
                 worst = max(worst, ExitStatus.invalid)
                 continue
             }
+            var continuation: RunContinuation?
+            if resume {
+                do {
+                    continuation = try RunContinuation.find(for: file, in: store)
+                    if let params = continuation?.params, params != load.paramValues {
+                        // A resumed run runs with the params of the run it continues.
+                        file = load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params)[0]
+                    }
+                    try continuation?.checkFeeds(of: file)
+                } catch {
+                    printer.error("\(file.path): \(error)\nnothing was run")
+                    worst = max(worst, ExitStatus.invalid)
+                    continue
+                }
+            }
             if loaded.count > 1 { printer.fileHeader(file) }
-            let run = JobFileRun(file: file, store: store, maxConcurrent: jobs, failFast: failFast)
+            if let continuation { printer.resuming(continuation) }
+            let run = JobFileRun(file: file, store: store, maxConcurrent: jobs, failFast: failFast, continuing: continuation,
+                                 params: load.paramValues)
             interrupts.watch(run)
             let ticker = printer.showsProgress ? Task { await printer.tickProgress(run) } : nil
             let result = await run.run { event in printer.event(event) }

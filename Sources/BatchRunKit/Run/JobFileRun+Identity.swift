@@ -1,6 +1,15 @@
 import Foundation
 
 extension JobFileRun {
+    /// The runs of `file` recorded in `store`, newest first (`batchrun runs`).
+    ///
+    /// ```swift
+    /// for run in try JobFileRun.history(of: file, in: store, limit: 10) { print(run.id, run.status) }
+    /// ```
+    public static func history(of file: JobFile, in store: Store, limit: Int = 20) throws -> [RunSummary] {
+        try RunLedger(store: store).history(file: identity(of: file), limit: limit)
+    }
+
     /// The job file as the run history knows it: its absolute, standardized path.
     static func identity(of file: JobFile) -> String {
         URL(fileURLWithPath: file.path).standardizedFileURL.path

@@ -221,18 +221,27 @@ final class RunLedger: Sendable {
                              String(decoding: try JSONEncoder.sorted.encode(outputs), as: UTF8.self), error, id, job])
     }
 
-    /// Each job's run time in each run, for history.
-    func jobTimes(of ids: [Int64]) throws -> [Int64: [(job: String, status: String, runSeconds: Double, doneEarlier: Bool)]] {
-        guard !ids.isEmpty else { return [:] }
+    /// The runs of the job file at `path`, newest first, with each job's run time and rows.
+    func history(file path: String, limit: Int) throws -> [RunSummary] {
+        let runs = try self.runs(file: path, limit: limit)
+        guard !runs.isEmpty else { return [] }
         return try store.pool.read { db in
-            guard try Self.hasTables(db) else { return [:] }
-            var times: [Int64: [(job: String, status: String, runSeconds: Double, doneEarlier: Bool)]] = [:]
-            let sql = "SELECT run_id, job, status, run_s, done_earlier FROM _batchrun_jobs WHERE run_id IN ("
-                + ids.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, rowid"
-            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(ids)) {
-                times[row["run_id"], default: []].append((row["job"], row["status"], row["run_s"], row["done_earlier"]))
+            var jobs: [Int64: [RunSummary.JobTime]] = [:], rows: [Int64: RowCounts] = [:]
+            let sql = "SELECT run_id, job, status, run_s, done_earlier, rows FROM _batchrun_jobs WHERE run_id IN ("
+                + runs.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, rowid"
+            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(runs.map(\.id))) {
+                let id: Int64 = row["run_id"]
+                jobs[id, default: []].append(RunSummary.JobTime(name: row["job"], status: row["status"], runSeconds: row["run_s"],
+                                                                doneEarlier: row["done_earlier"]))
+                if let text = row["rows"] as String?, let counts = try? JSONDecoder().decode(RowCounts.self, from: Data(text.utf8)) {
+                    rows[id, default: RowCounts()] += counts
+                }
             }
-            return times
+            return runs.map { run in
+                RunSummary(id: run.id, startedAt: run.startedAt, endedAt: run.endedAt, status: run.status,
+                           elapsedSeconds: run.elapsedSeconds, resumedFrom: run.resumedFrom, rows: rows[run.id] ?? RowCounts(),
+                           jobs: jobs[run.id] ?? [])
+            }
         }
     }
 
