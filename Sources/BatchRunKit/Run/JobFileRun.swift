@@ -121,9 +121,9 @@ public final class JobFileRun: Sendable {
         guard state.ran(outcome.name), let job = file.job(named: outcome.name) else { return }
         let report = jobReport(outcome)
         var total = report.rows
-        if !job.atomic, let id = recording.runID, let steps = try? recording.ledger.steps(of: id, job: job.name) {
-            total = steps.values.reduce(RowCounts()) { $0 + $1.rows }
-            total.fetched = report.rows.fetched
+        if !job.atomic, !state.startsOver(job.name), let earlier = recording.continuation?.steps[job.name] {
+            total += earlier.values.reduce(RowCounts()) { $0 + $1.rows }
+            total.fetched = report.rows.fetched   // a fetch reads again when it runs again
         }
         state.setRowsTotal(total, for: job.name)
         let (rows, rowsTotal) = (report.rows, total)

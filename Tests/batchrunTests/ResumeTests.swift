@@ -1,0 +1,200 @@
+import Foundation
+import GRDB
+import Testing
+
+/// `--resume`: runs interrupted by SIGKILL and SIGINT at random moments, continued until they
+/// end ok, leave what one uninterrupted run leaves.
+@Suite("Resume, exactly once")
+struct ResumeTests {
+    static let rows = 20_000
+
+    /// A store of counters and a marker row, and a job file with relative updates, a delete, a
+    /// fetch and a downstream job that uses the fetch's output.
+    static func prepare(_ folder: TemporaryFolder, store: String = "store.sqlite") throws {
+        let queue = try DatabaseQueue(path: folder.path(store))
+        try queue.write { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "CREATE TABLE Counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, grp TEXT NOT NULL)")
+            try db.execute(sql: "CREATE TABLE Pair (a INTEGER NOT NULL, b TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (a, b))")
+            try db.execute(sql: "CREATE TABLE Marker (id INTEGER PRIMARY KEY, total INTEGER)")
+            try db.execute(sql: "INSERT INTO Marker VALUES (1, NULL)")
+            for id in 1...rows {
+                try db.execute(sql: "INSERT INTO Counter VALUES (?, 0, ?)", arguments: [id, "g\(id % 5)"])
+            }
+            for a in 1...100 {
+                for b in ["x", "y", "z"] { try db.execute(sql: "INSERT INTO Pair VALUES (?, ?, 0)", arguments: [a, b]) }
+            }
+        }
+        try folder.write("job.yaml", """
+            version: 1
+            store: \(store)
+            entities:
+              Counter:
+                columns: { id: integer primary key, n: integer not null, grp: text not null }
+              Pair:
+                columns: { a: integer not null, b: text not null, n: integer not null }
+                primary_key: [a, b]
+              Marker:
+                columns: { id: integer primary key, total: integer }
+            jobs:
+              bump:
+                batch_size: 20
+                steps:
+                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
+                  - batch-update: { entity: Counter, where: "grp = 'g1'", set: { n: "n + 10" } }
+              pairs:
+                batch_size: 7
+                steps:
+                  - batch-update: { entity: Pair, set: { n: "n + 1" } }
+              purge:
+                needs: bump
+                batch_size: 10
+                steps:
+                  - delete: { entity: Counter, where: "id % 7 = 0" }
+              stats:
+                needs: [purge, pairs]
+                steps:
+                  - fetch: { entity: Counter, select: { total: "sum(n)" }, as: totals }
+              record:
+                needs: stats
+                steps:
+                  - batch-update: { entity: Marker, set: { total: ":total" }, params: { total: "${totals.total}" } }
+            """)
+    }
+
+    /// A connection of the test's own, waiting while batchrun writes.
+    static func queue(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+
+    /// Every user table's rows, in key order, as text.
+    static func contents(_ path: String) throws -> [String: [String]] {
+        let queue = try Self.queue(path)
+        return try queue.read { db in
+            var tables: [String: [String]] = [:]
+            for (table, order) in [("Counter", "id"), ("Pair", "a, b"), ("Marker", "id")] {
+                tables[table] = try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY \(order)").map(\.description)
+            }
+            return tables
+        }
+    }
+
+    @Test("killed (SIGKILL and SIGINT) at random moments and resumed until ok: the store equals one uninterrupted run's, rows_total its rows")
+    func killedAndResumed() throws {
+        let reference = try TemporaryFolder(), folder = try TemporaryFolder()
+        try Self.prepare(reference)
+        try Self.prepare(folder)
+        let uninterrupted = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: reference.url)
+        #expect(uninterrupted.status == 0, "\(uninterrupted.stdout)\(uninterrupted.stderr)")
+
+        var generator = SystemRandomNumberGenerator()
+        var interruptions = 0, attempts = 0, last: Batchrun.Result?
+        while attempts < 60 {
+            attempts += 1
+            let process = Process()
+            process.executableURL = Batchrun.binary
+            process.arguments = ["job.yaml", "--resume", "--quiet", "--report", "r.json"]
+            process.currentDirectoryURL = folder.url
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if interruptions < 12 {
+                Thread.sleep(forTimeInterval: Double.random(in: 0.03...0.25, using: &generator))
+                if process.isRunning {
+                    kill(process.processIdentifier, interruptions % 2 == 0 ? SIGKILL : SIGINT)
+                    interruptions += 1
+                }
+            }
+            process.waitUntilExit()
+            // Done when the run ended ok, whatever the exit status says: a signal that arrives
+            // after the run ended makes the process end by SIGINT all the same.
+            let status = try Self.queue(folder.path("store.sqlite")).read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_runs'") == 1
+                    ? try String.fetchOne(db, sql: "SELECT status FROM _batchrun_runs ORDER BY id DESC LIMIT 1") : nil
+            }
+            if status == "ok" {
+                last = Batchrun.Result(status: 0, stdout: "", stderr: "", signalled: false)
+                break
+            }
+        }
+        #expect(last != nil, "the run never ended ok in \(attempts) attempts")
+        #expect(interruptions >= 10)
+        let same = try Self.contents(folder.path("store.sqlite")) == Self.contents(reference.path("store.sqlite"))
+        if !same, ProcessInfo.processInfo.environment["RESUME_DEBUG"] != nil {
+            try? FileManager.default.copyItem(atPath: folder.path("store.sqlite"), toPath: "/tmp/failed-store.sqlite")
+            try? FileManager.default.copyItem(atPath: folder.path("store.sqlite-wal"), toPath: "/tmp/failed-store.sqlite-wal")
+        }
+        #expect(same)
+        let expected = try reference.json("r.json"), final = try folder.json("r.json")
+        let expectedRows = (expected["jobs"] as! [[String: Any]]).map { ($0["name"] as! String, $0["rows"] as! [String: Int]) }
+        let totals = (final["jobs"] as! [[String: Any]]).map { ($0["name"] as! String, $0["rows_total"] as! [String: Int]) }
+        #expect(totals.map(\.0) == expectedRows.map(\.0))
+        #expect(totals.map(\.1) == expectedRows.map(\.1))
+        #expect(final["resumed_from"] != nil || interruptions == 0)
+    }
+
+    @Test("a run whose process is alive is not continued: exit 2, naming the process")
+    func liveRunRefused() throws {
+        let folder = try TemporaryFolder()
+        try Self.prepare(folder)
+        // Slow batches, so the run is alive long enough: one row per batch.
+        let text = try String(contentsOfFile: folder.path("job.yaml"), encoding: .utf8).replacingOccurrences(of: "batch_size: 20", with: "batch_size: 1")
+        try folder.write("job.yaml", text)
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["job.yaml", "--quiet"]
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        // Wait until the run is recorded (its first batch committed).
+        let queue = try DatabaseQueue(path: folder.path("store.sqlite"))
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            // sqlite_master read directly: GRDB's schema cache does not see another process's tables.
+            // A read may meet the writer's WAL recovery at its start: try again.
+            let recorded = (try? queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_runs'") == 1
+                    && (try Int.fetchOne(db, sql: "SELECT count(*) FROM _batchrun_runs") ?? 0) > 0
+            }) ?? false
+            if recorded { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let result = try Batchrun.run(["job.yaml", "--resume"], in: folder.url)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("run 1 of this file is still running (process \(process.processIdentifier) on "), "\(result.stderr)")
+        #expect(result.stderr.contains("nothing was run"))
+    }
+
+    @Test("a job whose definition changed since the interrupted run starts over, and says so")
+    func changedDefinitionStartsOver() throws {
+        let folder = try TemporaryFolder()
+        try Self.prepare(folder)
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["job.yaml", "--quiet", "--select", "bump"]
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let queue = try Self.queue(folder.path("store.sqlite"))
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, try queue.read({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Counter WHERE n > 0") ?? 0 }) < 500 {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let done = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Counter WHERE n > 0") ?? 0 }
+        #expect(done > 0 && done < Self.rows, "killed after \(done) rows")
+        // The first step now adds 2: the job's part of the file changed.
+        let text = try String(contentsOfFile: folder.path("job.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "set: { n: \"n + 1\" } }\n      - batch-update: { entity: Counter, where", with: "set: { n: \"n + 2\" } }\n      - batch-update: { entity: Counter, where")
+        try folder.write("job.yaml", text)
+        let result = try Batchrun.run(["job.yaml", "--resume", "--select", "bump", "--report", "r.json"], in: folder.url)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("starting over job bump: its definition changed since run 1"), "\(result.stdout)")
+        let job = try #require((try folder.json("r.json")["jobs"] as? [[String: Any]])?.first)
+        #expect((job["rows_total"] as? [String: Int])?["updated"] == Self.rows + Self.rows / 5)
+    }
+}
