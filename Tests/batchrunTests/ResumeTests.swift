@@ -197,4 +197,36 @@ struct ResumeTests {
         let job = try #require((try folder.json("r.json")["jobs"] as? [[String: Any]])?.first)
         #expect((job["rows_total"] as? [String: Int])?["updated"] == Self.rows + Self.rows / 5)
     }
+
+    @Test("a checkpoint is never ahead of its batch: a transaction that fails after the data write keeps neither")
+    func checkpointInTheBatchTransaction() throws {
+        let folder = try TemporaryFolder()
+        try Self.prepare(folder)
+        // A first run creates the run-state tables; then every checkpoint past 300 rows fails.
+        let first = try Batchrun.run(["job.yaml", "--quiet", "--select", "pairs"], in: folder.url)
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        let queue = try Self.queue(folder.path("store.sqlite"))
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER fail_checkpoint BEFORE UPDATE ON _batchrun_progress WHEN NEW.job = 'bump' AND NEW.updated > 300
+                BEGIN SELECT RAISE(ABORT, 'injected failure after the data write'); END
+                """)
+        }
+        let failed = try Batchrun.run(["job.yaml", "--select", "bump"], in: folder.url)
+        #expect(failed.status == 1)
+        #expect(failed.stdout.contains("injected failure after the data write"), "\(failed.stdout)")
+        let (changed, checkpoint, counted) = try queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM Counter WHERE n > 0")!,
+             try String.fetchOne(db, sql: "SELECT checkpoint FROM _batchrun_progress WHERE job = 'bump' AND step = 0 ORDER BY run_id DESC"),
+             try Int.fetchOne(db, sql: "SELECT updated FROM _batchrun_progress WHERE job = 'bump' AND step = 0 ORDER BY run_id DESC"))
+        }
+        // Three batches of 20 committed with their checkpoints; the fourth's rows went with its checkpoint.
+        #expect(changed == 300 && counted == 300)
+        #expect(checkpoint == #"{"key":{"_0":[{"integer":300}]}}"#)
+        try queue.write { db in try db.execute(sql: "DROP TRIGGER fail_checkpoint") }
+        let resumed = try Batchrun.run(["job.yaml", "--select", "bump", "--resume"], in: folder.url)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        let counts = try queue.read { db in try Row.fetchAll(db, sql: "SELECT n, count(*) AS c FROM Counter GROUP BY n ORDER BY n") }
+        #expect(counts.map { [$0["n"] as Int, $0["c"] as Int] } == [[1, Self.rows * 4 / 5], [11, Self.rows / 5]])
+    }
 }
