@@ -10,6 +10,9 @@ struct LoadOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Use this SQLite file instead of the job file's store.", valueName: "PATH"))
     var store: String?
 
+    @Option(name: .customLong("relative-to"), help: ArgumentHelp("Resolve the job file's relative paths against this folder instead of the file's own (queue items resolve against their queue).", valueName: "DIR"))
+    var relativeTo: String?
+
     func validate() throws {
         for param in params where !param.contains("=") || param.hasPrefix("=") {
             throw ValidationError("--param takes NAME=VALUE, got '\(param)'")
@@ -26,7 +29,8 @@ struct LoadOptions: ParsableArguments {
     /// Loads every file (keeping the selected jobs); prints all their errors and exits 2 when
     /// any is invalid.
     func loadAll(_ paths: [String], selection: JobSelection = JobSelection(), params: [String: String]? = nil) -> [JobFile] {
-        let loader = JobFileLoader(params: params ?? paramValues, storeOverride: store)
+        var loader = JobFileLoader(params: params ?? paramValues, storeOverride: store)
+        loader.baseDirectory = relativeTo
         var files: [JobFile] = []
         var errors: [JobFileError] = []
         for path in paths {

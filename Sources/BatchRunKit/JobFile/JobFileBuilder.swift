@@ -38,7 +38,8 @@ struct JobFileBuilder {
         self.path = path
         self.source = source
         self.loader = loader
-        self.directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        self.directory = loader.baseDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+            ?? URL(fileURLWithPath: path).deletingLastPathComponent().path
     }
 
     mutating func build(_ root: YAMLNode) -> JobFile? {

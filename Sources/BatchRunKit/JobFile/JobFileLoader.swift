@@ -18,6 +18,9 @@ public struct JobFileLoader: Sendable {
     public var storeOverride: String?
     /// Environment for `${env.VAR}`.
     public var environment: [String: String]
+    /// The folder the file's relative paths resolve against; nil means the file's own folder
+    /// (a queue item's resolve against its queue, wherever the item is).
+    public var baseDirectory: String?
 
     public init(params: [String: String] = [:], storeOverride: String? = nil,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {

@@ -1,0 +1,219 @@
+import BatchRunKit
+import Foundation
+import Synchronization
+
+/// Runs the items of a queue folder, each as a `batchrun run ITEM --resume` child process
+/// (processes, not threads: an item that crashes or leaks takes nothing else with it, and each
+/// item's memory goes back when it ends). The item's lock is handed to its child, so an item
+/// is orphaned only when both the worker and its child are gone; its report and log are
+/// written beside it.
+final class QueueWorker {
+    let queue: QueueFolder
+    let workers: Int
+    let once: Bool
+    let jobs: Int?
+    let quiet: Bool
+    private var running: [pid_t: QueueFolder.Claim] = [:]
+    private var worst: Int32 = ExitStatus.ok
+    private let stopping = Mutex(false)
+    private let wake: (read: Int32, write: Int32)
+    private var watch: Int32 = -1
+
+    init(queue: QueueFolder, workers: Int, once: Bool, jobs: Int?, quiet: Bool) {
+        self.queue = queue
+        self.workers = workers
+        self.once = once
+        self.jobs = jobs
+        self.quiet = quiet
+        var fds: [Int32] = [0, 0]
+        _ = pipe(&fds)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        wake = (fds[0], fds[1])
+    }
+
+    /// Works until stopped (or, with `once`, until nothing is pending or running); returns the
+    /// exit status: the worst of the items', or 130 after SIGINT or SIGTERM.
+    func run() -> Int32 {
+        let sources = installSignals()
+        defer { withExtendedLifetime(sources) {} }
+        watch = inotify_init1(Int32(IN_NONBLOCK))
+        if watch >= 0 { _ = inotify_add_watch(watch, queue.folder(.pending), UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE)) }
+        say("worker on \(queue.path): \(workers) at once\(once ? ", until the queue is empty" : "")")
+        while true {
+            reap()
+            let isStopping = stopping.withLock { $0 }
+            if !isStopping {
+                while running.count < workers, let claim = claimNext() { start(claim) }
+            }
+            if running.isEmpty && (isStopping || once) { break }
+            waitForSomething()
+        }
+        return stopping.withLock { $0 } ? ExitStatus.interrupted : worst
+    }
+
+    private func claimNext() -> QueueFolder.Claim? {
+        do {
+            return try queue.claimNext()
+        } catch {
+            say("cannot claim an item: \(error)")
+            return nil
+        }
+    }
+
+    // MARK: Items
+
+    private func start(_ claim: QueueFolder.Claim) {
+        if claim.orphan {
+            say("taking over \(claim.name) (its worker is gone)")
+            // Its child may have finished the run before the worker could move it.
+            if finishedEarlier(claim) {
+                move(claim, to: .done, status: ExitStatus.ok)
+                return
+            }
+        }
+        var arguments = ["run", claim.path, "--resume", "--relative-to", queue.path, "--report", claim.path + ".json",
+                         "--no-progress", "--color", "never"]
+        if let jobs { arguments += ["--jobs", String(jobs)] }
+        for (name, value) in QueueFolder.params(ofItemAt: claim.path).sorted(by: { $0.key < $1.key }) {
+            arguments += ["--param", "\(name)=\(value)"]
+        }
+        guard let pid = spawn(arguments, log: claim.path + ".log", lock: claim.descriptor) else {
+            say("cannot start \(claim.name)")
+            move(claim, to: .failed, status: ExitStatus.failed)
+            return
+        }
+        running[pid] = claim
+        say("running \(claim.name) (process \(pid))")
+    }
+
+    /// True when the store says the item's latest run ended ok (the worker died before moving it).
+    private func finishedEarlier(_ claim: QueueFolder.Claim) -> Bool {
+        var loader = JobFileLoader(params: QueueFolder.params(ofItemAt: claim.path))
+        loader.baseDirectory = queue.path
+        guard let file = try? loader.load(path: claim.path),
+              let store = try? Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout),
+              let latest = try? JobFileRun.history(of: file, in: store, limit: 1).first else { return false }
+        return latest.status == RunReport.Status.ok.rawValue
+    }
+
+    /// Collects ended children and moves their items.
+    private func reap() {
+        while true {
+            var status: Int32 = 0
+            let pid = waitpid(-1, &status, WNOHANG)
+            guard pid > 0 else { return }
+            guard let claim = running.removeValue(forKey: pid) else { continue }
+            let signalled = status & 0x7f != 0 && status & 0x7f != 0x7f
+            let code = signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff
+            switch code {
+            case ExitStatus.ok:
+                move(claim, to: .done, status: code)
+            case ExitStatus.interrupted, 128 + SIGTERM:
+                move(claim, to: .pending, status: nil)   // resumes next time
+            default:
+                move(claim, to: .failed, status: code)
+            }
+        }
+    }
+
+    private func move(_ claim: QueueFolder.Claim, to state: QueueFolder.State, status: Int32?) {
+        do {
+            try queue.finish(claim, as: state)
+        } catch {
+            say("cannot move \(claim.name) to \(state.rawValue)/: \(error)")
+        }
+        if let status { worst = max(worst, status == ExitStatus.ok ? ExitStatus.ok : min(status, ExitStatus.invalid)) }
+        say("\(state == .pending ? "put back" : state.rawValue) \(claim.name)")
+    }
+
+    // MARK: Processes
+
+    /// Starts `batchrun ARGUMENTS` in a process group of its own (a Ctrl-C reaches it once, from
+    /// the worker), its output appended to `log`, the item's lock as its descriptor 3.
+    private func spawn(_ arguments: [String], log: String, lock: Int32) -> pid_t? {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_adddup2(&actions, lock, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
+        let executable = Self.executable
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        return result == 0 ? pid : nil
+    }
+
+    /// This program's own binary.
+    static let executable: String = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        ?? CommandLine.arguments[0]
+
+    // MARK: Waiting and signals
+
+    /// Sleeps until a child ends, an item arrives, a signal comes, or a second passes (orphans
+    /// of workers that died elsewhere are looked for at least once a second).
+    private func waitForSomething() {
+        var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+        if watch >= 0 { descriptors.append(pollfd(fd: watch, events: Int16(POLLIN), revents: 0)) }
+        _ = poll(&descriptors, nfds_t(descriptors.count), 1000)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for descriptor in [wake.read, watch] where descriptor >= 0 {
+            while read(descriptor, &buffer, buffer.count) > 0 {}
+        }
+    }
+
+    private func installSignals() -> [any DispatchSourceSignal] {
+        var sources: [any DispatchSourceSignal] = []
+        let wakeWrite = wake.write
+        for number in [SIGINT, SIGTERM, SIGCHLD] {
+            signal(number, number == SIGCHLD ? SIG_DFL : SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in
+                if number != SIGCHLD { self?.stop() }
+                var byte: UInt8 = 1
+                _ = write(wakeWrite, &byte, 1)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        return sources
+    }
+
+    /// SIGINT or SIGTERM: no new items; running ones are cancelled (their children get one
+    /// SIGINT and stop after their current batch) and go back to `pending/`.
+    private func stop() {
+        let first = stopping.withLock { stopping in
+            defer { stopping = true }
+            return !stopping
+        }
+        guard first else { return }
+        say("stopping: no new items; cancelling the running ones, which go back to pending/")
+        for pid in runningPIDs() { kill(pid, SIGINT) }
+    }
+
+    /// Read from the signal queue while the main loop may change `running`: the pids are
+    /// copied under the main loop's own discipline by reading the process list of our children.
+    private func runningPIDs() -> [pid_t] {
+        let children = (try? String(contentsOfFile: "/proc/\(getpid())/task/\(getpid())/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    private func say(_ message: String) {
+        guard !quiet else { return }
+        let formatter = Date.ISO8601FormatStyle().time(includingFractionalSeconds: false)
+        FileHandle.standardOutput.write(Data("\(Date().formatted(formatter))  \(message)\n".utf8))
+    }
+}
