@@ -14,7 +14,7 @@ struct BatchRunCommand: AsyncParsableCommand {
             The job-file reference is docs/jobfile.md.
             """,
         version: BatchRunKit.version,
-        subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self],
+        subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, ReportCommand.self],
         defaultSubcommand: RunCommand.self
     )
 

@@ -28,6 +28,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the JSON report here (a folder when several files run).", valueName: "FILE.json"))
     var report: String?
 
+    @Option(help: ArgumentHelp("Write the report as one self-contained HTML page (with several files, one section per file).",
+                               valueName: "FILE.html"))
+    var html: String?
+
     @Option(help: "How many conflicts to list in the text report.")
     var conflicts: Int = 20
 
@@ -58,6 +62,7 @@ struct RunCommand: AsyncParsableCommand {
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
                                     showsProgress: style.isTerminal && !noProgress && !quiet)
         var worst = ExitStatus.ok
+        var results: [RunReport] = []
         for file in loaded {
             if interrupts.interrupted { break }
             let store: Store
@@ -85,6 +90,16 @@ struct RunCommand: AsyncParsableCommand {
                 }
             }
             worst = max(worst, result.status == .ok ? ExitStatus.ok : ExitStatus.failed)
+            results.append(result)
+        }
+        if let html, !results.isEmpty {
+            do {
+                // The store keeps no run history yet (JOBFILE.md section 9): trends show "no history yet".
+                try HTMLReport(sections: results.map { HTMLReport.Section(report: $0) }).write(to: html)
+            } catch {
+                printer.error("could not write the HTML report \(html): \(error.localizedDescription)")
+                worst = max(worst, ExitStatus.failed)
+            }
         }
         if interrupts.interrupted { InterruptHandler.endBySIGINT() }
         if worst != ExitStatus.ok { throw ExitCode(worst) }

@@ -30,6 +30,8 @@ public final class JobFileRun: Sendable {
     public let scheduler: Scheduler
     private let state = JobRunState()
     private let interrupted = Mutex(false)
+    /// When the run began and when each job started, for the reports' `started_s`.
+    private let clock = Mutex<(run: Date?, jobs: [String: Date])>((nil, [:]))
 
     public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil) {
         self.file = file
@@ -68,10 +70,12 @@ public final class JobFileRun: Sendable {
     public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async -> RunReport {
         state.setEventHandler(onEvent)
         let startedAt = Date()
+        clock.withLock { $0 = (startedAt, [:]) }
         let outcomes = await scheduler.run { [weak self] event in
             guard let self else { return }
             switch event {
             case .started(let name, let index, let total):
+                self.clock.withLock { $0.jobs[name] = Date() }
                 onEvent(.jobStarted(name: name, index: index, total: total))
             case .finished(let outcome, let index, let total):
                 self.state.clearLive(for: outcome.name)
@@ -92,13 +96,22 @@ public final class JobFileRun: Sendable {
                                queuedSeconds: outcome.queuedSeconds, runSeconds: outcome.runSeconds,
                                attempts: outcome.status == .skipped || (outcome.status == .cancelled && outcome.runSeconds == 0)
                                    ? 0 : 1 + steps.map(\.retries).reduce(0, +),
-                               error: outcome.error, skippedBecause: outcome.skippedBecause, steps: steps)
+                               error: outcome.error, skippedBecause: outcome.skippedBecause, steps: steps,
+                               startedSeconds: startedSeconds(of: outcome.name))
         for step in steps {
             report.rows += step.rows
             report.batches += step.batches
             report.conflicts += step.conflicts
         }
         return report
+    }
+
+    /// Seconds from the run's start to the job's start; nil for a job that has not started.
+    private func startedSeconds(of job: String) -> Double? {
+        clock.withLock { clock in
+            guard let run = clock.run, let start = clock.jobs[job] else { return nil }
+            return start.timeIntervalSince(run)
+        }
     }
 
     /// The body of one job's operation, on its private context: the steps in order, each batch

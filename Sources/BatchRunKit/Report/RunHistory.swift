@@ -1,0 +1,41 @@
+import Foundation
+
+/// Earlier runs of one job file on one store, oldest first: what the HTML report draws each
+/// job's trend from (JOBFILE.md sections 9 and 12).
+///
+/// ```swift
+/// let history = RunHistory(runs: [
+///     RunHistory.Run(id: 41, startedAt: yesterday, status: .ok, jobSeconds: ["import_sessions": 1.9]),
+///     RunHistory.Run(id: 42, startedAt: today, status: .failed, jobSeconds: ["import_sessions": 2.4]),
+/// ])
+/// history.runs(of: "import_sessions").map(\.seconds)   // [1.9, 2.4]
+/// ```
+public struct RunHistory: Sendable, Hashable {
+    /// One earlier run: when it started, how it ended, and each job's run time in seconds
+    /// (a job that did not run in it has no entry).
+    public struct Run: Sendable, Hashable {
+        public var id: Int64
+        public var startedAt: Date
+        public var status: RunReport.Status
+        public var jobSeconds: [String: Double]
+
+        public init(id: Int64, startedAt: Date, status: RunReport.Status, jobSeconds: [String: Double]) {
+            self.id = id
+            self.startedAt = startedAt
+            self.status = status
+            self.jobSeconds = jobSeconds
+        }
+    }
+
+    /// Oldest first.
+    public var runs: [Run]
+
+    public init(runs: [Run]) {
+        self.runs = runs.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+    }
+
+    /// The runs that ran the job, oldest first, each with the job's run time.
+    public func runs(of job: String) -> [(run: Run, seconds: Double)] {
+        runs.compactMap { run in run.jobSeconds[job].map { (run, $0) } }
+    }
+}
