@@ -47,7 +47,7 @@ extension HTMLReportSection {
     /// One row per property; the conflict's own cells span them.
     static func conflictRows(_ record: MergeConflictRecord, into table: inout Markup) {
         let fields = Self.fields(record)
-        let key = record.key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+        let key = record.key.sorted { $0.key < $1.key }.map { "\($0.key)=\(text($0.value))" }.joined(separator: ", ")
         let span = String(max(1, record.properties.count))
         let head = [(record.job, "name"), (record.entity, "name"), (key, "value"), (fields.kind, ""), (fields.policy, ""),
                     (fields.outcome, ""), (record.changedBy, "name")]
@@ -63,11 +63,21 @@ extension HTMLReportSection {
                 }
                 row.element("td", ["class": "name"], text: property.name)
                 for value in [property.original, property.store, property.ours] {
-                    row.element("td", ["class": "value"], text: value.description)
+                    row.element("td", ["class": "value"], text: text(value))
                 }
-                row.element("td", ["class": "value resolved"], text: property.resolved.description)
+                row.element("td", ["class": "value resolved"], text: text(property.resolved))
             }
         }
+    }
+
+    /// A value as the text report shows it (`NULL`, `41`, `'open'`), but a whole real number as
+    /// the JSON report writes it (`10`, not `10.0`), so a page rendered from a saved report is
+    /// the page the run wrote.
+    static func text(_ value: JSONValue) -> String {
+        if case .real(let number) = value, number == number.rounded(), abs(number) < 1e15 {
+            return String(Int64(number))
+        }
+        return value.description
     }
 
     /// A conflict's kind, policy and outcome as the JSON report spells them.

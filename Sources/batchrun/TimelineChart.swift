@@ -103,9 +103,9 @@ struct TimelineChart {
                                     text: Self.notStarted(job))
                         return
                     }
-                    if span.start > span.ready {
+                    if x(span.start) - x(span.ready) >= 1 {
                         row.empty("rect", ["x": Self.format(x(span.ready)), "y": Self.format(y + 7),
-                                           "width": Self.format(max(1, x(span.start) - x(span.ready))), "height": "6",
+                                           "width": Self.format(x(span.start) - x(span.ready)), "height": "6",
                                            "fill": ReportTheme.queued])
                     }
                     row.empty("rect", ["x": Self.format(x(span.start)), "y": Self.format(y + 4),
@@ -152,7 +152,7 @@ struct TimelineChart {
             return String(format: "%.\(decimals)fs", value)
         }
         let minutes = Int(value.rounded()) / 60
-        if step < 3600 { return "\(minutes)m" }
+        if minutes < 60 { return "\(minutes)m" }
         return minutes % 60 == 0 ? "\(minutes / 60)h" : "\(minutes / 60)h\(minutes % 60)m"
     }
 

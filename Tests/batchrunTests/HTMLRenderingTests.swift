@@ -1,0 +1,116 @@
+@testable import batchrun
+import BatchRunKit
+import Foundation
+import Testing
+
+/// The HTML report's renderer on reports and histories built here: trends, escaping, the
+/// time axis, the waves of the job graph.
+@Suite("HTML report rendering")
+struct HTMLRenderingTests {
+    static let start = Date(timeIntervalSince1970: 1_790_000_000)
+
+    /// A three-job run: load, then check (which needs load), and a skipped report.
+    static func report(loadSeconds: Double = 2.0) -> RunReport {
+        RunReport(file: "jobs/nightly.yaml", store: "var/nightly.sqlite", status: .failed, startedAt: start, elapsedSeconds: 3.5, jobs: [
+            JobReport(name: "load", status: .ok, runSeconds: loadSeconds, attempts: 1,
+                      rows: RowCounts(inserted: 1000), batches: BatchCounts(committed: 2), startedSeconds: 0.1),
+            JobReport(name: "check", status: .failed, needs: ["load"], queuedSeconds: 0.5, runSeconds: 0.8, attempts: 1,
+                      error: "boom", startedSeconds: 2.6),
+            JobReport(name: "publish", status: .skipped, needs: ["check"], skippedBecause: "check failed"),
+        ])
+    }
+
+    static func history(_ seconds: [Double], status: RunReport.Status = .ok) -> RunHistory {
+        RunHistory(runs: seconds.enumerated().map { index, value in
+            RunHistory.Run(id: Int64(index + 1), startedAt: start.addingTimeInterval(Double(index - seconds.count) * 86_400),
+                           status: index == 1 ? .failed : status, jobSeconds: ["load": value, "check": 0.8])
+        })
+    }
+
+    @Test("without history the trends say so; with history each job gets a sparkline through its runs and this one")
+    func trends() throws {
+        let bare = try HTMLDocument(HTMLReport(sections: [.init(report: Self.report())]).render())
+        #expect(bare.root.text.contains("No history yet"))
+        #expect(bare.elements(class: "trend").isEmpty)
+
+        let history = Self.history([1.0, 1.2, 0.9, 1.1])
+        let page = try HTMLDocument(HTMLReport(sections: [.init(report: Self.report(), history: history)]).render())
+        #expect(!page.root.text.contains("No history yet"))
+        let rows = try #require(page.elements(class: "trends").first).elements("tr").dropFirst()
+        // The skipped job never ran and has no history: no trend row.
+        #expect(rows.map { $0.elements("td")[0].text } == ["load", "check"])
+        let load = rows.first!
+        let sparkline = try #require(load.elements(class: "trend").first)
+        let points = try #require(sparkline.elements("polyline").first?.attributes["points"]).split(separator: " ")
+        #expect(points.count == 5)   // four earlier runs and this one
+        // This run (2.0s, the slowest) is the top of the chart; the 0.9s run the lowest point.
+        let ys = points.map { Double($0.split(separator: ",")[1])! }
+        #expect(ys.last == ys.min() && ys[2] == ys.max())
+        // The failed earlier run and this run are drawn as dots in their colours.
+        let dots = sparkline.elements("circle").map { $0.attributes["fill"]! }
+        #expect(dots == [ReportTheme.color(RunReport.Status.failed), ReportTheme.color(JobStatus.ok)])
+        #expect(sparkline.elements("title").first?.text.contains("run 2 ") == true)
+        let cells = load.elements("td").map(\.text)
+        #expect(cells[2...] == ["5", "1.05s", "2.00s", "+90%"])
+        #expect(load.elements("td").last?.attributes["class"] == "n worse")
+        #expect(rows.last!.elements("td").last?.text == "+0%")
+    }
+
+    @Test("a sparkline shows the last runs only")
+    func trendLength() {
+        let chart = TrendChart(job: Self.report().jobs[0], history: Self.history(Array(repeating: 1, count: 40)))
+        #expect(chart.points.count == TrendChart.runs)
+        #expect(chart.points.last?.label.hasPrefix("this run: 2.00s ok") == true)
+    }
+
+    @Test("values are escaped, control characters replaced")
+    func escaping() throws {
+        #expect(Markup.escape("<script>alert('x') & \"y\"</script>") == "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;")
+        #expect(Markup.escape("a\u{1}b\tc") == "a\u{FFFD}b\tc")
+        var report = Self.report()
+        report.jobs[1].error = "bad value \"<img src=x onerror=alert(1)>\" \u{0}"
+        let html = HTMLReport(sections: [.init(report: report)]).render()
+        let page = try HTMLDocument(html)
+        #expect(page.elements("img").isEmpty)
+        #expect(page.root.text.contains("bad value \"<img src=x onerror=alert(1)>\" \u{FFFD}"))
+    }
+
+    @Test("the time axis has round steps; starts missing from old reports are estimated from needs")
+    func timeAxis() {
+        #expect(TimelineChart.tickStep(for: 0.09) == 0.02)
+        #expect(TimelineChart.tickStep(for: 8) == 1)
+        #expect(TimelineChart.tickStep(for: 100) == 20)
+        #expect(TimelineChart.tickStep(for: 1000) == 300)
+        #expect(TimelineChart.tickLabel(0.04, step: 0.02) == "0.04s")
+        #expect(TimelineChart.tickLabel(5400, step: 1800) == "1h30m")
+        var report = Self.report()
+        #expect(!TimelineChart.spans(report.jobs).estimated)
+        for index in report.jobs.indices { report.jobs[index].startedSeconds = nil }
+        let (spans, estimated) = TimelineChart.spans(report.jobs)
+        #expect(estimated)
+        #expect(spans["load"]?.start == 0 && spans["check"]?.ready == 2.0 && spans["check"]?.start == 2.5)
+        #expect(spans["publish"] == nil)
+    }
+
+    @Test("the job graph puts each job one wave after its latest need")
+    func waves() {
+        let jobs = [
+            JobReport(name: "a", status: .ok), JobReport(name: "b", status: .ok),
+            JobReport(name: "c", status: .ok, needs: ["b"]), JobReport(name: "d", status: .ok, needs: ["a", "c"]),
+            JobReport(name: "e", status: .ok, needs: ["a", "outside"]),
+        ]
+        #expect(JobGraphChart.waves(jobs).map { $0.map(\.name) } == [["a", "b"], ["e", "c"], ["d"]])
+    }
+
+    @Test("several job files: one page, one section each, with a table of contents")
+    func sections() throws {
+        var second = Self.report()
+        second.file = "jobs/second.yaml"
+        second.status = .ok
+        let page = try HTMLDocument(HTMLReport(sections: [.init(report: Self.report()), .init(report: second)]).render())
+        #expect(page.elements("section").map { $0.attributes["id"] } == ["file-1", "file-2"])
+        #expect(page.elements("nav").first?.elements("a").map { $0.attributes["href"] } == ["#file-1", "#file-2"])
+        // Each graph has its own arrow marker.
+        #expect(page.elements("marker").map { $0.attributes["id"] } == ["arrow-1", "arrow-2"])
+    }
+}
