@@ -112,10 +112,11 @@ struct HTMLReportSection {
         html.element(heading, text: "Jobs")
         html.element("div", ["class": "scroll"]) { scroll in
             scroll.element("table", ["class": "jobs"]) { table in
-                var columns = ["job", "status", "needs", "queued", "run", "fetched", "inserted", "updated", "deleted",
-                               "rejected", "rows/s", "batches", "rolled back", "attempts", "conflicts"]
+                var columns = ["job", "status", "queued", "run", "fetched", "inserted", "updated", "deleted",
+                               "rejected", "rows/s", "batches", "attempts", "conflicts"]
                 if showsResumed { columns.append("resumed") }
-                Self.headerRow(columns, numericFrom: 3, into: &table)
+                columns.append("needs")
+                Self.headerRow(columns, numericFrom: 2, upTo: columns.count - (showsResumed ? 2 : 1), into: &table)
                 for job in report.jobs {
                     let failed = job.status == .failed || job.status == .timedOut
                     table.element("tr", failed ? ["class": "failed"] : [:]) { row in
@@ -124,15 +125,16 @@ struct HTMLReportSection {
                             Self.dot(ReportTheme.color(job.status), into: &cell)
                             cell.text(job.status.rawValue)
                         }
-                        row.element("td", ["class": "name"], text: job.needs.joined(separator: ", "))
                         var numbers = [TimelineChart.started(job) ? ReportTheme.duration(job.queuedSeconds) : "–",
                                        TimelineChart.started(job) ? ReportTheme.duration(job.runSeconds) : "–"]
                         numbers += [job.rows.fetched, job.rows.inserted, job.rows.updated, job.rows.deleted, job.rows.rejected]
                             .map(ReportPrinter.number)
                         numbers.append(ReportTheme.rate(job))
-                        numbers += [job.batches.committed, job.batches.rolledBack, job.attempts, job.conflicts].map(ReportPrinter.number)
+                        numbers.append(Self.batches(job.batches))
+                        numbers += [job.attempts, job.conflicts].map(ReportPrinter.number)
                         for number in numbers { row.element("td", ["class": "n"], text: number) }
                         if showsResumed { row.element("td", text: job.resumed ?? "") }
+                        row.element("td", ["class": "name"], text: job.needs.joined(separator: ", "))
                     }
                 }
             }
@@ -147,7 +149,7 @@ struct HTMLReportSection {
             details.element("div", ["class": "scroll"]) { scroll in
                 scroll.element("table", ["class": "steps"]) { table in
                     Self.headerRow(["job", "step", "kind", "entity", "run", "fetched", "inserted", "updated", "deleted",
-                                    "rejected", "batches", "rolled back", "conflicts", "retries"], numericFrom: 4, into: &table)
+                                    "rejected", "batches", "conflicts", "retries"], numericFrom: 4, into: &table)
                     for job in report.jobs {
                         for (index, step) in job.steps.enumerated() {
                             table.element("tr") { row in
@@ -157,8 +159,11 @@ struct HTMLReportSection {
                                 row.element("td", ["class": "name"], text: step.entity)
                                 row.element("td", ["class": "n"], text: ReportTheme.duration(step.runSeconds))
                                 for number in [step.rows.fetched, step.rows.inserted, step.rows.updated, step.rows.deleted,
-                                               step.rows.rejected, step.batches.committed, step.batches.rolledBack,
-                                               step.conflicts, step.retries] {
+                                               step.rows.rejected] {
+                                    row.element("td", ["class": "n"], text: ReportPrinter.number(number))
+                                }
+                                row.element("td", ["class": "n"], text: Self.batches(step.batches))
+                                for number in [step.conflicts, step.retries] {
                                     row.element("td", ["class": "n"], text: ReportPrinter.number(number))
                                 }
                             }
@@ -218,10 +223,17 @@ struct HTMLReportSection {
 
     // MARK: Pieces
 
-    static func headerRow(_ names: [String], numericFrom: Int, into table: inout Markup) {
+    /// Committed batches, and those rolled back when there are any: `12`, `11 + 1 rolled back`.
+    static func batches(_ batches: BatchCounts) -> String {
+        ReportPrinter.number(batches.committed)
+            + (batches.rolledBack > 0 ? " + \(ReportPrinter.number(batches.rolledBack)) rolled back" : "")
+    }
+
+    /// A row of column names; those from `numericFrom` up to `upTo` are right-aligned, as their numbers.
+    static func headerRow(_ names: [String], numericFrom: Int, upTo: Int = .max, into table: inout Markup) {
         table.element("tr") { row in
             for (index, name) in names.enumerated() {
-                row.element("th", index >= numericFrom ? ["class": "n"] : [:], text: name)
+                row.element("th", (numericFrom..<upTo).contains(index) ? ["class": "n"] : [:], text: name)
             }
         }
     }

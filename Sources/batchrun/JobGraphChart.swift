@@ -14,6 +14,9 @@ struct JobGraphChart {
     static let rowGap = 8.0
     static let padding = 8.0
     static let header = 20.0
+    /// Top to bottom: the space between waves, and the wave labels' column.
+    static let waveGap = 34.0
+    static let labelWidth = 56.0
 
     /// Jobs by wave: a job with no needs in the report is in wave 0, any other one wave after
     /// its latest need. Within a wave, jobs are ordered by where their needs are (fewer
@@ -56,18 +59,30 @@ struct JobGraphChart {
         return places.isEmpty ? 0 : Double(places.reduce(0, +)) / Double(places.count)
     }
 
+    /// Waves side by side (left to right) while they fit the page's width, else one below the
+    /// other (top to bottom): a long chain of waves stays readable without scrolling sideways.
+    static let maxWidth = 1200.0
+
     func render(into markup: inout Markup) {
         let columns = Self.waves(jobs)
         let tallest = columns.map(\.count).max() ?? 0
-        let width = Self.padding * 2 + Double(columns.count) * Self.nodeWidth + Double(max(0, columns.count - 1)) * Self.columnGap
-        let height = Self.padding * 2 + Self.header + Double(tallest) * (Self.nodeHeight + Self.rowGap)
+        let across = Self.padding * 2 + Double(columns.count) * (Self.nodeWidth + Self.columnGap) - Self.columnGap
+        let downWidth = Self.labelWidth + Self.padding * 2 + Double(tallest) * (Self.nodeWidth + Self.rowGap * 2)
+        let sideways = across <= Self.maxWidth || across <= downWidth
         var origin: [String: (x: Double, y: Double)] = [:]
         for (index, column) in columns.enumerated() {
             for (place, job) in column.enumerated() {
-                origin[job.name] = (Self.padding + Double(index) * (Self.nodeWidth + Self.columnGap),
-                                    Self.padding + Self.header + Double(place) * (Self.nodeHeight + Self.rowGap))
+                origin[job.name] = sideways
+                    ? (Self.padding + Double(index) * (Self.nodeWidth + Self.columnGap),
+                       Self.padding + Self.header + Double(place) * (Self.nodeHeight + Self.rowGap))
+                    : (Self.labelWidth + Self.padding + Double(place) * (Self.nodeWidth + Self.rowGap * 2),
+                       Self.padding + Double(index) * (Self.nodeHeight + Self.waveGap))
             }
         }
+        let width = sideways ? across : downWidth
+        let height = sideways
+            ? Self.padding * 2 + Self.header + Double(tallest) * (Self.nodeHeight + Self.rowGap)
+            : Self.padding * 2 + Double(columns.count) * (Self.nodeHeight + Self.waveGap) - Self.waveGap
         let f = TimelineChart.format
         let marker = "arrow-\(idSuffix)"
         markup.element("svg", ["width": f(width), "height": f(height), "viewBox": "0 0 \(f(width)) \(f(height))",
@@ -79,17 +94,16 @@ struct JobGraphChart {
                 }
             }
             for index in columns.indices {
-                svg.element("text", ["class": "axis", "x": f(Self.padding + Double(index) * (Self.nodeWidth + Self.columnGap)),
-                                     "y": f(Self.padding + 12)], text: "wave \(index + 1)")
+                let at = sideways
+                    ? (x: Self.padding + Double(index) * (Self.nodeWidth + Self.columnGap), y: Self.padding + 12)
+                    : (x: Self.padding, y: Self.padding + Double(index) * (Self.nodeHeight + Self.waveGap) + 17)
+                svg.element("text", ["class": "axis", "x": f(at.x), "y": f(at.y)], text: "wave \(index + 1)")
             }
             for job in jobs {
                 guard let to = origin[job.name] else { continue }
                 for need in job.needs {
                     guard let from = origin[need] else { continue }
-                    let x1 = from.x + Self.nodeWidth, y1 = from.y + Self.nodeHeight / 2
-                    let x2 = to.x - 1, y2 = to.y + Self.nodeHeight / 2
-                    let bend = max(Self.columnGap / 2, (x2 - x1) / 3)
-                    svg.empty("path", ["d": "M\(f(x1)),\(f(y1)) C\(f(x1 + bend)),\(f(y1)) \(f(x2 - bend)),\(f(y2)) \(f(x2)),\(f(y2))",
+                    svg.empty("path", ["d": Self.arrow(from: from, to: to, sideways: sideways),
                                        "fill": "none", "stroke": "#8c959f", "stroke-width": "1.2",
                                        "marker-end": "url(#\(marker))"])
                 }
@@ -109,5 +123,19 @@ struct JobGraphChart {
                 }
             }
         }
+    }
+
+    /// A curve from the need's box to the needing one's: right side to left side when waves go
+    /// left to right, bottom to top when they go down.
+    static func arrow(from: (x: Double, y: Double), to: (x: Double, y: Double), sideways: Bool) -> String {
+        let f = TimelineChart.format
+        if sideways {
+            let x1 = from.x + nodeWidth, y1 = from.y + nodeHeight / 2, x2 = to.x - 1, y2 = to.y + nodeHeight / 2
+            let bend = max(columnGap / 2, (x2 - x1) / 3)
+            return "M\(f(x1)),\(f(y1)) C\(f(x1 + bend)),\(f(y1)) \(f(x2 - bend)),\(f(y2)) \(f(x2)),\(f(y2))"
+        }
+        let x1 = from.x + nodeWidth / 2, y1 = from.y + nodeHeight, x2 = to.x + nodeWidth / 2, y2 = to.y - 1
+        let bend = max(waveGap / 2, (y2 - y1) / 3)
+        return "M\(f(x1)),\(f(y1)) C\(f(x1)),\(f(y1 + bend)) \(f(x2)),\(f(y2 - bend)) \(f(x2)),\(f(y2))"
     }
 }

@@ -39,18 +39,22 @@ enum ReportTheme {
         return ReportPrinter.number(Int((Double(rows) / job.runSeconds).rounded())) + "/s"
     }
 
-    /// `2026-11-22 13:17:30 UTC`.
-    static func timestamp(_ date: Date) -> String {
+    /// `2026-11-22 13:17:30 UTC`, or without seconds and zone `2026-11-22 13:17` (UTC too).
+    static func timestamp(_ date: Date, seconds: Bool = true) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        formatter.dateFormat = seconds ? "yyyy-MM-dd HH:mm:ss 'UTC'" : "yyyy-MM-dd HH:mm"
         return formatter.string(from: date)
     }
 
-    /// `name` cut to `limit` characters with an ellipsis (the full name goes in a tooltip).
+    /// `name` cut to `limit` characters with an ellipsis in the middle, keeping both ends (job
+    /// names often differ only at the end: `import_regional_…partition_07`); the full name
+    /// goes in a tooltip.
     static func shortened(_ name: String, to limit: Int) -> String {
-        name.count <= limit ? name : String(name.prefix(limit - 1)) + "…"
+        guard name.count > limit else { return name }
+        let tail = (limit - 1) / 2
+        return String(name.prefix(limit - 1 - tail)) + "…" + String(name.suffix(tail))
     }
 
     static let styleSheet = """
@@ -69,7 +73,7 @@ enum ReportTheme {
         .dot{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
         .scroll{overflow-x:auto;max-width:100%}
         table{border-collapse:collapse;font-size:13px;margin:6px 0}
-        th,td{padding:3px 8px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
+        th,td{padding:3px 7px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:baseline}
         th{background:#f6f8fa;font-weight:600;white-space:nowrap}
         td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
         td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:break-word;max-width:320px}

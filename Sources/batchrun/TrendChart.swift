@@ -3,6 +3,7 @@ import Foundation
 
 /// A job's run time over its last runs as a sparkline: a line through the runs, oldest on the
 /// left, this run as the last, larger dot; runs that did not end `ok` are drawn in their colour.
+/// Its tooltip lists the runs: `#41 2026-11-21 02:00 1.90s ok`, ..., `this run 2.40s failed`.
 struct TrendChart {
     struct Point {
         var seconds: Double
@@ -24,11 +25,11 @@ struct TrendChart {
     init(job: JobReport, history: RunHistory) {
         var points = history.runs(of: job.name).suffix(Self.runs - 1).map { run, seconds in
             Point(seconds: seconds, color: ReportTheme.color(run.status),
-                  label: "run \(run.id) \(ReportTheme.timestamp(run.startedAt)): \(ReportTheme.duration(seconds)) \(run.status.rawValue)")
+                  label: "#\(run.id) \(ReportTheme.timestamp(run.startedAt, seconds: false)) \(ReportTheme.duration(seconds)) \(run.status.rawValue)")
         }
         if TimelineChart.started(job) {
             points.append(Point(seconds: job.runSeconds, color: ReportTheme.color(job.status),
-                                label: "this run: \(ReportTheme.duration(job.runSeconds)) \(job.status.rawValue)"))
+                                label: "this run \(ReportTheme.duration(job.runSeconds)) \(job.status.rawValue)"))
         }
         self.points = points
     }

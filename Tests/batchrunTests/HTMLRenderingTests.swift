@@ -49,7 +49,7 @@ struct HTMLRenderingTests {
         // The failed earlier run and this run are drawn as dots in their colours.
         let dots = sparkline.elements("circle").map { $0.attributes["fill"]! }
         #expect(dots == [ReportTheme.color(RunReport.Status.failed), ReportTheme.color(JobStatus.ok)])
-        #expect(sparkline.elements("title").first?.text.contains("run 2 ") == true)
+        #expect(sparkline.elements("title").first?.text.split(separator: "\n")[1].hasPrefix("#2 ") == true)
         let cells = load.elements("td").map(\.text)
         #expect(cells[2...] == ["5", "1.05s", "2.00s", "+90%"])
         #expect(load.elements("td").last?.attributes["class"] == "n worse")
@@ -60,7 +60,7 @@ struct HTMLRenderingTests {
     func trendLength() {
         let chart = TrendChart(job: Self.report().jobs[0], history: Self.history(Array(repeating: 1, count: 40)))
         #expect(chart.points.count == TrendChart.runs)
-        #expect(chart.points.last?.label.hasPrefix("this run: 2.00s ok") == true)
+        #expect(chart.points.last?.label.hasPrefix("this run 2.00s ok") == true)
     }
 
     @Test("values are escaped, control characters replaced")
@@ -112,5 +112,39 @@ struct HTMLRenderingTests {
         #expect(page.elements("nav").first?.elements("a").map { $0.attributes["href"] } == ["#file-1", "#file-2"])
         // Each graph has its own arrow marker.
         #expect(page.elements("marker").map { $0.attributes["id"] } == ["arrow-1", "arrow-2"])
+    }
+
+    @Test("a 50-job report with 19 earlier runs and 5,000 conflicts stays under 300 KB; it lists the first 100 conflicts")
+    func size() throws {
+        var jobs: [JobReport] = []
+        for index in 0..<50 {
+            let name = "import_regional_sales_partition_\(index)"
+            jobs.append(JobReport(name: name, status: index == 7 ? .failed : .ok, needs: index >= 5 ? ["import_regional_sales_partition_\(index - 5)"] : [],
+                                  queuedSeconds: 0.3, runSeconds: 1 + Double(index % 7), attempts: 1,
+                                  error: index == 7 ? String(repeating: "a long error message ", count: 20) : nil,
+                                  rows: RowCounts(inserted: 120_000, updated: 3_000), batches: BatchCounts(committed: 120),
+                                  steps: [StepReport(kind: "insert", entity: "Sale", runSeconds: 1, rows: RowCounts(inserted: 120_000)),
+                                          StepReport(kind: "batch-update", entity: "Sale", runSeconds: 0.5, rows: RowCounts(updated: 3_000))],
+                                  conflicts: 100, startedSeconds: Double(index / 5) * 8))
+        }
+        let conflicts = (0..<5_000).map { index in
+            MergeConflictRecord(job: jobs[index % 50].name, entity: "Sale", key: ["id": .integer(Int64(index))], kind: "constraint",
+                                policy: "object-trump", outcome: "kept_ours", changedBy: "outside this run", properties: [
+                                    .init(name: "region", original: .null, store: .text("north-east"), ours: .text("north-west"), resolved: .text("north-west")),
+                                    .init(name: "amount", original: .null, store: .real(12.5), ours: .real(13.25), resolved: .real(13.25)),
+                                ])
+        }
+        let report = RunReport(file: "jobs/sales.yaml", store: "var/sales.sqlite", status: .failed, startedAt: Self.start,
+                               elapsedSeconds: 90, jobs: jobs, conflicts: conflicts)
+        let history = RunHistory(runs: (0..<19).map { run in
+            RunHistory.Run(id: Int64(run), startedAt: Self.start.addingTimeInterval(Double(run - 19) * 86_400), status: .ok,
+                           jobSeconds: Dictionary(uniqueKeysWithValues: jobs.map { ($0.name, Double(run % 5) + 1) }))
+        })
+        let html = HTMLReport(sections: [.init(report: report, history: history)]).render()
+        #expect(html.utf8.count < 300_000, "\(html.utf8.count) bytes")
+        let page = try HTMLDocument(html)
+        #expect(page.elements(class: "trend").count == 50)
+        #expect(page.elements(class: "conflicts").first?.elements("tr").count == 1 + 100 * 2)
+        #expect(page.root.text.contains("The first 100 of 5,000 conflicts; the other 4,900 are in the JSON report."))
     }
 }
