@@ -82,10 +82,10 @@ struct HTMLReportSection {
         let chart = TimelineChart(jobs: report.jobs, elapsed: report.elapsedSeconds)
         html.element(heading, text: "Timeline")
         html.element("p", ["class": "legend"]) { legend in
-            for status in JobStatus.allCases where report.jobs.contains(where: { $0.status == status }) {
+            for status in JobStatus.allCases where report.jobs.contains(where: { $0.status == status && TimelineChart.started($0) }) {
                 legend.element("span") { item in
                     Self.dot(ReportTheme.color(status), into: &item)
-                    item.text("ran, \(status.rawValue)")
+                    item.text("ran, ended \(status.rawValue)")
                 }
             }
             legend.element("span") { item in
@@ -121,7 +121,7 @@ struct HTMLReportSection {
                     let failed = job.status == .failed || job.status == .timedOut
                     table.element("tr", failed ? ["class": "failed"] : [:]) { row in
                         row.element("td", ["class": "name"], text: job.name)
-                        row.element("td") { cell in
+                        row.element("td", ["class": "status"]) { cell in
                             Self.dot(ReportTheme.color(job.status), into: &cell)
                             cell.text(job.status.rawValue)
                         }

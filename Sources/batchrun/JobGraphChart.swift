@@ -59,57 +59,118 @@ struct JobGraphChart {
         return places.isEmpty ? 0 : Double(places.reduce(0, +)) / Double(places.count)
     }
 
-    /// Waves side by side (left to right) while they fit the page's width, else one below the
-    /// other (top to bottom): a long chain of waves stays readable without scrolling sideways.
-    static let maxWidth = 1200.0
+    /// Where boxes go. Positions are in "wave space": `u` along the waves (left to right, or top
+    /// to bottom), `v` across them; `point` turns them into SVG coordinates.
+    struct Layout {
+        /// Waves side by side while they fit the page's width (`maxWidth`), else one below the
+        /// other: a long chain of waves stays readable without scrolling sideways.
+        let sideways: Bool
+        /// Jobs in each wave.
+        let counts: [Int]
+
+        static let maxWidth = 1200.0
+
+        init(waves: [[JobReport]]) {
+            counts = waves.map(\.count)
+            let tallest = Double(counts.max() ?? 0)
+            let across = padding * 2 + Double(waves.count) * (nodeWidth + columnGap) - columnGap
+            let down = labelWidth + padding * 2 + tallest * (nodeWidth + rowGap * 2)
+            sideways = across <= Self.maxWidth || across <= down
+        }
+
+        /// The length of a box along the waves, and across them (with the gap between boxes).
+        var boxLength: Double { sideways ? nodeWidth : nodeHeight }
+        var boxBreadth: Double { sideways ? nodeHeight : nodeWidth }
+        var crossGap: Double { sideways ? rowGap : rowGap * 2 }
+
+        func waveStart(_ wave: Int) -> Double {
+            padding + Double(wave) * (sideways ? nodeWidth + columnGap : nodeHeight + waveGap)
+        }
+
+        func crossStart(_ place: Int) -> Double {
+            (sideways ? padding + header : labelWidth + padding) + Double(place) * (boxBreadth + crossGap)
+        }
+
+        var size: (width: Double, height: Double) {
+            let along = waveStart(counts.count) - (sideways ? columnGap : waveGap) + padding
+            let across = crossStart(counts.max() ?? 0) - crossGap + padding
+            return sideways ? (along, across) : (across, along)
+        }
+
+        func point(_ u: Double, _ v: Double) -> (x: Double, y: Double) {
+            sideways ? (u, v) : (v, u)
+        }
+
+        /// The top-left corner of a box.
+        func origin(wave: Int, place: Int) -> (x: Double, y: Double) {
+            point(waveStart(wave), crossStart(place))
+        }
+
+        /// An arrow from a box to one in a later wave. Across the waves in between it runs in
+        /// the gap between boxes nearest its straight line, so it never passes under a box.
+        func arrow(from: (wave: Int, place: Int), to: (wave: Int, place: Int)) -> String {
+            let f = TimelineChart.format
+            let start = (u: waveStart(from.wave) + boxLength, v: crossStart(from.place) + boxBreadth / 2)
+            let end = (u: waveStart(to.wave) - 1, v: crossStart(to.place) + boxBreadth / 2)
+            var points = [start]
+            for wave in (from.wave + 1)..<max(from.wave + 1, to.wave) {
+                let share = Double(wave - from.wave) / Double(to.wave - from.wave)
+                let straight = start.v + (end.v - start.v) * share
+                let lanes = (0...counts[wave]).map { crossStart($0) - crossGap / 2 }
+                let lane = lanes.min { abs($0 - straight) < abs($1 - straight) }!
+                points += [(waveStart(wave), lane), (waveStart(wave) + boxLength, lane)]
+            }
+            points.append(end)
+            let at = { (u: Double, v: Double) -> String in
+                let p = point(u, v)
+                return "\(f(p.x)),\(f(p.y))"
+            }
+            var path = "M" + at(start.u, start.v)
+            for index in stride(from: 0, to: points.count - 1, by: 2) {
+                let (a, b) = (points[index], points[index + 1])
+                let bend = (b.u - a.u) / 2
+                path += " C\(at(a.u + bend, a.v)) \(at(b.u - bend, b.v)) \(at(b.u, b.v))"
+                if index + 2 < points.count - 1 { path += " L" + at(points[index + 2].u, points[index + 2].v) }
+            }
+            return path
+        }
+    }
 
     func render(into markup: inout Markup) {
-        let columns = Self.waves(jobs)
-        let tallest = columns.map(\.count).max() ?? 0
-        let across = Self.padding * 2 + Double(columns.count) * (Self.nodeWidth + Self.columnGap) - Self.columnGap
-        let downWidth = Self.labelWidth + Self.padding * 2 + Double(tallest) * (Self.nodeWidth + Self.rowGap * 2)
-        let sideways = across <= Self.maxWidth || across <= downWidth
-        var origin: [String: (x: Double, y: Double)] = [:]
-        for (index, column) in columns.enumerated() {
-            for (place, job) in column.enumerated() {
-                origin[job.name] = sideways
-                    ? (Self.padding + Double(index) * (Self.nodeWidth + Self.columnGap),
-                       Self.padding + Self.header + Double(place) * (Self.nodeHeight + Self.rowGap))
-                    : (Self.labelWidth + Self.padding + Double(place) * (Self.nodeWidth + Self.rowGap * 2),
-                       Self.padding + Double(index) * (Self.nodeHeight + Self.waveGap))
-            }
+        let waves = Self.waves(jobs)
+        let layout = Layout(waves: waves)
+        var position: [String: (wave: Int, place: Int)] = [:]
+        for (wave, members) in waves.enumerated() {
+            for (place, job) in members.enumerated() { position[job.name] = (wave, place) }
         }
-        let width = sideways ? across : downWidth
-        let height = sideways
-            ? Self.padding * 2 + Self.header + Double(tallest) * (Self.nodeHeight + Self.rowGap)
-            : Self.padding * 2 + Double(columns.count) * (Self.nodeHeight + Self.waveGap) - Self.waveGap
         let f = TimelineChart.format
+        let (width, height) = layout.size
         let marker = "arrow-\(idSuffix)"
         markup.element("svg", ["width": f(width), "height": f(height), "viewBox": "0 0 \(f(width)) \(f(height))",
-                               "role": "img", "aria-label": "Job graph: \(jobs.count) jobs in \(columns.count) waves"]) { svg in
+                               "role": "img", "aria-label": "Job graph: \(jobs.count) jobs in \(waves.count) waves"]) { svg in
             svg.element("defs") { defs in
                 defs.element("marker", ["id": marker, "viewBox": "0 0 8 8", "refX": "8", "refY": "4",
                                         "markerWidth": "7", "markerHeight": "7", "orient": "auto"]) { arrow in
                     arrow.empty("path", ["d": "M0,0 L8,4 L0,8 z", "fill": "#8c959f"])
                 }
             }
-            for index in columns.indices {
-                let at = sideways
-                    ? (x: Self.padding + Double(index) * (Self.nodeWidth + Self.columnGap), y: Self.padding + 12)
-                    : (x: Self.padding, y: Self.padding + Double(index) * (Self.nodeHeight + Self.waveGap) + 17)
-                svg.element("text", ["class": "axis", "x": f(at.x), "y": f(at.y)], text: "wave \(index + 1)")
+            for wave in waves.indices {
+                let at = layout.sideways
+                    ? (x: layout.waveStart(wave), y: Self.padding + 12)
+                    : (x: Self.padding, y: layout.waveStart(wave) + 17)
+                svg.element("text", ["class": "axis", "x": f(at.x), "y": f(at.y)], text: "wave \(wave + 1)")
             }
             for job in jobs {
-                guard let to = origin[job.name] else { continue }
+                guard let to = position[job.name] else { continue }
                 for need in job.needs {
-                    guard let from = origin[need] else { continue }
-                    svg.empty("path", ["d": Self.arrow(from: from, to: to, sideways: sideways),
-                                       "fill": "none", "stroke": "#8c959f", "stroke-width": "1.2",
-                                       "marker-end": "url(#\(marker))"])
+                    guard let from = position[need] else { continue }
+                    svg.empty("path", ["d": layout.arrow(from: from, to: to), "fill": "none", "stroke": "#8c959f",
+                                       "stroke-width": "1.2", "marker-end": "url(#\(marker))"])
                 }
             }
             for job in jobs {
-                guard let at = origin[job.name] else { continue }
+                guard let place = position[job.name] else { continue }
+                let at = layout.origin(wave: place.wave, place: place.place)
                 let color = ReportTheme.color(job.status)
                 svg.element("g") { node in
                     node.element("title", text: "\(job.name): \(job.status.rawValue), ran \(ReportTheme.duration(job.runSeconds))"
@@ -123,19 +184,5 @@ struct JobGraphChart {
                 }
             }
         }
-    }
-
-    /// A curve from the need's box to the needing one's: right side to left side when waves go
-    /// left to right, bottom to top when they go down.
-    static func arrow(from: (x: Double, y: Double), to: (x: Double, y: Double), sideways: Bool) -> String {
-        let f = TimelineChart.format
-        if sideways {
-            let x1 = from.x + nodeWidth, y1 = from.y + nodeHeight / 2, x2 = to.x - 1, y2 = to.y + nodeHeight / 2
-            let bend = max(columnGap / 2, (x2 - x1) / 3)
-            return "M\(f(x1)),\(f(y1)) C\(f(x1 + bend)),\(f(y1)) \(f(x2 - bend)),\(f(y2)) \(f(x2)),\(f(y2))"
-        }
-        let x1 = from.x + nodeWidth / 2, y1 = from.y + nodeHeight, x2 = to.x + nodeWidth / 2, y2 = to.y - 1
-        let bend = max(waveGap / 2, (y2 - y1) / 3)
-        return "M\(f(x1)),\(f(y1)) C\(f(x1)),\(f(y1 + bend)) \(f(x2)),\(f(y2 - bend)) \(f(x2)),\(f(y2))"
     }
 }

@@ -78,6 +78,7 @@ enum ReportTheme {
         td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
         td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:break-word;max-width:320px}
         td.value{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:break-word;max-width:260px}
+        td.status{white-space:nowrap}
         td.resolved{background:#f0f7f1}
         tr.failed td{background:#fff5f5}
         ul.problems{padding-left:20px}
