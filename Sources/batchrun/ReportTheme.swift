@@ -79,6 +79,8 @@ enum ReportTheme {
         td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:break-word;max-width:320px}
         td.value{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:break-word;max-width:260px}
         td.status{white-space:nowrap}
+        table.trends td{vertical-align:middle}
+        svg.trend{display:block}
         td.resolved{background:#f0f7f1}
         tr.failed td{background:#fff5f5}
         ul.problems{padding-left:20px}

@@ -102,6 +102,29 @@ struct HTMLRenderingTests {
         #expect(JobGraphChart.waves(jobs).map { $0.map(\.name) } == [["a", "b"], ["e", "c"], ["d"]])
     }
 
+    @Test("an arrow that skips a wave runs in a gap between that wave's boxes, not under one")
+    func arrowRouting() throws {
+        let jobs = [
+            JobReport(name: "load", status: .ok), JobReport(name: "quick", status: .ok),
+            JobReport(name: "after", status: .ok, needs: ["load"]),
+            JobReport(name: "report", status: .ok, needs: ["after", "quick"]),
+        ]
+        let waves = JobGraphChart.waves(jobs)
+        #expect(waves.map { $0.map(\.name) } == [["load", "quick"], ["after"], ["report"]])
+        let layout = JobGraphChart.Layout(waves: waves)
+        #expect(layout.sideways)
+        // quick (wave 0, place 1) to report (wave 2): across wave 1 the path is a straight line
+        // ("L") at one height, outside the box of `after` (wave 1, place 0).
+        let path = layout.arrow(from: (0, 1), to: (2, 0))
+        let lane = try #require(path.split(separator: " ").first { $0.hasPrefix("L") })
+        let y = try #require(Double(lane.split(separator: ",")[1]))
+        let box = layout.origin(wave: 1, place: 0).y
+        #expect(y > box + JobGraphChart.nodeHeight || y < box, "\(path)")
+        // A long chain lays the waves out top to bottom instead.
+        let chain = (0..<12).map { JobReport(name: "j\($0)", status: .ok, needs: $0 == 0 ? [] : ["j\($0 - 1)"]) }
+        #expect(!JobGraphChart.Layout(waves: JobGraphChart.waves(chain)).sideways)
+    }
+
     @Test("several job files: one page, one section each, with a table of contents")
     func sections() throws {
         var second = Self.report()
