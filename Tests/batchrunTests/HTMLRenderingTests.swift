@@ -56,6 +56,21 @@ struct HTMLRenderingTests {
         #expect(rows.last!.elements("td").last?.text == "+0%")
     }
 
+    @Test("the jobs table has a resumed column only when a job has `resumed`")
+    func resumedColumn() throws {
+        let headers = { (report: RunReport) in
+            try HTMLDocument(HTMLReport(sections: [.init(report: report)]).render())
+                .elements(class: "jobs").first?.elements("th").map(\.text) ?? []
+        }
+        var report = Self.report()
+        #expect(try !headers(report).contains("resumed"))
+        report.jobs[0].resumed = "done earlier"
+        #expect(try headers(report).contains("resumed"))
+        let page = try HTMLDocument(HTMLReport(sections: [.init(report: report)]).render())
+        let row = try #require(page.elements(class: "jobs").first?.elements("tr")[1].elements("td").map(\.text))
+        #expect(row[try headers(report).firstIndex(of: "resumed")!] == "done earlier")
+    }
+
     @Test("a sparkline shows the last runs only")
     func trendLength() {
         let chart = TrendChart(job: Self.report().jobs[0], history: Self.history(Array(repeating: 1, count: 40)))
