@@ -5,8 +5,7 @@ extension HTMLReportSection {
     /// conflicts with every property: key, original, store, ours and resolved values.
     func conflicts(into html: inout Markup) {
         html.element(heading, text: "Conflicts")
-        let total = max(report.conflicts.count, report.jobs.map(\.conflicts).reduce(0, +))
-        guard total > 0 else {
+        guard conflictCount > 0 else {
             html.element("p", ["class": "muted"], text: "No conflicts.")
             return
         }
@@ -55,7 +54,9 @@ extension HTMLReportSection {
         for (index, property) in properties.enumerated() {
             table.element("tr") { row in
                 if index == 0 {
-                    for (text, css) in head { row.element("td", ["class": css, "rowspan": span], text: text) }
+                    for (text, css) in head {
+                        row.element("td", css.isEmpty ? ["rowspan": span] : ["class": css, "rowspan": span], text: text)
+                    }
                 }
                 guard let property else {
                     for _ in 0..<5 { row.element("td", text: "") }

@@ -11,6 +11,8 @@ struct HTMLReportSection {
 
     var report: RunReport { section.report }
     var heading: String { titled ? "h3" : "h2" }
+    /// Every conflict met: the records, or the jobs' counts when a report has fewer records.
+    var conflictCount: Int { max(report.conflicts.count, report.jobs.map(\.conflicts).reduce(0, +)) }
 
     func render(into html: inout Markup) {
         if titled { html.element("h2", text: report.file) }
@@ -50,7 +52,7 @@ struct HTMLReportSection {
                     }
                 }
             }
-            fact("conflicts", ReportPrinter.number(max(report.conflicts.count, report.jobs.map(\.conflicts).reduce(0, +))), &facts)
+            fact("conflicts", ReportPrinter.number(conflictCount), &facts)
         }
     }
 

@@ -129,9 +129,11 @@ struct TimelineChart {
         return text
     }
 
-    /// Why a job has no bar: `skipped: needs load failed`, `cancelled before it started`.
+    /// Why a job has no bar: `skipped: needs load failed`, `cancelled before it started`,
+    /// `done earlier` (a resumed run's job that was not run again).
     static func notStarted(_ job: JobReport) -> String {
-        job.status == .skipped ? "skipped: " + ReportPrinter.summary(job) : ReportPrinter.summary(job)
+        if let resumed = job.resumed { return resumed }
+        return job.status == .skipped ? "skipped: " + ReportPrinter.summary(job) : ReportPrinter.summary(job)
     }
 
     /// A round step giving about eight ticks: 1, 2 or 5 times a power of ten seconds, or

@@ -69,6 +69,13 @@ struct HTMLRenderingTests {
         let page = try HTMLDocument(HTMLReport(sections: [.init(report: report)]).render())
         let row = try #require(page.elements(class: "jobs").first?.elements("tr")[1].elements("td").map(\.text))
         #expect(row[try headers(report).firstIndex(of: "resumed")!] == "done earlier")
+        // A job done earlier has no bar in the timeline, and says so.
+        report.jobs[0].startedSeconds = nil
+        report.jobs[0].runSeconds = 0
+        report.jobs[0].attempts = 0
+        let timeline = try HTMLDocument(HTMLReport(sections: [.init(report: report)]).render()).elements("svg")[0]
+        let load = try #require(timeline.elements("g").first { $0.elements("title").first?.text.hasPrefix("load:") == true })
+        #expect(load.elements("rect").isEmpty && load.elements("text").last?.text == "done earlier")
     }
 
     @Test("a sparkline shows the last runs only")
