@@ -117,6 +117,24 @@ struct HTMLReportTests {
         #expect(started >= (load["started_s"] as! Double) + (load["run_s"] as! Double))
     }
 
+    @Test("the README's commands on jobs/nightly.yaml: run --html, then report from the saved JSON, give the same page")
+    func nightly() throws {
+        let folder = try TemporaryFolder()
+        try folder.copyFromPackage("jobs")
+        try folder.copyFromPackage("examples")
+        let run = try Batchrun.run(["jobs/nightly.yaml", "--report", "var/nightly.json", "--html", "var/nightly.html"], in: folder.url)
+        #expect(run.status == 0, "\(run.stderr)")
+        let page = try checkPage(folder.path("var/nightly.html"), jobs: ["import_sessions", "close_stale", "purge_old", "stats", "report"])
+        let waves = page.elements("svg")[1].elements("text").filter { $0.attributes["class"] == "axis" }.map(\.text)
+        #expect(waves == ["wave 1", "wave 2", "wave 3", "wave 4"])
+        let conflicts = (try folder.json("var/nightly.json")["conflicts"] as! [[String: Any]]).count
+        #expect(page.elements(class: "conflicts").first?.elements("tr").count ?? 0 == 1 + min(conflicts, 100))
+        let again = try Batchrun.run(["report", "var/nightly.json", "--html", "var/again.html"], in: folder.url)
+        #expect(again.status == 0)
+        #expect(try String(contentsOfFile: folder.path("var/again.html"), encoding: .utf8)
+                == String(contentsOfFile: folder.path("var/nightly.html"), encoding: .utf8))
+    }
+
     @Test("a run that fails: what went wrong (escaped), the skipped job without a bar, status failed")
     func failed() throws {
         let folder = try TemporaryFolder()
