@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # writer), installed with apt-get when missing.
 SYSTEM_PACKAGES := libsqlite3-dev sqlite3
 
-.PHONY: all deps bench-deps build debug run test bench check plan install uninstall clean data help
+.PHONY: all deps bench-deps build debug run test bench bench-html check plan install uninstall clean data help
 
 all: build
 
@@ -18,6 +18,7 @@ help:
 	@echo "make check    validate $(JOB) without touching the store"
 	@echo "make plan     show $(JOB)'s jobs in waves"
 	@echo "make bench    build (release) and run the benchmarks (docs/benchmarks.md); figures in .build-bench/*.json"
+	@echo "make bench-html  the HTML report of a 50-job run: size, load time in headless Chromium (installs chromium)"
 	@echo "make install  install batchrun into $(PREFIX)/bin (PREFIX=... to change)"
 	@echo "make data     regenerate the example feeds in examples/data"
 	@echo "make clean    remove build products, the example store and reports"
@@ -65,6 +66,11 @@ bench: build bench-deps
 	bench/update.sh
 	python3 bench/cancel.py
 	bench/scheduler.sh
+
+bench-html: build
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium with apt-get"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	bench/html_report.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

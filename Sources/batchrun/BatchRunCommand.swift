@@ -14,7 +14,8 @@ struct BatchRunCommand: AsyncParsableCommand {
             The job-file reference is docs/jobfile.md.
             """,
         version: BatchRunKit.version,
-        subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, RunsCommand.self, SubmitCommand.self, WorkerCommand.self],
+        subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, RunsCommand.self, ReportCommand.self,
+                      SubmitCommand.self, WorkerCommand.self],
         defaultSubcommand: RunCommand.self
     )
 

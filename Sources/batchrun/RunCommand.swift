@@ -31,6 +31,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the JSON report here (a folder when several files run).", valueName: "FILE.json"))
     var report: String?
 
+    @Option(help: ArgumentHelp("Write the report as one self-contained HTML page (with several files, one section per file).",
+                               valueName: "FILE.html"))
+    var html: String?
+
     @Option(help: "How many conflicts to list in the text report.")
     var conflicts: Int = 20
 
@@ -61,6 +65,7 @@ struct RunCommand: AsyncParsableCommand {
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
                                     showsProgress: style.isTerminal && !noProgress && !quiet)
         var worst = ExitStatus.ok
+        var results: [HTMLReport.Section] = []
         for var file in loaded {
             if interrupts.interrupted { break }
             let store: Store
@@ -105,6 +110,18 @@ struct RunCommand: AsyncParsableCommand {
                 }
             }
             worst = max(worst, result.status == .ok ? ExitStatus.ok : ExitStatus.failed)
+            if html != nil {
+                let earlier = (try? JobFileRun.history(of: file, in: store, limit: 21)) ?? []
+                results.append(HTMLReport.Section(report: result, history: JobFileRun.earlierRuns(than: result.runID, in: earlier)))
+            }
+        }
+        if let html, !results.isEmpty {
+            do {
+                try HTMLReport(sections: results).write(to: html)
+            } catch {
+                printer.error("could not write the HTML report \(html): \(error.localizedDescription)")
+                worst = max(worst, ExitStatus.failed)
+            }
         }
         if interrupts.interrupted { InterruptHandler.endBySIGINT() }
         if worst != ExitStatus.ok { throw ExitCode(worst) }

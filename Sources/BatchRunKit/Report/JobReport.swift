@@ -4,6 +4,9 @@ public struct JobReport: Sendable, Hashable, Codable {
     public var status: JobStatus
     public var needs: [String]
     public var queuedSeconds: Double
+    /// Seconds from the run's start to this job's start; nil for a job that never started
+    /// (and in reports written before this key existed).
+    public var startedSeconds: Double?
     public var runSeconds: Double
     public var attempts: Int
     public var error: String?
@@ -14,13 +17,13 @@ public struct JobReport: Sendable, Hashable, Codable {
     public var conflicts: Int
     /// Rows over every attempt of a resumed run (`rows` counts this attempt).
     public var rowsTotal = RowCounts()
-    /// `done earlier` for a job a resumed run did not run again; nil otherwise.
+    /// For a job of a resumed run that was not run again: `done earlier`. Written only when set.
     public var resumed: String?
 
     public init(name: String, status: JobStatus, needs: [String] = [], queuedSeconds: Double = 0,
                 runSeconds: Double = 0, attempts: Int = 0, error: String? = nil, skippedBecause: String? = nil,
                 rows: RowCounts = RowCounts(), batches: BatchCounts = BatchCounts(), steps: [StepReport] = [],
-                conflicts: Int = 0) {
+                conflicts: Int = 0, startedSeconds: Double? = nil, resumed: String? = nil) {
         self.name = name
         self.status = status
         self.needs = needs
@@ -33,12 +36,15 @@ public struct JobReport: Sendable, Hashable, Codable {
         self.batches = batches
         self.steps = steps
         self.conflicts = conflicts
+        self.startedSeconds = startedSeconds
+        self.resumed = resumed
     }
 
     enum CodingKeys: String, CodingKey {
         case name, status, needs, attempts, error, rows, batches, steps, conflicts, resumed
         case rowsTotal = "rows_total"
         case queuedSeconds = "queued_s"
+        case startedSeconds = "started_s"
         case runSeconds = "run_s"
         case skippedBecause = "skipped_because"
     }
@@ -49,6 +55,7 @@ public struct JobReport: Sendable, Hashable, Codable {
         try container.encode(status, forKey: .status)
         try container.encode(needs, forKey: .needs)
         try container.encode(queuedSeconds, forKey: .queuedSeconds)
+        try container.encode(startedSeconds, forKey: .startedSeconds)   // null for a job that never started
         try container.encode(runSeconds, forKey: .runSeconds)
         try container.encode(attempts, forKey: .attempts)
         try container.encode(error, forKey: .error)              // null when there is none

@@ -50,6 +50,17 @@ public struct RunReport: Sendable, Hashable, Codable {
         return .ok
     }
 
+    /// Reads a report written by `jsonData()` (a `--report FILE.json`).
+    ///
+    /// ```swift
+    /// let report = try RunReport(jsonData: Data(contentsOf: URL(fileURLWithPath: "var/nightly.json")))
+    /// ```
+    public init(jsonData: Data) throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        self = try decoder.decode(RunReport.self, from: jsonData)
+    }
+
     /// Pretty-printed JSON with stable key order and ISO 8601 dates.
     public func jsonData() throws -> Data {
         let encoder = JSONEncoder()

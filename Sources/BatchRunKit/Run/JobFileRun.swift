@@ -38,6 +38,8 @@ public final class JobFileRun: Sendable {
     public let params: [String: String]
     private let state = JobRunState()
     private let interrupted = Mutex(false)
+    /// When the run began and when each job started, for the reports' `started_s`.
+    private let clock = Mutex<(run: Date?, jobs: [String: Date])>((nil, [:]))
 
     public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil,
                 continuing continuation: RunContinuation? = nil, params: [String: String] = [:]) {
@@ -83,10 +85,12 @@ public final class JobFileRun: Sendable {
                                      fileHash: Self.contentHash(of: file), params: params, startedAt: startedAt,
                                      continuation: continuation)
         state.recording = recording
+        clock.withLock { $0 = (startedAt, [:]) }
         let outcomes = await scheduler.run { [weak self] event in
             guard let self else { return }
             switch event {
             case .started(let name, let index, let total):
+                self.clock.withLock { $0.jobs[name] = Date() }
                 onEvent(.jobStarted(name: name, index: index, total: total))
             case .finished(let outcome, let index, let total):
                 self.state.clearLive(for: outcome.name)
@@ -148,7 +152,8 @@ public final class JobFileRun: Sendable {
                                queuedSeconds: outcome.queuedSeconds, runSeconds: outcome.runSeconds,
                                attempts: outcome.status == .skipped || (outcome.status == .cancelled && outcome.runSeconds == 0)
                                    ? 0 : 1 + steps.map(\.retries).reduce(0, +),
-                               error: outcome.error, skippedBecause: outcome.skippedBecause, steps: steps)
+                               error: outcome.error, skippedBecause: outcome.skippedBecause, steps: steps,
+                               startedSeconds: startedSeconds(of: outcome.name))
         for step in steps {
             report.rows += step.rows
             report.batches += step.batches
@@ -162,6 +167,14 @@ public final class JobFileRun: Sendable {
             report.rowsTotal = state.rowsTotal(for: outcome.name) ?? report.rows
         }
         return report
+    }
+
+    /// Seconds from the run's start to the job's start; nil for a job that has not started.
+    private func startedSeconds(of job: String) -> Double? {
+        clock.withLock { clock in
+            guard let run = clock.run, let start = clock.jobs[job] else { return nil }
+            return start.timeIntervalSince(run)
+        }
     }
 
     /// The body of one job's operation, on its private context: the steps in order, each batch

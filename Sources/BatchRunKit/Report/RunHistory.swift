@@ -1,0 +1,56 @@
+import Foundation
+
+/// Earlier runs of one job file on one store, oldest first: what the HTML report draws each
+/// job's trend from (JOBFILE.md sections 9 and 12).
+///
+/// ```swift
+/// let history = RunHistory(runs: [
+///     RunHistory.Run(id: 41, startedAt: yesterday, status: .ok, jobSeconds: ["import_sessions": 1.9]),
+///     RunHistory.Run(id: 42, startedAt: today, status: .failed, jobSeconds: ["import_sessions": 2.4]),
+/// ])
+/// history.runs(of: "import_sessions").map(\.seconds)   // [1.9, 2.4]
+/// ```
+public struct RunHistory: Sendable, Hashable {
+    /// One earlier run: when it started, how it ended, and each job's run time in seconds
+    /// (a job that did not run in it has no entry).
+    public struct Run: Sendable, Hashable {
+        public var id: Int64
+        public var startedAt: Date
+        public var status: RunReport.Status
+        public var jobSeconds: [String: Double]
+
+        public init(id: Int64, startedAt: Date, status: RunReport.Status, jobSeconds: [String: Double]) {
+            self.id = id
+            self.startedAt = startedAt
+            self.status = status
+            self.jobSeconds = jobSeconds
+        }
+    }
+
+    /// Oldest first.
+    public var runs: [Run]
+
+    public init(runs: [Run]) {
+        self.runs = runs.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+    }
+
+    /// The runs that ran the job, oldest first, each with the job's run time.
+    public func runs(of job: String) -> [(run: Run, seconds: Double)] {
+        runs.compactMap { run in run.jobSeconds[job].map { (run, $0) } }
+    }
+}
+
+extension RunHistory {
+    /// The history of `summaries` (as `batchrun runs` lists them), for trends: jobs done
+    /// earlier in a resumed run did not run in it, and a run still marked `running` (its
+    /// process died) counts as cancelled.
+    public init(_ summaries: [RunSummary]) {
+        let parse = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        self.init(runs: summaries.map { summary in
+            Run(id: summary.id, startedAt: (try? parse.parse(summary.startedAt)) ?? Date(timeIntervalSince1970: 0),
+                status: RunReport.Status(rawValue: summary.status) ?? .cancelled,
+                jobSeconds: Dictionary(summary.jobs.filter { !$0.doneEarlier }.map { ($0.name, $0.runSeconds) },
+                                       uniquingKeysWith: { first, _ in first }))
+        })
+    }
+}

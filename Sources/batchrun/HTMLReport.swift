@@ -1,0 +1,78 @@
+import BatchRunKit
+import Foundation
+
+/// The run report as one self-contained HTML page (`--html FILE.html`, `batchrun report`):
+/// inline CSS and SVG, no scripts, nothing from the network, readable with JavaScript off.
+/// Per job file: a header, what went wrong, a timeline, the job graph, the jobs table, their
+/// steps, each job's trend over earlier runs and the conflict report.
+///
+/// ```swift
+/// let page = HTMLReport(sections: [.init(report: report)]).render()
+/// ```
+struct HTMLReport {
+    /// One job file's run, with its earlier runs when the store keeps a history.
+    struct Section {
+        var report: RunReport
+        var history: RunHistory?
+    }
+
+    let sections: [Section]
+    /// How many conflicts are listed one by one (the counts cover all of them).
+    static let conflictLimit = 100
+
+    func render() -> String {
+        var page = Markup()
+        page.trusted("<!DOCTYPE html>\n")
+        page.element("html", ["lang": "en"]) { html in
+            html.element("head") { head in
+                head.empty("meta", ["charset": "utf-8"])
+                head.empty("meta", ["http-equiv": "Content-Security-Policy", "content": "default-src 'none'; style-src 'unsafe-inline'"])
+                head.empty("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"])
+                head.element("title", text: title)
+                head.element("style") { $0.trusted(ReportTheme.styleSheet) }
+            }
+            html.newline()
+            html.element("body") { body in
+                body.element("h1", text: title)
+                if sections.count > 1 {
+                    body.element("nav") { nav in
+                        nav.element("ol") { list in
+                            for (index, section) in sections.enumerated() {
+                                list.element("li") { item in
+                                    item.element("a", ["href": "#file-\(index + 1)"], text: section.report.file)
+                                    item.text(" ")
+                                    Self.badge(section.report.status, into: &item)
+                                }
+                            }
+                        }
+                    }
+                }
+                for (index, section) in sections.enumerated() {
+                    body.newline()
+                    body.element("section", ["class": "file", "id": "file-\(index + 1)"]) { html in
+                        HTMLReportSection(section: section, number: index + 1, titled: sections.count > 1).render(into: &html)
+                    }
+                }
+                body.element("footer", text: "Written by batchrun \(BatchRunKit.version) from the run report (schema "
+                             + "\(sections.first?.report.schema ?? 1)). Self-contained: no scripts, nothing loaded from the network.")
+            }
+        }
+        page.newline()
+        return page.output
+    }
+
+    /// Writes the page beside `path` and renames it into place, creating folders as needed.
+    func write(to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(render().utf8).write(to: url, options: .atomic)
+    }
+
+    var title: String {
+        sections.count == 1 ? "batchrun: \(sections[0].report.file)" : "batchrun: \(sections.count) job files"
+    }
+
+    static func badge(_ status: RunReport.Status, into markup: inout Markup) {
+        markup.element("span", ["class": "badge", "style": "background:\(ReportTheme.color(status))"], text: status.rawValue)
+    }
+}
