@@ -1,0 +1,80 @@
+import Foundation
+
+/// What a queue folder holds, as `batchrun queue` shows it: the items of each folder, running
+/// ones with their process, job and rows so far, failed ones with the first line of their error.
+///
+/// ```swift
+/// let listing = QueueListing(of: try QueueFolder(path: "var/queue"))
+/// print(listing.items.filter { $0.state == .pending }.map(\.name))
+/// ```
+public struct QueueListing: Sendable, Codable {
+    public struct Item: Sendable, Codable {
+        public var name: String
+        public var state: QueueFolder.State
+        /// For a running item: its process (`PID@HOST`), its running jobs and rows so far.
+        public var process: String?
+        public var jobs: [String]?
+        public var rows: Int?
+        /// For a running item whose worker died: true (the next worker takes it over).
+        public var orphaned: Bool?
+        /// For a failed item: the first line of its error.
+        public var error: String?
+
+        init(name: String, state: QueueFolder.State) {
+            self.name = name
+            self.state = state
+        }
+    }
+
+    public var queue: String
+    public var counts: [String: Int]
+    public var items: [Item]
+
+    public init(of queue: QueueFolder) {
+        self.queue = queue.path
+        var items: [Item] = []
+        for state in QueueFolder.State.allCases {
+            for name in queue.items(in: state) {
+                var item = Item(name: name, state: state)
+                if state == .running { Self.describeRunning(&item, in: queue) }
+                if state == .failed { item.error = Self.firstError(of: queue.itemPath(name, in: .failed)) }
+                items.append(item)
+            }
+        }
+        self.items = items
+        counts = Dictionary(QueueFolder.State.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
+                            uniquingKeysWith: +)
+    }
+
+    /// The run of a running item, from its store's run state.
+    private static func describeRunning(_ item: inout Item, in queue: QueueFolder) {
+        item.orphaned = !queue.isLocked(item.name)
+        let path = queue.itemPath(item.name, in: .running)
+        var loader = JobFileLoader(params: QueueFolder.params(ofItemAt: path))
+        loader.baseDirectory = queue.path
+        guard let file = try? loader.load(path: path),
+              let store = try? Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout) else { return }
+        let ledger = RunLedger(store: store)
+        guard let run = try? ledger.latestRun(file: JobFileRun.identity(of: file)) else { return }
+        item.process = "\(run.pid)@\(run.host)"
+        let jobs = (try? ledger.jobs(of: run.id)) ?? [:]
+        item.jobs = jobs.filter { $0.value.status == "running" }.map(\.key).sorted()
+        var rows = 0
+        for job in jobs.keys {
+            for step in ((try? ledger.steps(of: run.id, job: job)) ?? [:]).values {
+                rows += step.rows.fetched + step.rows.inserted + step.rows.updated + step.rows.deleted
+            }
+        }
+        item.rows = rows
+    }
+
+    /// The first error of a failed item: from its report, else the first `error:` line of its log.
+    private static func firstError(of path: String) -> String? {
+        if let data = FileManager.default.contents(atPath: path + ".json"), let report = try? RunReport(jsonData: data),
+           let error = report.jobs.compactMap(\.error).first {
+            return error.split(separator: "\n").first.map(String.init)
+        }
+        guard let log = try? String(contentsOfFile: path + ".log", encoding: .utf8) else { return nil }
+        return log.split(separator: "\n").first { $0.contains("error:") }.map { String($0).trimmingCharacters(in: .whitespaces) }
+    }
+}

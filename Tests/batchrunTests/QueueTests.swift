@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import Testing
+
+/// Queue folders end to end: submit, drop by hand, workers killed and stopped, a worker that
+/// drains what is left; every item exactly once.
+@Suite("Queue folders")
+struct QueueTests {
+    /// An item that inserts its 200 rows one batch at a time, then bumps the shared counter.
+    static func item(_ number: Int) -> String {
+        let rows = (1...200).map { "{ id: \(number * 1000 + $0), item: \(number) }" }.joined(separator: ", ")
+        return """
+            version: 1
+            store: var/queue.sqlite
+            entities:
+              Row:
+                columns: { id: integer primary key, item: integer not null }
+              Counter:
+                columns: { id: integer primary key, n: integer not null }
+            jobs:
+              load:
+                batch_size: 1
+                steps:
+                  - insert: { entity: Row, rows: [\(rows)] }
+              bump:
+                needs: load
+                merge_policy: recompute
+                steps:
+                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
+            """
+    }
+
+    static func spawnWorker(_ folder: TemporaryFolder, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["worker", "q"] + arguments
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Ended by SIGINT, or with its status (130) where the signal could not be re-raised.
+    static func endedBySIGINT(_ process: Process) -> Bool {
+        (process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT)
+            || (process.terminationReason == .exit && process.terminationStatus == 130)
+    }
+
+    static func children(of pid: Int32) -> [Int32] {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    @Test("two workers, one killed with SIGKILL mid-item and one stopped with SIGTERM, then one draining: every item exactly once")
+    func workersKilledAndStopped() throws {
+        let folder = try TemporaryFolder()
+        let queue = try DatabaseQueue(path: { try? FileManager.default.createDirectory(atPath: folder.path("q/var"), withIntermediateDirectories: true); return folder.path("q/var/queue.sqlite") }())
+        try queue.write { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "CREATE TABLE Row (id INTEGER PRIMARY KEY, item INTEGER NOT NULL)")
+            try db.execute(sql: "CREATE TABLE Counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+            try db.execute(sql: "INSERT INTO Counter VALUES (1, 0)")
+        }
+        let items = 10
+        for number in 1...8 { try folder.write("item\(number).yaml", Self.item(number)) }
+        let submitted = try Batchrun.run(["submit", "q"] + (1...8).map { "item\($0).yaml" }, in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        // Two dropped by hand: written outside pending/, renamed in; and a dot file, ignored.
+        for number in 9...10 {
+            try folder.write("q/.incoming-\(number)", Self.item(number))
+            #expect(rename(folder.path("q/.incoming-\(number)"), folder.path("q/pending/zz-by-hand-\(number).yaml")) == 0)
+        }
+        try folder.write("q/pending/.draft.yaml", "not: [a job")
+
+        let killed = try Self.spawnWorker(folder, ["--workers", "2"])
+        let stopped = try Self.spawnWorker(folder, ["--workers", "2"])
+        // Wait until both have items running, then kill one (and its items' processes) and stop the other.
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && (Self.children(of: killed.processIdentifier).isEmpty || Self.children(of: stopped.processIdentifier).isEmpty) {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        let orphans = Self.children(of: killed.processIdentifier)
+        kill(killed.processIdentifier, SIGKILL)
+        for child in orphans { kill(child, SIGKILL) }
+        kill(stopped.processIdentifier, SIGTERM)
+        killed.waitUntilExit()
+        stopped.waitUntilExit()
+        #expect(Self.endedBySIGINT(stopped))
+        #expect(!orphans.isEmpty)
+
+        let drain = try Batchrun.run(["worker", "q", "--once", "--workers", "2"], in: folder.url)
+        #expect(drain.status == 0, "\(drain.stdout)\(drain.stderr)")
+        #expect(drain.stdout.contains("taking over"), "\(drain.stdout)")
+
+        let fm = FileManager.default
+        let done = try fm.contentsOfDirectory(atPath: folder.path("q/done")).filter { $0.hasSuffix(".yaml") }
+        #expect(done.count == items)
+        for name in done {
+            #expect(fm.fileExists(atPath: folder.path("q/done/\(name).json")) && fm.fileExists(atPath: folder.path("q/done/\(name).log")))
+        }
+        #expect(try fm.contentsOfDirectory(atPath: folder.path("q/pending")) == [".draft.yaml"])
+        #expect(try fm.contentsOfDirectory(atPath: folder.path("q/running")).filter { $0.hasSuffix(".yaml") }.isEmpty)
+        let failed = try fm.contentsOfDirectory(atPath: folder.path("q/failed")).filter { $0.hasSuffix(".log") }
+        let logs = failed.map { (try? String(contentsOfFile: folder.path("q/failed/\($0)"), encoding: .utf8)) ?? "" }
+        #expect(failed.isEmpty, "\(logs)")
+        let (rows, perItem, counter) = try queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM Row")!,
+             try Int.fetchAll(db, sql: "SELECT count(*) FROM Row GROUP BY item ORDER BY item"),
+             try Int.fetchOne(db, sql: "SELECT n FROM Counter")!)
+        }
+        #expect(rows == items * 200 && perItem == Array(repeating: 200, count: items))
+        #expect(counter == items)
+    }
+
+    @Test("invalid and failing items go to failed/ with their diagnostics; the worker goes on; params travel; name order")
+    func failingItemsAndParams() throws {
+        let folder = try TemporaryFolder()
+        let good = """
+            version: 1
+            store: var/q.sqlite
+            entities:
+              Seen:
+                columns: { id: integer primary key, tags: text not null }
+            params:
+              tag: none
+            jobs:
+              note:
+                merge_policy: store-trump
+                steps:
+                  - insert: { entity: Seen, rows: [{ id: 1, tags: "" }] }
+                  - batch-update: { entity: Seen, set: { tags: "tags || :tag || ','" } }
+            """
+        try folder.write("good.yaml", good)
+        let refused = try Batchrun.run(["submit", "q", "good.yaml", "bad.yaml"], in: folder.url)
+        #expect(refused.status == 2)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.path("q/pending")))?.isEmpty ?? true)
+        #expect(try Batchrun.run(["submit", "q", "good.yaml", "--param", "tag=first"], in: folder.url).status == 0)
+        #expect(try Batchrun.run(["submit", "q", "good.yaml", "--param", "tag=second"], in: folder.url).status == 0)
+        // Dropped by hand: an item that is not a valid job file, and one that fails when it runs.
+        try folder.write("q/pending/zz-1-invalid.yaml", "version: 1\nstore: var/q.sqlite\nentities: {}\njobs: { x: { steps: [] } }\n")
+        try folder.write("q/pending/zz-2-failing.yaml", good.replacingOccurrences(of: "merge_policy: store-trump", with: "merge_policy: error"))
+        let result = try Batchrun.run(["worker", "q", "--once"], in: folder.url)
+        #expect(result.status == 2, "\(result.stdout)")
+        let failed = try FileManager.default.contentsOfDirectory(atPath: folder.path("q/failed")).filter { $0.hasSuffix(".yaml") }.sorted()
+        #expect(failed == ["zz-1-invalid.yaml", "zz-2-failing.yaml"])
+        let log = try String(contentsOfFile: folder.path("q/failed/zz-1-invalid.yaml.log"), encoding: .utf8)
+        #expect(log.contains("zz-1-invalid.yaml:4:"), "\(log)")
+        let listing = try Batchrun.run(["queue", "q"], in: folder.url)
+        #expect(listing.stdout.contains("pending 0 · running 0 · done 2 · failed 2"), "\(listing.stdout)")
+        #expect(listing.stdout.contains("zz-2-failing.yaml  error: "), "\(listing.stdout)")
+        let tags = try DatabaseQueue(path: folder.path("q/var/q.sqlite")).read { db in
+            try String.fetchOne(db, sql: "SELECT tags FROM Seen")
+        }
+        #expect(tags == "first,second,")   // params travelled, and items ran in name order
+    }
+
+    @Test("a waiting worker runs an item that appears")
+    func waitingWorkerSeesNewItem() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: var/q.sqlite
+            entities:
+              Seen:
+                columns: { id: integer primary key }
+            jobs:
+              note:
+                steps:
+                  - insert: { entity: Seen, rows: [{ id: 7 }] }
+            """)
+        let worker = try Self.spawnWorker(folder, [])
+        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try Batchrun.run(["submit", "q", "job.yaml"], in: folder.url).status == 0)
+        let deadline = Date().addingTimeInterval(30)
+        var done: [String] = []
+        while Date() < deadline && done.isEmpty {
+            done = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path("q/done"))) ?? []).filter { $0.hasSuffix(".yaml") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(done.count == 1)
+        kill(worker.processIdentifier, SIGINT)
+        worker.waitUntilExit()
+        #expect(Self.endedBySIGINT(worker))
+    }
+}
