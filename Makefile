@@ -17,6 +17,7 @@ help:
 	@echo "make test     build and run every test"
 	@echo "make check    validate $(JOB) without touching the store"
 	@echo "make plan     show $(JOB)'s jobs in waves"
+	@echo "make queue-demo  queue examples/queue/*.yaml in var/queue and drain it with a worker (docs/queue.md)"
 	@echo "make bench    build (release) and run the benchmarks (docs/benchmarks.md); figures in .build-bench/*.json"
 	@echo "make bench-html  the HTML report of a 50-job run: size, load time in headless Chromium (installs chromium)"
 	@echo "make install  install batchrun into $(PREFIX)/bin (PREFIX=... to change)"
@@ -71,6 +72,16 @@ bench-html: build
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium with apt-get"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	bench/html_report.sh
+
+# A queue folder in var/queue: three items submitted, drained by one worker, then listed.
+queue-demo: build
+	rm -rf var/queue
+	$(RELEASE) submit var/queue examples/queue/import_sessions.yaml
+	$(RELEASE) submit var/queue examples/queue/close_stale.yaml --param cutoff=2026-01-01
+	$(RELEASE) submit var/queue examples/queue/stats.yaml
+	$(RELEASE) worker var/queue --once
+	$(RELEASE) queue var/queue
+	cat var/queue/stats.csv
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
