@@ -22,25 +22,8 @@ struct JobGraphChart {
     /// its latest need. Within a wave, jobs are ordered by where their needs are (fewer
     /// crossing arrows), then as in the report.
     static func waves(_ jobs: [JobReport]) -> [[JobReport]] {
-        let position = Dictionary(jobs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var wave: [String: Int] = [:]
-        var visiting: Set<String> = []
-        func waveOf(_ job: JobReport) -> Int {
-            if let known = wave[job.name] { return known }
-            guard !visiting.contains(job.name) else { return 0 }
-            visiting.insert(job.name)
-            let needs = job.needs.compactMap { position[$0].map { jobs[$0] } }
-            let result = needs.isEmpty ? 0 : 1 + needs.map(waveOf).max()!
-            visiting.remove(job.name)
-            wave[job.name] = result
-            return result
-        }
-        var columns: [[JobReport]] = []
-        for job in jobs {
-            let index = waveOf(job)
-            while columns.count <= index { columns.append([]) }
-            columns[index].append(job)
-        }
+        let byName = Dictionary(jobs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var columns = JobGraph(jobs.map { ($0.name, $0.needs) }).waves().map { wave in wave.compactMap { byName[$0] } }
         var row: [String: Int] = [:]
         for (index, column) in columns.enumerated() {
             if index > 0 {

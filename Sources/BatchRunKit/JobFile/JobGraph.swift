@@ -11,9 +11,14 @@ public struct JobGraph: Sendable {
     public let needs: [String: [String]]
 
     public init(jobs: [Job]) {
+        self.init(jobs.map { ($0.name, $0.needs) })
+    }
+
+    /// The graph of jobs given as names with their needs (a report's jobs, say), in order.
+    public init(_ jobs: [(name: String, needs: [String])]) {
         names = jobs.map(\.name)
         let known = Set(names)
-        needs = Dictionary(uniqueKeysWithValues: jobs.map { ($0.name, $0.needs.filter(known.contains)) })
+        needs = Dictionary(jobs.map { ($0.name, $0.needs.filter(known.contains)) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// A cycle as `[a, c, b, a]`, or nil. Follows `needs` edges from the first job in file order.
@@ -63,12 +68,16 @@ public struct JobGraph: Sendable {
     }
 
     /// Jobs grouped by depth: a wave's jobs can run together once earlier waves are done.
-    /// Within a wave, file order. Requires an acyclic graph.
+    /// Within a wave, file order. A need that closes a cycle (only a hand-edited report can
+    /// have one) is ignored.
     public func waves() -> [[String]] {
         var depth: [String: Int] = [:]
+        var visiting: Set<String> = []
         func depthOf(_ name: String) -> Int {
             if let known = depth[name] { return known }
+            guard visiting.insert(name).inserted else { return -1 }
             let value = (needs[name] ?? []).map { depthOf($0) + 1 }.max() ?? 0
+            visiting.remove(name)
             depth[name] = value
             return value
         }
