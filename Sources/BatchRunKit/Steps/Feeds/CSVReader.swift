@@ -107,6 +107,7 @@ public struct CSVReader: FeedReader {
                 return true
             case .needMore:
                 if atEnd { preconditionFailure("a row at the end of the file is always complete") }
+                if end - start > FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line) }
                 refill()
             }
         }
@@ -167,6 +168,9 @@ public struct CSVReader: FeedReader {
                     }
                     if index == end && !atEnd { return .needMore }
                     row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[fieldStart..<index]))
+                }
+                if row.bytes.count - (row.ends.last ?? 0) > FeedLimits.maxFieldBytes {
+                    throw FeedLimits.fieldTooLong("\(row.count + 1)", file: displayPath, line: line)
                 }
                 row.ends.append(row.bytes.count)
                 // After the field: a delimiter, a line end, or the end of the file.

@@ -19,6 +19,7 @@ public struct NDJSONReader: FeedReader {
             while let byte = stream.next() {
                 sawByte = true
                 if byte == UInt8(ascii: "\n") { break }
+                if bytes.count == FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line + 1) }
                 bytes.append(byte)
             }
             guard sawByte else { return nil }
@@ -87,8 +88,10 @@ public struct JSONArrayReader: FeedReader {
     /// Reads one element's bytes into `element`: an object, array, string or scalar.
     private mutating func readElement() throws(FeedError) {
         element.removeAll(keepingCapacity: true)
+        let recordLine = line
         var depth = 0, inString = false, escaped = false
         while let byte = stream.peek() {
+            if element.count == FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: recordLine) }
             if inString {
                 _ = stream.next()
                 element.append(byte)
@@ -153,6 +156,9 @@ enum JSONRecord {
             fields.append(key)
             guard let value = value(dictionary[key]!) else {
                 throw FeedError(file: file, line: line, message: "field \(key): nested objects and arrays are not column values")
+            }
+            if case .text(let text) = value, text.utf8.count > FeedLimits.maxFieldBytes {
+                throw FeedLimits.fieldTooLong(key, file: file, line: line)
             }
             values.append(value)
         }
