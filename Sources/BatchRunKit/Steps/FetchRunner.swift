@@ -33,7 +33,7 @@ public enum FetchRunner {
         } catch {
             writer?.abandon()
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepErrors.wrap(error, report: report, prefix: "fetch \(environment.entity.name)")
+            throw StepErrors.wrap(error, report: report, prefix: "fetch \(environment.entity.name)", busyTimeout: environment.busyTimeout)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         environment.progress(report.rows)
@@ -54,7 +54,7 @@ enum StepErrors {
     }
 
     /// The error as a `StepError` carrying `report`; a conflict under `error` keeps its record.
-    static func wrap(_ error: any Error, report: StepReport, prefix: String, entity: Entity? = nil) -> StepError {
+    static func wrap(_ error: any Error, report: StepReport, prefix: String, busyTimeout: Double, entity: Entity? = nil) -> StepError {
         if var stepError = error as? StepError {
             stepError.report = report
             return stepError
@@ -68,6 +68,9 @@ enum StepErrors {
             report.conflictRecords.append(conflictError.conflict.record(entity: entity))
             return StepError(conflictError.description, report: report)
         }
-        return StepError("\(prefix): \(describe(error))", report: report)
+        if let error = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL].contains(error.resultCode) {
+            return StepError("\(prefix): \(StoreError.reason(for: error, busyTimeout: busyTimeout))", report: report, cause: error)
+        }
+        return StepError("\(prefix): \(describe(error))", report: report, cause: error)
     }
 }

@@ -37,19 +37,33 @@ public final class Store: Sendable {
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
-        try pool.write { db in
-            try Self.verify(model: model, in: db)
-            for statement in SchemaSQL.statements(for: model) {
-                try db.execute(sql: statement)
+        do {
+            // Verifying is a read, which a WAL store never blocks; only a missing table or
+            // index takes the write lock, so a fetch-only job runs beside a long outside write.
+            let complete = try pool.read { db in
+                try Self.verify(model: model, in: db)
+                return try SchemaSQL.isComplete(model, in: db)
             }
-        }
-        let counter = CommitCounter(generation)
-        try pool.writeWithoutTransaction { db in
-            db.add(transactionObserver: counter, extent: .databaseLifetime)
-            _ = try generation.isUnchanged(since: 0, writer: db)   // the first data_version
+            if !complete {
+                try pool.write { db in
+                    try Self.verify(model: model, in: db)
+                    for statement in SchemaSQL.statements(for: model) {
+                        try db.execute(sql: statement)
+                    }
+                }
+            }
+            let counter = CommitCounter(generation)
+            try pool.writeWithoutTransaction { db in
+                db.add(transactionObserver: counter, extent: .databaseLifetime)
+                _ = try generation.isUnchanged(since: 0, writer: db)   // the first data_version
+            }
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
         }
     }
 
