@@ -35,7 +35,7 @@ final class ContextCore {
 
     func atomically<T>(_ body: () throws -> T) throws -> T {
         pendingDidSaves = []
-        let result: T = try store.pool.write { db in
+        let result: T = try store.writer().write { db in
             try interrupter.running(on: db.sqliteConnection) {
                 self.transaction = db
                 defer { self.transaction = nil }
@@ -118,7 +118,7 @@ final class ContextCore {
             if let save = outcome!.1 { pendingDidSaves.append(save) }
             return outcome!.0
         }
-        let (value, save) = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
+        let (value, save) = try store.writer().write { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
         if let save {
             store.didCommit(save)
             var result = SaveResult(didSave: save)
@@ -205,7 +205,7 @@ final class ContextCore {
             result = saved!
             if let save = result.didSave { pendingDidSaves.append(save) }
         } else {
-            result = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
+            result = try store.writer().write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
             if let save = result.didSave { store.didCommit(save) }
         }
         if forgetting {

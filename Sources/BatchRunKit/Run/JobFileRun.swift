@@ -139,7 +139,6 @@ public final class JobFileRun: Sendable {
                     state.emit(.progress(job: job.name, step: index, rows: rows))
                 })
             environment.retries = job.retries
-            environment.busyTimeout = file.store.busyTimeout
             environment.onRetry = { reason in state.emit(.retrying(job: job.name, reason: reason)) }
             switch step {
             case .fetch(let fetch):

@@ -32,7 +32,7 @@ public enum InsertRunner {
             }
         } catch {
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepErrors.wrap(error, report: report, prefix: "insert \(environment.entity.name)", busyTimeout: environment.busyTimeout, entity: environment.entity)
+            throw StepErrors.wrap(error, report: report, prefix: "insert \(environment.entity.name)", store: context.store, entity: environment.entity)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         return report

@@ -17,8 +17,6 @@ public struct StepEnvironment: Sendable {
     /// How many times a batch that failed on a busy or locked store, or on a conflict under
     /// `error`, is tried again from a fresh read.
     public var retries = 0
-    /// The store's `busy_timeout` in seconds, for saying how long a lock was waited for.
-    public var busyTimeout: Double = 5
     /// Told why a batch is about to be tried again.
     public var onRetry: @Sendable (String) -> Void = { _ in }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The coordinator: owns the SQLite file (WAL), the model, one serialized writer and
 /// pooled snapshot readers.
@@ -15,20 +16,66 @@ public final class Store: Sendable {
     public let path: String
     public let model: Model
     /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
-    public let pool: DatabasePool
+    public var pool: DatabasePool { pools.withLock { $0.writable ?? $0.opened } }
     let notifications = SaveNotifications()
     let changeLog = ChangeLog()
     let generation = ChangeGeneration()
+    /// Seconds a connection waits for a lock before failing with SQLITE_BUSY.
+    let busyTimeout: Double
+
+    /// The pool opened with the store, read-only when another program held the write lock
+    /// then; `writable` is opened at the first write in that case.
+    private struct Pools {
+        let opened: DatabasePool
+        let openedReadOnly: Bool
+        var writable: DatabasePool?
+    }
+    private let pools: Mutex<Pools>
 
     public init(path: String, model: Model, busyTimeout: Double = 5) throws {
         self.path = path
         self.model = model
+        self.busyTimeout = busyTimeout
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
             throw StoreError.cannotOpen(path: path, reason: error.localizedDescription)
         }
+        let opened: DatabasePool, readOnly: Bool
+        do {
+            (opened, readOnly) = try Self.open(path: path, busyTimeout: busyTimeout)
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        pools = Mutex(Pools(opened: opened, openedReadOnly: readOnly, writable: readOnly ? nil : opened))
+        do {
+            // Verifying is a read, which a WAL store never blocks; only a missing table or
+            // index takes the write lock, so a fetch-only job runs beside a long outside write.
+            let complete = try opened.read { db in
+                try Self.verify(model: model, in: db)
+                return try SchemaSQL.isComplete(model, in: db)
+            }
+            if !complete {
+                try writer().write { db in
+                    try Self.verify(model: model, in: db)
+                    for statement in SchemaSQL.statements(for: model) {
+                        try db.execute(sql: statement)
+                    }
+                }
+            }
+            if !readOnly { try Self.countCommits(of: opened, into: generation) }
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
+        }
+    }
+
+    /// Opens the pool. GRDB writes to an empty WAL file as it opens a pool, which waits out
+    /// busy_timeout while another program holds the write lock; a WAL store can still be read
+    /// then, so it is opened read-only (`readOnly` true) and the writer comes at the first write.
+    private static func open(path: String, busyTimeout: Double) throws -> (DatabasePool, readOnly: Bool) {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.maximumReaderCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
@@ -36,35 +83,48 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
-        } catch let error as DatabaseError {
-            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
-        } catch {
-            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+            return (try DatabasePool(path: path, configuration: configuration), false)
+        } catch let busy as DatabaseError where busy.resultCode == .SQLITE_BUSY && isWAL(path) {
+            configuration.readonly = true
+            guard let pool = try? DatabasePool(path: path, configuration: configuration) else { throw busy }
+            return (pool, true)
         }
-        do {
-            // Verifying is a read, which a WAL store never blocks; only a missing table or
-            // index takes the write lock, so a fetch-only job runs beside a long outside write.
-            let complete = try pool.read { db in
-                try Self.verify(model: model, in: db)
-                return try SchemaSQL.isComplete(model, in: db)
-            }
-            if !complete {
-                try pool.write { db in
-                    try Self.verify(model: model, in: db)
-                    for statement in SchemaSQL.statements(for: model) {
-                        try db.execute(sql: statement)
-                    }
-                }
-            }
-            let counter = CommitCounter(generation)
-            try pool.writeWithoutTransaction { db in
-                db.add(transactionObserver: counter, extent: .databaseLifetime)
-                _ = try generation.isUnchanged(since: 0, writer: db)   // the first data_version
-            }
-        } catch let error as DatabaseError {
-            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
+    }
+
+    /// The pool to write with. For a store opened read-only because another program held the
+    /// write lock, a writable pool is opened now, waiting up to busy_timeout for that lock
+    /// (a busy error, which a job's `retries` try again).
+    func writer() throws -> DatabasePool {
+        try pools.withLock { pools throws -> DatabasePool in
+            if let writable = pools.writable { return writable }
+            let (pool, readOnly) = try Self.open(path: path, busyTimeout: busyTimeout)
+            if readOnly { throw DatabaseError(resultCode: .SQLITE_BUSY) }
+            try Self.countCommits(of: pool, into: generation)
+            pools.writable = pool
+            return pool
         }
+    }
+
+    /// Counts the writer's commits in `generation` (see `ChangeGeneration`).
+    private static func countCommits(of pool: DatabasePool, into generation: ChangeGeneration) throws {
+        let counter = CommitCounter(generation)
+        try pool.writeWithoutTransaction { db in
+            db.add(transactionObserver: counter, extent: .databaseLifetime)
+            _ = try generation.isUnchanged(since: 0, writer: db)   // the first data_version
+        }
+    }
+
+    /// True for an SQLite file whose header says WAL (bytes 18 and 19 are 2).
+    static func isWAL(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path),
+              let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        try? handle.close()
+        return header[18] == 2 && header[19] == 2
+    }
+
+    /// Why a write failed, as a user can act on it.
+    func describeWriteFailure(_ error: DatabaseError) -> String {
+        StoreError.reason(for: error, busyTimeout: busyTimeout)
     }
 
     /// Checks that every existing table has every declared column; throws before anything is created.
