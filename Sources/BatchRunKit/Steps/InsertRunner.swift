@@ -237,7 +237,9 @@ struct InsertWriter {
                     continue
                 }
                 if code == SQLITE_INTERRUPT { throw DatabaseError(resultCode: .SQLITE_INTERRUPT, message: message) }
-                if code == SQLITE_BUSY || code == SQLITE_LOCKED { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message) }
+                if [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_READONLY].contains(code) {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+                }
                 throw StepError("\(place(batch.lines[row])): \(message)", report: counts)
             }
         }

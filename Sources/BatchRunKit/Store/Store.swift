@@ -43,10 +43,15 @@ public final class Store: Sendable {
             throw StoreError.cannotOpen(path: path, reason: error.localizedDescription)
         }
         let opened: DatabasePool, readOnly: Bool
+        let sidecars = ["-wal", "-shm"].map { path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         do {
             (opened, readOnly) = try Self.open(path: path, busyTimeout: busyTimeout)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            // Leave the file as it was: no -wal or -shm beside it that this attempt made.
+            for file in sidecars { try? FileManager.default.removeItem(atPath: file) }
+            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout, path: path))
         } catch let error as DatabaseError {
-            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
+            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout, path: path))
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
@@ -68,7 +73,7 @@ public final class Store: Sendable {
             }
             if !readOnly { try Self.countCommits(of: opened, into: generation) }
         } catch let error as DatabaseError {
-            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout))
+            throw StoreError.cannotOpen(path: path, reason: StoreError.reason(for: error, busyTimeout: busyTimeout, path: path))
         }
     }
 
@@ -124,7 +129,7 @@ public final class Store: Sendable {
 
     /// Why a write failed, as a user can act on it.
     func describeWriteFailure(_ error: DatabaseError) -> String {
-        StoreError.reason(for: error, busyTimeout: busyTimeout)
+        StoreError.reason(for: error, busyTimeout: busyTimeout, path: path)
     }
 
     /// Checks that every existing table has every declared column; throws before anything is created.

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// Why a store could not be opened or used.
@@ -15,7 +16,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .SQLITE_FULL:
             return "the disk is full"
         case .SQLITE_READONLY:
-            return "the store is on a read-only file system or is not writable (\(error.message ?? "read-only"))"
+            return "the store cannot be written (\(error.message ?? "read-only"))"
         case .SQLITE_NOTADB:
             return "the file is not an SQLite database"
         case .SQLITE_CANTOPEN:
@@ -23,6 +24,22 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         default:
             return error.message ?? "\(error)"
         }
+    }
+
+    /// The reason, or that the store's folder is on a read-only file system when it is (SQLite
+    /// then says only that it cannot open or write the file).
+    static func reason(for error: DatabaseError, busyTimeout: Double, path: String) -> String {
+        if [.SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_IOERR].contains(error.resultCode) && isOnReadOnlyFileSystem(path) {
+            return "the store is on a read-only file system"
+        }
+        return reason(for: error, busyTimeout: busyTimeout)
+    }
+
+    static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var info = statvfs()
+        let folder = (path as NSString).deletingLastPathComponent
+        guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
+        return info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// `250ms`, `5s`, like the job file writes durations.

@@ -48,6 +48,8 @@ public struct CSVReader: FeedReader {
     private var start = 0
     private var end = 0
     private var atEnd = false
+    private let sizeAtOpen: UInt64
+    private var bytesRead: UInt64 = 0
     /// The line `start` is on.
     private var line = 1
     public private(set) var header: [String] = []
@@ -58,6 +60,7 @@ public struct CSVReader: FeedReader {
             throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
         }
         self.handle = handle
+        self.sizeAtOpen = FeedLimits.size(of: handle)
         self.delimiter = delimiter
         self.displayPath = displayPath
         self.buffer = [UInt8](repeating: 0, count: bufferSize)
@@ -98,6 +101,9 @@ public struct CSVReader: FeedReader {
 
     private mutating func nextRow(into row: inout RawRow, skippingBlank: Bool) throws(FeedError) -> Bool {
         while true {
+            if atEnd && bytesRead < sizeAtOpen {
+                throw FeedLimits.truncated(file: displayPath, line: line, opened: sizeAtOpen, read: bytesRead)
+            }
             if start == end && atEnd { return false }
             switch try parseRow(into: &row) {
             case .row(let next, let lines):
@@ -221,6 +227,7 @@ public struct CSVReader: FeedReader {
                 }
             }
             end += data.count
+            bytesRead += UInt64(data.count)
             if data.count < wanted { continue }
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Bounds on one feed record, so a hostile or broken feed (a quote never closed, a file with
 /// no line breaks) is an error naming the file and line instead of unbounded memory.
 ///
@@ -16,5 +18,18 @@ enum FeedLimits {
 
     static func recordTooLong(file: String, line: Int) -> FeedError {
         FeedError(file: file, line: line, message: "the record starting on this line is longer than 4 MiB, the limit for one feed record")
+    }
+
+    /// The file is shorter than when it was opened: another program truncated it mid-read.
+    static func truncated(file: String, line: Int, opened: UInt64, read: UInt64) -> FeedError {
+        FeedError(file: file, line: line,
+                  message: "the feed was truncated while being read (\(opened) bytes when opened, it ended after \(read))")
+    }
+
+    /// The size of an open file, or 0 when it has none (a pipe).
+    static func size(of handle: FileHandle) -> UInt64 {
+        var info = stat()
+        guard fstat(handle.fileDescriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return 0 }
+        return UInt64(info.st_size)
     }
 }

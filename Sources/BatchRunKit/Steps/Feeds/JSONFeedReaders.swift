@@ -22,6 +22,9 @@ public struct NDJSONReader: FeedReader {
                 if bytes.count == FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line + 1) }
                 bytes.append(byte)
             }
+            if let opened = stream.truncatedFrom {
+                throw FeedLimits.truncated(file: displayPath, line: line + 1, opened: opened, read: stream.bytesRead)
+            }
             guard sawByte else { return nil }
             line += 1
             if bytes.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { continue }
@@ -74,6 +77,7 @@ public struct JSONArrayReader: FeedReader {
         }
         let recordLine = line
         try readElement()
+        if stream.truncatedFrom != nil { throw error("") }
         return try JSONRecord.make(from: Data(element), line: recordLine, file: displayPath)
     }
 
@@ -82,6 +86,7 @@ public struct JSONArrayReader: FeedReader {
         finished = true
         skipSpace()
         if stream.peek() != nil { throw error("unexpected text after the JSON array") }
+        if stream.truncatedFrom != nil { throw error("") }
         return nil
     }
 
@@ -130,7 +135,10 @@ public struct JSONArrayReader: FeedReader {
     }
 
     private func error(_ message: String) -> FeedError {
-        FeedError(file: displayPath, line: line, message: message)
+        if let opened = stream.truncatedFrom {
+            return FeedLimits.truncated(file: displayPath, line: line, opened: opened, read: stream.bytesRead)
+        }
+        return FeedError(file: displayPath, line: line, message: message)
     }
 }
 
