@@ -29,7 +29,7 @@ struct InputLimitTests {
         let started = Date()
         let error = loadError(Self.aliasBomb(levels: 10))
         #expect(Date().timeIntervalSince(started) < 1)
-        #expect(error == "j.yaml:6:38: error: alias *l2 expands past the limit: aliases may add at most 10000 nodes to a job file")
+        #expect(error == "j.yaml:6:47: error: alias *l2 expands past the limit: aliases may add at most 10000 nodes to a job file")
     }
 
     @Test("aliases within the bound are fine")
@@ -46,7 +46,7 @@ struct InputLimitTests {
     @Test("nesting past 64 levels is refused where it goes too deep, also through an alias")
     func nesting() {
         let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
-        #expect(loadError("version: 1\nx: \(deep)\n") == "j.yaml:2:66: error: nesting deeper than 64 levels; a job file needs far fewer")
+        #expect(loadError("version: 1\nx: \(deep)\n") == "j.yaml:2:67: error: nesting deeper than 64 levels; a job file needs far fewer")
         let half = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         #expect(loadError("a: &a \(half)\nb: \(String(repeating: "[", count: 30))*a\(String(repeating: "]", count: 30))\n")
                 == "j.yaml:2:34: error: alias *a nests deeper than 64 levels; a job file needs far fewer")

@@ -113,7 +113,7 @@ public struct CSVReader: FeedReader {
                 return true
             case .needMore:
                 if atEnd { preconditionFailure("a row at the end of the file is always complete") }
-                if end - start > FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line) }
+                if end - start >= FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line) }
                 refill()
             }
         }
