@@ -7,6 +7,8 @@ import Synchronization
 ///
 /// Opening a store creates the file and its folder if missing, creates missing tables and
 /// indexes, and verifies existing tables; nothing is created when any table lacks a column.
+/// Verifying is a read: a store whose schema is complete opens, and can be read, while another
+/// program holds its write lock.
 ///
 /// ```swift
 /// let store = try Store(path: "var/nightly.sqlite", model: model)
@@ -27,7 +29,6 @@ public final class Store: Sendable {
     /// then; `writable` is opened at the first write in that case.
     private struct Pools {
         let opened: DatabasePool
-        let openedReadOnly: Bool
         var writable: DatabasePool?
     }
     private let pools: Mutex<Pools>
@@ -45,7 +46,7 @@ public final class Store: Sendable {
         let opened: DatabasePool, readOnly: Bool
         let sidecars = ["-wal", "-shm"].map { path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
         do {
-            (opened, readOnly) = try Self.open(path: path, busyTimeout: busyTimeout)
+            (opened, readOnly) = try Self.open(path: path, busyTimeout: busyTimeout, readOnlyWhenLocked: true)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
             // Leave the file as it was: no -wal or -shm beside it that this attempt made.
             for file in sidecars { try? FileManager.default.removeItem(atPath: file) }
@@ -55,7 +56,7 @@ public final class Store: Sendable {
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
-        pools = Mutex(Pools(opened: opened, openedReadOnly: readOnly, writable: readOnly ? nil : opened))
+        pools = Mutex(Pools(opened: opened, writable: readOnly ? nil : opened))
         do {
             // Verifying is a read, which a WAL store never blocks; only a missing table or
             // index takes the write lock, so a fetch-only job runs beside a long outside write.
@@ -80,7 +81,7 @@ public final class Store: Sendable {
     /// Opens the pool. GRDB writes to an empty WAL file as it opens a pool, which waits out
     /// busy_timeout while another program holds the write lock; a WAL store can still be read
     /// then, so it is opened read-only (`readOnly` true) and the writer comes at the first write.
-    private static func open(path: String, busyTimeout: Double) throws -> (DatabasePool, readOnly: Bool) {
+    private static func open(path: String, busyTimeout: Double, readOnlyWhenLocked: Bool) throws -> (DatabasePool, readOnly: Bool) {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.maximumReaderCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
@@ -89,7 +90,7 @@ public final class Store: Sendable {
         }
         do {
             return (try DatabasePool(path: path, configuration: configuration), false)
-        } catch let busy as DatabaseError where busy.resultCode == .SQLITE_BUSY && isWAL(path) {
+        } catch let busy as DatabaseError where readOnlyWhenLocked && busy.resultCode == .SQLITE_BUSY && isWAL(path) {
             configuration.readonly = true
             guard let pool = try? DatabasePool(path: path, configuration: configuration) else { throw busy }
             return (pool, true)
@@ -102,8 +103,7 @@ public final class Store: Sendable {
     func writer() throws -> DatabasePool {
         try pools.withLock { pools throws -> DatabasePool in
             if let writable = pools.writable { return writable }
-            let (pool, readOnly) = try Self.open(path: path, busyTimeout: busyTimeout)
-            if readOnly { throw DatabaseError(resultCode: .SQLITE_BUSY) }
+            let (pool, _) = try Self.open(path: path, busyTimeout: busyTimeout, readOnlyWhenLocked: false)
             try Self.countCommits(of: pool, into: generation)
             pools.writable = pool
             return pool
