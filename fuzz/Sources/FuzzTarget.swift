@@ -71,6 +71,7 @@ func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
 struct FuzzCommand {
     static func main() {
         let target = FuzzTarget.current
+        atexit { unlink(FuzzTarget.feedPath) }
         #if FUZZING
         var argc = CommandLine.argc
         var argv = CommandLine.unsafeArgv
