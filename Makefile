@@ -8,7 +8,14 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # writer), installed with apt-get when missing.
 SYSTEM_PACKAGES := libsqlite3-dev sqlite3
 
-.PHONY: all deps bench-deps build debug run test bench bench-html check plan install uninstall clean data help
+# Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
+FUZZ_SECONDS ?= 180
+FUZZ_TEST_SECONDS ?= 30
+FUZZ_TARGETS := jobfile csv tsv ndjson json
+FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz \
+	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
+
+.PHONY: all deps bench-deps build debug run test bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo
 
 all: build
 
@@ -18,6 +25,7 @@ help:
 	@echo "make check    validate $(JOB) without touching the store"
 	@echo "make plan     show $(JOB)'s jobs in waves"
 	@echo "make queue-demo  queue examples/queue/*.yaml in var/queue and drain it with a worker (docs/queue.md)"
+	@echo "make fuzz     fuzz the job-file loader and the feed readers, FUZZ_SECONDS (default $(FUZZ_SECONDS)) each; finds kept in fuzz/corpus"
 	@echo "make bench    build (release) and run the benchmarks (docs/benchmarks.md); figures in .build-bench/*.json"
 	@echo "make bench-html  the HTML report of a 50-job run: size, load time in headless Chromium (installs chromium)"
 	@echo "make install  install batchrun into $(PREFIX)/bin (PREFIX=... to change)"
@@ -49,6 +57,17 @@ plan: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) fuzz-short
+
+fuzz-build: deps
+	$(SWIFT) build $(FUZZ_FLAGS)
+
+# A short run of every target (FUZZ_TEST_SECONDS each) for make test; the corpus is not changed.
+fuzz-short: fuzz-build
+	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_TEST_SECONDS) || exit 1; done
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_SECONDS) --keep || exit 1; done
 
 bench-deps: deps
 	@missing=""; command -v hyperfine >/dev/null 2>&1 || missing="$$missing hyperfine"; \
@@ -94,4 +113,4 @@ data:
 	python3 examples/generate_data.py
 
 clean:
-	rm -rf .build .build-bench var reports
+	rm -rf .build .build-bench .build-fuzz var reports

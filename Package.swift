@@ -39,6 +39,13 @@ let package = Package(
             dependencies: ["BatchRunKit"],
             path: "bench/library"
         ),
+        // Fuzz targets for the job-file loader and the feed readers: a replay tool in a normal
+        // build, a libFuzzer binary with `make fuzz` (docs/development.md).
+        .executableTarget(
+            name: "batchrun-fuzz",
+            dependencies: ["BatchRunKit"],
+            path: "fuzz/Sources"
+        ),
         .testTarget(
             name: "BatchRunKitTests",
             dependencies: [

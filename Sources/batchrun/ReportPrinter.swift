@@ -134,9 +134,20 @@ final class ReportPrinter: Sendable {
         if rows.inserted > 0 { parts.append("inserted \(number(rows.inserted))") }
         if rows.updated > 0 { parts.append("updated \(number(rows.updated))") }
         if rows.deleted > 0 { parts.append("deleted \(number(rows.deleted))") }
-        if rows.fetched > 0 || parts.isEmpty { parts.append("fetched \(number(rows.fetched))") }
+        if rows.fetched > 0 { parts.append("fetched \(number(rows.fetched))") }
+        // A step that did nothing still says what it was for: `inserted 0`, not `fetched 0`.
+        let verbs = ["insert": "inserted", "batch-update": "updated", "delete": "deleted", "fetch": "fetched"]
+        for step in job.steps {
+            guard let verb = verbs[step.kind], !parts.contains(where: { $0.hasPrefix(verb + " ") }) else { continue }
+            parts.append("\(verb) 0")
+        }
+        if parts.isEmpty { parts.append("fetched 0") }
         if rows.rejected > 0 { parts.append("rejected \(number(rows.rejected))") }
-        return parts.joined(separator: " · ") + " · \(number(job.conflicts)) conflicts in \(seconds(job.runSeconds))"
+        var conflicts = "\(number(job.conflicts)) conflict" + (job.conflicts == 1 ? "" : "s")
+        if job.steps.contains(where: { $0.conflictRecords.contains { $0.outcome == MergeConflict.Outcome.failed.rawValue } }) {
+            conflicts += ", failed"
+        }
+        return parts.joined(separator: " · ") + " · \(conflicts) in \(seconds(job.runSeconds))"
     }
 
     func timingTable(_ jobs: [JobReport]) -> String {

@@ -73,7 +73,13 @@ struct RunCommand: AsyncParsableCommand {
                 store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
             } catch {
                 printer.error("\(file.path): \(error)\nnothing was run")
-                worst = max(worst, ExitStatus.invalid)
+                // Tables that do not match the job file make the file invalid for this store; a
+                // store that cannot be opened (locked, full, read-only, not a database) is a failed run.
+                if case StoreError.schemaMismatch = error {
+                    worst = max(worst, ExitStatus.invalid)
+                } else {
+                    worst = max(worst, ExitStatus.failed)
+                }
                 continue
             }
             var continuation: RunContinuation?

@@ -176,7 +176,7 @@ struct SchedulerRunTests {
                 retrying.signal()
             }
         }
-        #expect(reasons.withLock { $0.first } == "database is locked")
+        #expect(reasons.withLock { $0.first } == "another connection held the store's write lock for longer than busy_timeout")
         #expect(report.status == .ok, "\(report.jobs.map { $0.error ?? "" })")
         #expect(report.jobs[0].attempts > 1)
         let count = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Account") }

@@ -45,7 +45,7 @@ struct ConflictReportTests {
               first  Session  id=1  constraint  kept_ours  outside this run  minutes   NULL      10.0   11.0  11.0
               first  Session  id=2  constraint  kept_ours  outside this run  minutes   NULL      NULL   7.0   7.0
             """), "\(result.stdout)")
-        #expect(result.stdout.contains("[2/2] OK    second .......................... [fetched 0 · 1 conflicts in"))
+        #expect(result.stdout.contains("[2/2] OK    second .......................... [inserted 0 · 1 conflict in"))
         let report = try folder.json("r.json")
         let conflicts = report["conflicts"] as! [[String: Any]]
         #expect(conflicts.count == 3)
@@ -99,5 +99,96 @@ struct ConflictReportTests {
         }
         #expect(sum == rows * 10)
         #expect(low == 10)
+    }
+
+    @Test("a constraint conflict under error fails the job and is in the line, the counts, the conflict report and the JSON")
+    func constraintConflictThatFailed() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T:
+                columns: { id: integer primary key, v: text }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: T, rows: [{ id: 1, v: a }] }
+              again:
+                needs: load
+                steps:
+                  - insert: { entity: T, rows: [{ id: 1, v: b }] }
+            """)
+        let result = try Batchrun.run(["job.yaml", "--report", "r.json", "--no-progress"], in: folder.url)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("[2/2] ERROR again ........................... [inserted 0 · 1 conflict, failed in "), "\(result.stdout)")
+        let row = result.stdout.split(separator: "\n").first { $0.hasPrefix("again  failed ") }
+        #expect(row?.hasSuffix("        0         0        0        0        0          1") == true, "\(result.stdout)")
+        #expect(result.stdout.contains("""
+            conflicts: 1
+              job    entity  kind        outcome  count
+              again  T       constraint  failed       1
+            """), "\(result.stdout)")
+        #expect(result.stdout.contains("  again  T       id=1  constraint  failed   load        v         NULL      'a'    'b'   'a'"),
+                "\(result.stdout)")
+        let report = try folder.json("r.json")
+        let conflicts = report["conflicts"] as! [[String: Any]]
+        #expect(conflicts.count == 1)
+        #expect(conflicts.first?["outcome"] as? String == "failed" && conflicts.first?["policy"] as? String == "error")
+        #expect(conflicts.first?["kind"] as? String == "constraint" && conflicts.first?["changed_by"] as? String == "load")
+        let jobs = report["jobs"] as! [[String: Any]]
+        #expect(jobs.map { $0["conflicts"] as! Int } == [0, 1])
+        #expect(jobs[1]["status"] as? String == "failed")
+    }
+
+    @Test("an optimistic conflict under error in a batch-update (another program wrote the row meanwhile) is reported as failed")
+    func optimisticConflictThatFailed() throws {
+        let folder = try TemporaryFolder()
+        let queue = try DatabaseQueue(path: folder.path("store.sqlite"))
+        try queue.write { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "CREATE TABLE T (id INTEGER PRIMARY KEY, v TEXT)")
+            for id in 1...80 { try db.execute(sql: "INSERT INTO T VALUES (?, 'a')", arguments: [id]) }
+        }
+        // The set expression reads a cross product of the table (~10⁷ rows), so the batch's read
+        // takes long enough for another program to change row 1 before the save.
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T:
+                columns: { id: integer primary key, v: text }
+            jobs:
+              bump:
+                steps:
+                  - batch-update:
+                      entity: T
+                      where: "id = 1"
+                      set: { v: "(SELECT count(*) FROM T a, T b, T c, T d WHERE a.id > 0) || 'x'" }
+            """)
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["job.yaml", "--report", "r.json", "--no-progress"]
+        process.currentDirectoryURL = folder.url
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.4)
+        try queue.write { db in try db.execute(sql: "UPDATE T SET v = 'outside' WHERE id = 1") }
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(stdout)")
+        #expect(stdout.contains("[1/1] ERROR bump ............................ [updated 0 · 1 conflict, failed in "), "\(stdout)")
+        #expect(stdout.contains("""
+              job   entity  kind        outcome  count
+              bump  T       optimistic  failed       1
+            """), "\(stdout)")
+        let report = try folder.json("r.json")
+        let conflicts = report["conflicts"] as! [[String: Any]]
+        #expect(conflicts.map { $0["outcome"] as? String } == ["failed"])
+        #expect(conflicts.first?["changed_by"] as? String == "outside this run")
+        #expect((report["jobs"] as! [[String: Any]]).map { $0["conflicts"] as! Int } == [1])
+        #expect(try queue.read { db in try String.fetchOne(db, sql: "SELECT v FROM T WHERE id = 1") } == "outside")
     }
 }

@@ -52,7 +52,7 @@ final class ContextCore {
         defer { store.changeLog.close(read: opened) }
         let result: T
         do {
-            result = try store.pool.write { db in
+            result = try store.writer().write { db in
                 try interrupter.running(on: db.sqliteConnection) {
                     self.transaction = db
                     defer { self.transaction = nil }
@@ -103,7 +103,7 @@ final class ContextCore {
                 }
                 value = inner!
             } else {
-                value = try store.pool.write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
+                value = try store.writer().write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
             }
         } catch {
             if let sequence { store.changeLog.forget(sequences: [sequence]) }

@@ -42,8 +42,12 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
 
     /// The description, then the offending source line and a caret under the column.
     public func rendered(source: String?) -> String {
-        guard let location, let source,
-              let line = Self.line(location.line, of: source) else { return description }
+        rendered(line: location.flatMap { location in source.flatMap { Self.line(location.line, of: $0) } })
+    }
+
+    /// The description, then `line` (the offending source line) and a caret under the column.
+    func rendered(line: String?) -> String {
+        guard let location, let line else { return description }
         let prefix = line.unicodeScalars.prefix(max(0, location.column - 1))
         // Keep tabs so the caret lines up under the same column in a terminal.
         let padding = String(String.UnicodeScalarView(prefix.map { $0 == "\t" ? "\t" : " " }))
@@ -75,8 +79,16 @@ public struct JobFileError: Error, Sendable, CustomStringConvertible {
 
     /// Every diagnostic with its line and caret, separated by blank lines.
     public var rendered: String {
-        diagnostics.map { $0.rendered(source: $0.location.flatMap { sources[$0.file] }) }
-            .joined(separator: "\n")
+        // Each source split once, not once per diagnostic (a hostile file can have 10⁵).
+        let lines = sources.mapValues { $0.split(separator: "\n", omittingEmptySubsequences: false) }
+        return diagnostics.map { diagnostic in
+            let line = diagnostic.location.flatMap { location -> String? in
+                guard let fileLines = lines[location.file], location.line >= 1, location.line <= fileLines.count else { return nil }
+                let text = fileLines[location.line - 1]
+                return String(text.hasSuffix("\r") ? text.dropLast() : text)
+            }
+            return diagnostic.rendered(line: line)
+        }.joined(separator: "\n")
     }
 
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }

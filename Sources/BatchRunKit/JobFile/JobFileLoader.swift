@@ -30,10 +30,13 @@ public struct JobFileLoader: Sendable {
     }
 
     public func load(path: String) throws(JobFileError) -> JobFile {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let handle = FileHandle(forReadingAtPath: path),
+              let data = try? handle.read(upToCount: YAMLLimits.maxFileBytes + 1) ?? Data() else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read" : "no such file"
             throw JobFileError(diagnostics: [Diagnostic(at: nil, "\(path): \(reason)")])
         }
+        try? handle.close()
+        if data.count > YAMLLimits.maxFileBytes { throw Self.tooLarge(path) }
         guard let text = String(data: data, encoding: .utf8) else {
             throw JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: 1, column: 1),
                                                         "the job file is not UTF-8 text")])
@@ -43,6 +46,12 @@ public struct JobFileLoader: Sendable {
 
     /// Loads a job file from text; `path` names it in errors and anchors its relative paths.
     public func load(text: String, path: String) throws(JobFileError) -> JobFile {
+        if text.utf8.count > YAMLLimits.maxFileBytes { throw Self.tooLarge(path) }
+        if let violation = YAMLLimits.check(text) {
+            throw JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: violation.line, column: violation.column),
+                                                        violation.message)],
+                               sources: [path: text])
+        }
         let root: YAMLNode?
         do {
             root = try YAMLNode.parse(text, file: path)
@@ -61,6 +70,11 @@ public struct JobFileLoader: Sendable {
             return file
         }
         throw JobFileError(diagnostics: builder.reader.diagnostics.sorted(by: Self.sourceOrder), sources: [path: text])
+    }
+
+    static func tooLarge(_ path: String) -> JobFileError {
+        JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: 1, column: 1),
+                                              "the job file is larger than \(YAMLLimits.maxFileBytes / 1024) KiB, the limit for a job file; put large data in a feed (insert from:)")])
     }
 
     static func sourceOrder(_ a: Diagnostic, _ b: Diagnostic) -> Bool {

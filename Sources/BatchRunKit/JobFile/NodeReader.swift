@@ -4,6 +4,8 @@ import Foundation
 /// so a job file's errors are all reported in one pass.
 final class NodeReader {
     private(set) var diagnostics: [Diagnostic] = []
+    /// The same diagnostics, to drop repeats in constant time (a hostile file can have 10⁵).
+    private var reported: Set<Diagnostic> = []
 
     func error(_ node: YAMLNode, _ message: String) {
         error(at: node.location, message)
@@ -11,7 +13,7 @@ final class NodeReader {
 
     func error(at location: SourceLocation?, _ message: String) {
         let diagnostic = Diagnostic(at: location, message)
-        if !diagnostics.contains(diagnostic) { diagnostics.append(diagnostic) }
+        if reported.insert(diagnostic).inserted { diagnostics.append(diagnostic) }
     }
 
     /// A mapping's entries by key, after reporting unknown keys (with a did-you-mean),
@@ -32,7 +34,8 @@ final class NodeReader {
                 fields.keys[name] = key
                 continue
             }
-            let suggestion = Suggestion.closest(to: name, in: allowed.filter { fields.values[$0] == nil })
+            // Hints for the first errors only: past a hundred the file is not a job file with typos.
+            let suggestion = diagnostics.count >= 100 ? nil : Suggestion.closest(to: name, in: allowed.filter { fields.values[$0] == nil })
             error(key, "unknown key '\(name)' in \(what)" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""))
             if let suggestion, pairs.allSatisfy({ $0.key.scalarText != suggestion }) {
                 // Read the value as the key it most likely meant, so its own errors show in this pass too.

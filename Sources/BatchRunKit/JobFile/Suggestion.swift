@@ -28,6 +28,8 @@ public enum Suggestion {
     ]
 
     public static func closest(to word: String, in candidates: [String]) -> String? {
+        // No keyword is this long; and edit distances on a huge word cost its length times each candidate's.
+        guard word.count <= 64 else { return nil }
         let lower = word.lowercased()
         if let mapped = synonyms[lower]?.first(where: candidates.contains) { return mapped }
         if lower.count >= 4, let near = synonyms.first(where: { editDistance($0.key, lower) == 1 }),

@@ -19,7 +19,7 @@ public enum BatchUpdateRunner {
         } catch {
             context.reset()
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepErrors.wrap(error, report: report, prefix: "batch-update \(environment.entity.name)", entity: environment.entity)
+            throw StepErrors.wrap(error, report: report, prefix: "batch-update \(environment.entity.name)", store: context.store, entity: environment.entity)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         environment.progress(report.rows)

@@ -21,7 +21,7 @@ public enum DeleteRunner {
         } catch {
             context.reset()
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepErrors.wrap(error, report: report, prefix: "delete \(environment.entity.name)", entity: environment.entity)
+            throw StepErrors.wrap(error, report: report, prefix: "delete \(environment.entity.name)", store: context.store, entity: environment.entity)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         return report

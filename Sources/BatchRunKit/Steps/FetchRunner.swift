@@ -33,7 +33,7 @@ public enum FetchRunner {
         } catch {
             writer?.abandon()
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepErrors.wrap(error, report: report, prefix: "fetch \(environment.entity.name)")
+            throw StepErrors.wrap(error, report: report, prefix: "fetch \(environment.entity.name)", store: context.store)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         environment.progress(report.rows)
@@ -48,15 +48,20 @@ enum StepErrors {
     /// SQLite's message without GRDB's decoration.
     static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError {
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                return "another connection held the store's write lock for longer than busy_timeout"
+            }
             return error.message ?? "\(error)"
         }
         return "\(error)"
     }
 
     /// The error as a `StepError` carrying `report`; a conflict under `error` keeps its record.
-    static func wrap(_ error: any Error, report: StepReport, prefix: String, entity: Entity? = nil) -> StepError {
+    static func wrap(_ error: any Error, report: StepReport, prefix: String, store: Store, entity: Entity? = nil) -> StepError {
         if var stepError = error as? StepError {
-            stepError.report = report
+            // The error's report is the step's own at the failure (with a conflict that failed
+            // it); only the time is the caller's.
+            stepError.report.runSeconds = report.runSeconds
             return stepError
         }
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_INTERRUPT {
@@ -68,6 +73,9 @@ enum StepErrors {
             report.conflictRecords.append(conflictError.conflict.record(entity: entity))
             return StepError(conflictError.description, report: report)
         }
-        return StepError("\(prefix): \(describe(error))", report: report)
+        if let error = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY].contains(error.resultCode) {
+            return StepError("\(prefix): \(store.describeWriteFailure(error))", report: report, cause: error)
+        }
+        return StepError("\(prefix): \(describe(error))", report: report, cause: error)
     }
 }

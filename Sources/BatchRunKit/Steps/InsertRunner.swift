@@ -32,7 +32,7 @@ public enum InsertRunner {
             }
         } catch {
             report.runSeconds = Date().timeIntervalSince(started)
-            throw StepErrors.wrap(error, report: report, prefix: "insert \(environment.entity.name)", entity: environment.entity)
+            throw StepErrors.wrap(error, report: report, prefix: "insert \(environment.entity.name)", store: context.store, entity: environment.entity)
         }
         report.runSeconds = Date().timeIntervalSince(started)
         return report
@@ -244,7 +244,9 @@ struct InsertWriter {
                     continue
                 }
                 if code == SQLITE_INTERRUPT { throw DatabaseError(resultCode: .SQLITE_INTERRUPT, message: message) }
-                if code == SQLITE_BUSY || code == SQLITE_LOCKED { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message) }
+                if [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_READONLY].contains(code) {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+                }
                 throw StepError("\(place(batch.lines[row])): \(message)", report: counts)
             }
         }

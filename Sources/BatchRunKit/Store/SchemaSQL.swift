@@ -1,3 +1,5 @@
+import GRDB
+
 /// The `CREATE TABLE` and `CREATE INDEX` statements for a model.
 enum SchemaSQL {
     static func createTable(_ entity: Entity) -> String {
@@ -20,9 +22,23 @@ enum SchemaSQL {
             + parts.joined(separator: ",\n  ") + "\n)"
     }
 
+    static func indexName(_ entity: Entity, _ columns: [String]) -> String {
+        ([entity.tableName] + columns + ["idx"]).joined(separator: "_")
+    }
+
+    /// True when every table and index of the model exists (creating them would change nothing).
+    static func isComplete(_ model: Model, in db: Database) throws -> Bool {
+        for entity in model.entities {
+            guard try db.tableExists(entity.tableName) else { return false }
+            let existing = Set(try db.indexes(on: entity.tableName).map(\.name))
+            for columns in entity.indexes where !existing.contains(indexName(entity, columns)) { return false }
+        }
+        return true
+    }
+
     static func createIndexes(_ entity: Entity) -> [String] {
         entity.indexes.map { columns in
-            let name = ([entity.tableName] + columns + ["idx"]).joined(separator: "_")
+            let name = indexName(entity, columns)
             return "CREATE INDEX IF NOT EXISTS \(SQL.quote(name)) ON \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns)))"
         }
     }

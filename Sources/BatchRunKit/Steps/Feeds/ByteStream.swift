@@ -7,6 +7,10 @@ struct ByteStream {
     private var position = 0
     private var finished = false
     private let chunkSize: Int
+    private let sizeAtOpen: UInt64
+    private(set) var bytesRead: UInt64 = 0
+    /// The size the file had when opened, when it ended before that (it was truncated).
+    var truncatedFrom: UInt64? { finished && bytesRead < sizeAtOpen ? sizeAtOpen : nil }
 
     /// Opens a feed, with the feed's error when it cannot be read.
     init(feed path: String, displayPath: String) throws(FeedError) {
@@ -23,6 +27,7 @@ struct ByteStream {
         }
         self.handle = handle
         self.chunkSize = chunkSize
+        self.sizeAtOpen = FeedLimits.size(of: handle)
     }
 
     /// The next byte, or nil at the end of the file.
@@ -53,6 +58,7 @@ struct ByteStream {
             return false
         }
         buffer = [UInt8](data)
+        bytesRead += UInt64(data.count)
         position = 0
         return true
     }

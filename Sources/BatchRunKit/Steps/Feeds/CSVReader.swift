@@ -48,6 +48,8 @@ public struct CSVReader: FeedReader {
     private var start = 0
     private var end = 0
     private var atEnd = false
+    private let sizeAtOpen: UInt64
+    private var bytesRead: UInt64 = 0
     /// The line `start` is on.
     private var line = 1
     public private(set) var header: [String] = []
@@ -58,6 +60,7 @@ public struct CSVReader: FeedReader {
             throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
         }
         self.handle = handle
+        self.sizeAtOpen = FeedLimits.size(of: handle)
         self.delimiter = delimiter
         self.displayPath = displayPath
         self.buffer = [UInt8](repeating: 0, count: bufferSize)
@@ -98,6 +101,9 @@ public struct CSVReader: FeedReader {
 
     private mutating func nextRow(into row: inout RawRow, skippingBlank: Bool) throws(FeedError) -> Bool {
         while true {
+            if atEnd && bytesRead < sizeAtOpen {
+                throw FeedLimits.truncated(file: displayPath, line: line, opened: sizeAtOpen, read: bytesRead)
+            }
             if start == end && atEnd { return false }
             switch try parseRow(into: &row) {
             case .row(let next, let lines):
@@ -107,6 +113,7 @@ public struct CSVReader: FeedReader {
                 return true
             case .needMore:
                 if atEnd { preconditionFailure("a row at the end of the file is always complete") }
+                if end - start >= FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line) }
                 refill()
             }
         }
@@ -168,6 +175,9 @@ public struct CSVReader: FeedReader {
                     if index == end && !atEnd { return .needMore }
                     row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[fieldStart..<index]))
                 }
+                if row.bytes.count - (row.ends.last ?? 0) > FeedLimits.maxFieldBytes {
+                    throw FeedLimits.fieldTooLong("\(row.count + 1)", file: displayPath, line: line)
+                }
                 row.ends.append(row.bytes.count)
                 // After the field: a delimiter, a line end, or the end of the file.
                 if index == end { return .row(next: index, lines: lines) }
@@ -217,6 +227,7 @@ public struct CSVReader: FeedReader {
                 }
             }
             end += data.count
+            bytesRead += UInt64(data.count)
             if data.count < wanted { continue }
         }
     }

@@ -19,7 +19,11 @@ public struct NDJSONReader: FeedReader {
             while let byte = stream.next() {
                 sawByte = true
                 if byte == UInt8(ascii: "\n") { break }
+                if bytes.count == FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line + 1) }
                 bytes.append(byte)
+            }
+            if let opened = stream.truncatedFrom {
+                throw FeedLimits.truncated(file: displayPath, line: line + 1, opened: opened, read: stream.bytesRead)
             }
             guard sawByte else { return nil }
             line += 1
@@ -73,6 +77,7 @@ public struct JSONArrayReader: FeedReader {
         }
         let recordLine = line
         try readElement()
+        if stream.truncatedFrom != nil { throw error("") }
         return try JSONRecord.make(from: Data(element), line: recordLine, file: displayPath)
     }
 
@@ -81,14 +86,17 @@ public struct JSONArrayReader: FeedReader {
         finished = true
         skipSpace()
         if stream.peek() != nil { throw error("unexpected text after the JSON array") }
+        if stream.truncatedFrom != nil { throw error("") }
         return nil
     }
 
     /// Reads one element's bytes into `element`: an object, array, string or scalar.
     private mutating func readElement() throws(FeedError) {
         element.removeAll(keepingCapacity: true)
+        let recordLine = line
         var depth = 0, inString = false, escaped = false
         while let byte = stream.peek() {
+            if element.count == FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: recordLine) }
             if inString {
                 _ = stream.next()
                 element.append(byte)
@@ -127,7 +135,10 @@ public struct JSONArrayReader: FeedReader {
     }
 
     private func error(_ message: String) -> FeedError {
-        FeedError(file: displayPath, line: line, message: message)
+        if let opened = stream.truncatedFrom {
+            return FeedLimits.truncated(file: displayPath, line: line, opened: opened, read: stream.bytesRead)
+        }
+        return FeedError(file: displayPath, line: line, message: message)
     }
 }
 
@@ -153,6 +164,9 @@ enum JSONRecord {
             fields.append(key)
             guard let value = value(dictionary[key]!) else {
                 throw FeedError(file: file, line: line, message: "field \(key): nested objects and arrays are not column values")
+            }
+            if case .text(let text) = value, text.utf8.count > FeedLimits.maxFieldBytes {
+                throw FeedLimits.fieldTooLong(key, file: file, line: line)
             }
             values.append(value)
         }

@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+import Testing
+
+/// Another program (the `sqlite3` shell) holds the store's write lock while batchrun runs.
+@Suite("A store locked by another program", .serialized)
+struct StoreLockTests {
+    static let entity = """
+        entities:
+          T:
+            columns: { id: integer primary key, v: text }
+        """
+
+    /// Makes the store with table T and one row, in WAL mode.
+    static func makeStore(_ folder: TemporaryFolder) throws {
+        let queue = try DatabaseQueue(path: folder.path("store.sqlite"))
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE T (id INTEGER PRIMARY KEY, v TEXT)")
+            try db.execute(sql: "INSERT INTO T VALUES (1, 'a')")
+        }
+    }
+
+    @Test("a fetch-only job runs while another program holds the write lock")
+    func fetchBesideWriter() throws {
+        let folder = try TemporaryFolder()
+        try Self.makeStore(folder)
+        try folder.write("job.yaml", """
+            version: 1
+            store: { sqlite: store.sqlite, busy_timeout: 200ms }
+            \(Self.entity)
+            jobs:
+              read:
+                steps:
+                  - fetch: { entity: T, output: out.csv }
+            """)
+        let holder = try LockHolder(store: folder.path("store.sqlite"))
+        defer { holder.release() }
+        let result = try Batchrun.run(["job.yaml", "--no-progress"], in: folder.url)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(try String(contentsOfFile: folder.path("out.csv"), encoding: .utf8) == "id,v\n1,a\n")
+    }
+
+    @Test("creating a missing table while the lock is held past busy_timeout: exit 1, naming the lock and the wait")
+    func createWhileLocked() throws {
+        let folder = try TemporaryFolder()
+        try Self.makeStore(folder)
+        try folder.write("job.yaml", """
+            version: 1
+            store: { sqlite: store.sqlite, busy_timeout: 200ms }
+            entities:
+              U:
+                columns: { id: integer primary key }
+            jobs:
+              read:
+                steps:
+                  - fetch: { entity: U }
+            """)
+        let holder = try LockHolder(store: folder.path("store.sqlite"))
+        defer { holder.release() }
+        let result = try Batchrun.run(["job.yaml", "--no-progress"], in: folder.url)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("job.yaml: cannot open store \(folder.path("store.sqlite")): another connection held the store's write lock for longer than busy_timeout (200ms)\nnothing was run"),
+                "\(result.stderr)")
+    }
+
+    @Test("a batch that cannot get the write lock fails the job (exit 1) after its retries, saying which lock and how long")
+    func writeWhileLocked() throws {
+        let folder = try TemporaryFolder()
+        try Self.makeStore(folder)
+        try folder.write("job.yaml", """
+            version: 1
+            store: { sqlite: store.sqlite, busy_timeout: 100ms }
+            \(Self.entity)
+            jobs:
+              load:
+                retries: 2
+                steps:
+                  - insert: { entity: T, rows: [{ id: 2, v: b }] }
+            """)
+        let holder = try LockHolder(store: folder.path("store.sqlite"))
+        defer { holder.release() }
+        let result = try Batchrun.run(["job.yaml", "--no-progress", "--report", "r.json"], in: folder.url)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("    error: insert T: another connection held the store's write lock for longer than busy_timeout (100ms)"),
+                "\(result.stdout)")
+        #expect(result.stdout.components(separatedBy: "  retrying a batch of load:").count == 3, "\(result.stdout)")
+        let job = (try folder.json("r.json")["jobs"] as! [[String: Any]])[0]
+        #expect(job["attempts"] as? Int == 3)
+    }
+
+    @Test("the lock released within the retries: the job succeeds")
+    func retriedUntilFree() throws {
+        let folder = try TemporaryFolder()
+        try Self.makeStore(folder)
+        try folder.write("job.yaml", """
+            version: 1
+            store: { sqlite: store.sqlite, busy_timeout: 300ms }
+            \(Self.entity)
+            jobs:
+              load:
+                retries: 20
+                steps:
+                  - insert: { entity: T, rows: [{ id: 2, v: b }] }
+            """)
+        let holder = try LockHolder(store: folder.path("store.sqlite"))
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.8) { holder.release() }
+        let result = try Batchrun.run(["job.yaml", "--no-progress"], in: folder.url)
+        holder.release()
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("retrying a batch of load: another connection held the store's write lock"), "\(result.stdout)")
+    }
+}
+
+/// A `sqlite3` shell that has run `BEGIN IMMEDIATE` on a store and holds the write lock
+/// until `release()`.
+final class LockHolder: Sendable {
+    private let process: Process
+    private let input: Pipe
+
+    init(store: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [store]
+        input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nUPDATE T SET v = v WHERE id = 1;\n".utf8))
+        // Wait until the lock is really held: our own BEGIN IMMEDIATE must fail at once.
+        var configuration = Configuration()
+        configuration.busyMode = .immediateError
+        let probe = try DatabaseQueue(path: store, configuration: configuration)
+        for _ in 0..<200 {
+            do {
+                try probe.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
+                Thread.sleep(forTimeInterval: 0.01)
+            } catch {
+                return
+            }
+        }
+        throw CocoaError(.fileLocking)
+    }
+
+    /// Commits and ends the shell; safe to call twice.
+    func release() {
+        guard process.isRunning else { return }
+        try? input.fileHandleForWriting.write(contentsOf: Data("COMMIT;\n.quit\n".utf8))
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
