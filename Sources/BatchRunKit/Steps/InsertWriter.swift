@@ -1,0 +1,264 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The writing side of an insert.
+struct InsertWriter {
+    let environment: StepEnvironment
+    let store: Store
+    let place: FeedPlace
+    private var insertSQL: [Int: String] = [:]
+
+    init(environment: StepEnvironment, store: Store, place: FeedPlace) {
+        self.environment = environment
+        self.store = store
+        self.place = place
+    }
+
+    /// Each batch in its own transaction; counts join the report once the batch is committed.
+    mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+        while true {
+            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+            switch pipe.take() {
+            case .end(let rejected):
+                report.rows.rejected = rejected
+                return
+            case .failure(let message, let rejected):
+                report.rows.rejected = rejected
+                throw StepError(message, report: report)
+            case .batch(let batch, let layouts, let rejected):
+                report.rows.rejected = rejected
+                var counted = report
+                var retries = 0
+                do {
+                    try environment.withRetries(retried: { retries += 1 }) {
+                        counted = report
+                        _ = try context.commit { db, changes in
+                            try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
+                        }
+                    }
+                } catch {
+                    report.retries += retries
+                    report.batches.rolledBack += 1 + retries
+                    throw failure(error, counted: counted, report: report)
+                }
+                report = counted
+                report.retries += retries
+                report.batches.rolledBack += retries
+                report.batches.committed += 1
+                environment.progress(report.rows)
+            }
+        }
+    }
+
+    /// Hot swap: one transaction deletes every row and writes the whole feed; readers see the
+    /// old rows or the new ones, never a mix. Nothing is counted unless it commits.
+    mutating func hotSwap(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+        var counted = report
+        do {
+            _ = try context.commit { db, changes in
+                try deleteAll(in: db, changes: &changes)
+                counted.rows.deleted = changes.deleted
+                loop: while true {
+                    if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+                    switch pipe.take() {
+                    case .end(let rejected):
+                        counted.rows.rejected = rejected
+                        break loop
+                    case .failure(let message, let rejected):
+                        counted.rows.rejected = rejected
+                        throw StepError(message, report: report)
+                    case .batch(let batch, let layouts, let rejected):
+                        counted.rows.rejected = rejected
+                        try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
+                    }
+                }
+            }
+        } catch {
+            report.rows.rejected = counted.rows.rejected
+            report.batches.rolledBack += 1
+            throw failure(error, counted: counted, report: report)
+        }
+        report = counted
+        report.batches.committed += 1
+        environment.progress(report.rows)
+    }
+
+    /// Hot swap's first statement: every row of the entity goes, its keys recorded as deleted.
+    private func deleteAll(in db: Database, changes: inout SaveChanges) throws {
+        let entity = environment.entity
+        let sql = "DELETE FROM \(SQL.quote(entity.tableName)) RETURNING \(SQL.quoteList(entity.primaryKey))"
+        try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, split: entity.primaryKey.count, assigned: []) { key, _ in
+            changes.record(ObjectID(entity: entity.name, key: key), .deleted)
+            changes.deleted += 1
+        }
+    }
+
+    /// The step's error for a failed batch: a conflict under `error` keeps its record.
+    private func failure(_ error: any Error, counted: StepReport, report: StepReport) -> any Error {
+        guard let conflict = error as? RowConflict else {
+            if var stepError = error as? StepError {
+                stepError.report = report
+                return stepError
+            }
+            return error
+        }
+        var report = report
+        report.conflicts += 1
+        report.conflictRecords.append(conflict.error.conflict.record(entity: environment.entity))
+        return StepError("\(conflict.place): \(conflict.error)", report: report, cause: conflict.error)
+    }
+
+    /// Writes one batch in `db`'s transaction, adding to `counts`.
+    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, changes: inout SaveChanges,
+                        counts: inout StepReport) throws {
+        let entity = environment.entity
+        var statements: [Int: Statement] = [:]
+        for layout in Set(batch.layouts) {
+            let sql = insertSQL[layout] ?? SaveWriter.insertSQL(entity: entity, columns: layouts[layout].columns.map(\.name))
+            insertSQL[layout] = sql
+            statements[layout] = try db.makeStatement(sql: sql)   // our own: the conflict path runs the same SQL through GRDB
+        }
+        defer { for statement in statements.values { sqlite3_clear_bindings(statement.sqliteStatement) } }
+        let connection = db.sqliteConnection
+        let keyPositions = layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } }
+        let existing = try existingRows(for: batch, keyPositions: keyPositions, in: db)
+        try batch.bytes.withUnsafeBufferPointer { bytes in
+            for row in 0..<batch.count {
+                let layout = batch.layouts[row]
+                let handle = statements[layout]!.sqliteStatement
+                if !existing.isEmpty, let position = keyPositions[layout][0], entity.primaryKey.count == 1,
+                   let current = existing[batch.value(at: batch.cells(of: row).lowerBound + position)] {
+                    // The key is taken: the merge policy decides, without a failing INSERT first.
+                    try resolveConflict(batch, row: row, layout: layouts[layout], existing: current, in: db, changes: &changes, counts: &counts)
+                    continue
+                }
+                var parameter: Int32 = 1
+                for index in batch.cells(of: row) {
+                    let cell = batch.cells[index]
+                    switch cell.kind {
+                    case .null: sqlite3_bind_null(handle, parameter)
+                    case .integer: sqlite3_bind_int64(handle, parameter, cell.number)
+                    case .real: sqlite3_bind_double(handle, parameter, Double(bitPattern: UInt64(bitPattern: cell.number)))
+                    case .text:
+                        sqlite3_bind_text(handle, parameter, UnsafeRawPointer(bytes.baseAddress! + Int(cell.number))
+                            .assumingMemoryBound(to: CChar.self), cell.length, nil)   // SQLITE_STATIC: bytes outlive the step
+                    case .blob:
+                        sqlite3_bind_blob(handle, parameter, bytes.baseAddress! + Int(cell.number), cell.length, nil)
+                    }
+                    parameter += 1
+                }
+                let code = sqlite3_step(handle)
+                sqlite3_reset(handle)
+                if code == SQLITE_DONE {
+                    counts.rows.inserted += 1
+                    changes.inserted += 1
+                    if let rowid = rowidKey(batch, row: row, keys: keyPositions[layout], connection: connection) {
+                        changes.record(rowid: rowid, entity: entity.name, .inserted)
+                    } else {
+                        changes.record(insertedID(batch, row: row, keys: keyPositions[layout]), .inserted)
+                    }
+                    continue
+                }
+                let extended = sqlite3_extended_errcode(connection)
+                let message = String(cString: sqlite3_errmsg(connection))
+                if extended == Self.constraintPrimaryKey || extended == Self.constraintUnique {
+                    try resolveConflict(batch, row: row, layout: layouts[layout], in: db, changes: &changes, counts: &counts)
+                    continue
+                }
+                if code == SQLITE_INTERRUPT { throw DatabaseError(resultCode: .SQLITE_INTERRUPT, message: message) }
+                if code == SQLITE_BUSY || code == SQLITE_LOCKED { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message) }
+                throw StepError("\(place(batch.lines[row])): \(message)", report: counts)
+            }
+        }
+    }
+
+    /// The rows that already hold the batch's primary keys (one-column keys only; other
+    /// collisions are caught when the INSERT fails), read with one query per 1,000 keys.
+    private func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: Database) throws -> [StoreValue: [StoreValue]] {
+        let entity = environment.entity
+        guard entity.primaryKey.count == 1 else { return [:] }
+        var keys: [StoreValue] = []
+        for row in 0..<batch.count {
+            guard let position = keyPositions[batch.layouts[row]][0] else { continue }
+            let value = batch.value(at: batch.cells(of: row).lowerBound + position)
+            if value != .null { keys.append(value) }
+        }
+        guard !keys.isEmpty else { return [:] }
+        if entity.hasRowidKey {
+            // Keys above the largest one stored cannot be taken: an append-only feed skips the lookup.
+            let largest = try Int64.fetchOne(db, sql: "SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
+            guard let largest else { return [:] }
+            if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return [:] }
+        }
+        var found: [StoreValue: [StoreValue]] = [:]
+        let keyIndex = entity.primaryKeyIndexes[0]
+        for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
+            let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
+                + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
+            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, positional: Array(chunk),
+                                        split: entity.columns.count, assigned: []) { row, _ in
+                found[row[keyIndex]] = row
+            }
+        }
+        return found
+    }
+
+    /// The slow path for a row that collided: the policy decides, the conflict is recorded.
+    private func resolveConflict(_ batch: RowBatch, row: Int, layout: FeedBatcher.Layout, existing: [StoreValue]? = nil,
+                                 in db: Database, changes: inout SaveChanges, counts: inout StepReport) throws {
+        let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
+                                job: environment.job, readSequence: 0, recompute: nil)
+        let values = batch.cells(of: row).map { batch.value(at: $0) }
+        let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
+        do {
+            if let existing {
+                let conflict = try writer.resolveConstraint(columns: layout.columns.map(\.name), values: values, existing: existing)
+                let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
+                outcome = (wrote ? conflict.objectID : nil, false, conflict)
+            } else {
+                outcome = try writer.insert(columns: layout.columns.map(\.name), values: values.map(\.databaseValue))
+            }
+        } catch let error as MergeConflictError {
+            throw RowConflict(place: place(batch.lines[row]), error: error)
+        }
+        if let conflict = outcome.conflict {
+            counts.conflicts += 1
+            counts.conflictRecords.append(conflict.record(entity: environment.entity))
+            changes.conflicts.append(conflict)
+        }
+        if let id = outcome.id {
+            if outcome.inserted {
+                counts.rows.inserted += 1
+                changes.inserted += 1
+            } else {
+                counts.rows.updated += 1
+                changes.updated += 1
+            }
+            changes.record(id, outcome.inserted ? .inserted : .updated)
+        }
+    }
+
+    /// The rowid of the row just inserted, for an entity keyed by it.
+    private func rowidKey(_ batch: RowBatch, row: Int, keys: [Int?], connection: OpaquePointer?) -> Int64? {
+        guard environment.entity.hasRowidKey else { return nil }
+        if let position = keys[0] {
+            let cell = batch.cells[batch.cells(of: row).lowerBound + position]
+            if cell.kind == .integer { return cell.number }
+        }
+        return sqlite3_last_insert_rowid(connection)
+    }
+
+    private func insertedID(_ batch: RowBatch, row: Int, keys: [Int?]) -> ObjectID {
+        let cells = batch.cells(of: row)
+        return ObjectID(entity: environment.entity.name,
+                        key: keys.map { position in position.map { batch.value(at: cells.lowerBound + $0) } ?? .null })
+    }
+}
+
+extension InsertWriter {
+    /// SQLite's extended codes for a primary-key and a unique violation (macros Swift does not import).
+    static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
+    static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+}
+
