@@ -23,6 +23,8 @@ final class InsertStatements {
         case replace
         /// `DELETE FROM t WHERE key IN (?, ...)` (overwrite).
         case deleteKeys
+        /// `SELECT max(rowid) FROM t`.
+        case largestRowid
     }
 
     private struct Key: Hashable {
@@ -32,12 +34,13 @@ final class InsertStatements {
     }
 
     /// More rows per statement gain nothing measurable and cost preparing time and memory.
-    static let maximumRows = 256
+    static let maximumRows = 128
 
     let entity: Entity
     private var statements: [Key: Statement] = [:]
     private var connection: OpaquePointer?
-    private var parameterLimit = 999
+    /// SQLite's bound-parameter limit on the connection (`SQLITE_LIMIT_VARIABLE_NUMBER`).
+    private(set) var parameterLimit = 999
 
     init(entity: Entity) {
         self.entity = entity
@@ -74,6 +77,17 @@ final class InsertStatements {
         return statement
     }
 
+    /// The largest rowid of the entity's table, 0 when it is empty.
+    func largestRowid(in db: Database) throws -> Int64 {
+        let handle = try statement(.largestRowid, layout: 0, columns: [], rows: 0, in: db).sqliteStatement
+        defer { sqlite3_reset(handle) }
+        guard sqlite3_step(handle) == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_errcode(db.sqliteConnection)),
+                                message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return sqlite3_column_int64(handle, 0)
+    }
+
     /// Unbinds every statement (text was bound without a copy from a batch that ends).
     func clearBindings() {
         for statement in statements.values { sqlite3_clear_bindings(statement.sqliteStatement) }
@@ -106,6 +120,8 @@ final class InsertStatements {
                 + others.map { "\($0) = coalesce(\($0), excluded.\($0))" }.joined(separator: ", ") + " RETURNING \(all)"
         case .replace:
             return "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) RETURNING \(all)"
+        case .largestRowid:
+            return "SELECT max(rowid) FROM \(table)"
         case .deleteKeys:
             return "DELETE FROM \(table) WHERE \(keyList) IN (" + Array(repeating: "?", count: rows).joined(separator: ", ") + ")"
         }

@@ -182,13 +182,18 @@ struct InsertWriter {
         if chunk.count == 1 {
             return try insertOne(chunk.first!, of: &rows, in: db, changes: &changes, counts: &counts)
         }
-        // A rowid key the feed does not give (no column, or NULL) is SQLite's to assign: read it back.
+        // A rowid key the feed does not give is SQLite's to assign. Without the key column, each
+        // row takes the largest rowid + 1, so the chunk's rowids are the run ending at the last
+        // one, unless the largest is near Int64.max (SQLite then picks at random); a NULL key
+        // among given ones, or that case, reads them back with RETURNING (which doubles the cost).
         let assigned = entity.hasRowidKey && (keys[0] == nil || chunk.contains { row in
             batch.cells[batch.cells(of: row).lowerBound + keys[0]!].kind != .integer
         })
+        var consecutive = false
+        if assigned && keys[0] == nil { consecutive = try statements.largestRowid(in: db) <= Int64.max - Int64(chunk.count) }
         let columns = rows.layouts[layout].columns.map(\.name)
-        let statement = try statements.statement(assigned ? .insertReturningRowid : .insert, layout: layout, columns: columns,
-                                                 rows: chunk.count, in: db)
+        let statement = try statements.statement(assigned && !consecutive ? .insertReturningRowid : .insert, layout: layout,
+                                                 columns: columns, rows: chunk.count, in: db)
         let handle = statement.sqliteStatement
         var parameter: Int32 = 1
         for row in chunk { parameter = Self.bind(batch, row: row, to: handle, from: parameter) }
@@ -209,7 +214,10 @@ struct InsertWriter {
         }
         counts.rows.inserted += chunk.count
         changes.inserted += chunk.count
-        if assigned {
+        if consecutive {
+            let last = sqlite3_last_insert_rowid(db.sqliteConnection)
+            for rowid in (last - Int64(chunk.count) + 1)...last { changes.record(rowid: rowid, entity: entity.name, .inserted) }
+        } else if assigned {
             for rowid in rowids { changes.record(rowid: rowid, entity: entity.name, .inserted) }
         } else if entity.hasRowidKey {
             for row in chunk { changes.record(rowid: batch.cells[batch.cells(of: row).lowerBound + keys[0]!].number, entity: entity.name, .inserted) }
