@@ -58,7 +58,7 @@ public struct RunReport: Sendable, Hashable, Codable {
         let empty = Data("{\n  \"conflicts\" : [\n\n  ],\n".utf8)
         guard encoded.starts(with: empty) else { return try encoder.encode(self) }
         var data = Data("{\n  \"conflicts\" : [\n".utf8)
-        data.append(contentsOf: ConflictsJSON.elements(conflicts).utf8)
+        data.append(contentsOf: ConflictsJSON(conflicts).bytes)
         data.append(contentsOf: "\n  ],\n".utf8)
         data.append(encoded[(encoded.startIndex + empty.count)...])
         return data

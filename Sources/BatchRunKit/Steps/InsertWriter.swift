@@ -30,11 +30,12 @@ struct InsertWriter {
                 throw StepError(message, report: report)
             case .batch(let batch, let layouts, let rejected):
                 report.rows.rejected = rejected
-                var counted = report
+                // The batch counts on its own: a copy of the report would copy every conflict so far.
+                var counted = StepReport(kind: report.kind, entity: report.entity)
                 var retries = 0
                 do {
                     try environment.withRetries(retried: { retries += 1 }) {
-                        counted = report
+                        counted = StepReport(kind: report.kind, entity: report.entity)
                         _ = try context.commit { db, changes in
                             try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
                         }
@@ -44,7 +45,10 @@ struct InsertWriter {
                     report.batches.rolledBack += 1 + retries
                     throw failure(error, counted: counted, report: report)
                 }
-                report = counted
+                report.rows.inserted += counted.rows.inserted
+                report.rows.updated += counted.rows.updated
+                report.conflicts += counted.conflicts
+                report.conflictRecords += counted.conflictRecords
                 report.retries += retries
                 report.batches.rolledBack += retries
                 report.batches.committed += 1
