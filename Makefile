@@ -81,7 +81,9 @@ bench: build bench-deps
 	$(SWIFT) build -c release --product batchrun-bench-scheduler
 	$(SWIFT) build -c release --product batchrun-bench-library
 	bench/library.sh
-	bench/import.sh
+	bench/import.sh 336776
+	bench/import.sh 1000000
+	bench/conflicts.sh
 	bench/memory.sh
 	bench/update.sh
 	python3 bench/cancel.py

@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.build-bench/import
 mkdir -p "$out"
-[ -f "$out/flights.csv" ] || python3 bench/import/make_flights.py 1000000 "$out/flights.csv"
+[ -f "$out/flights-1000000.csv" ] || python3 bench/import/make_flights.py 1000000 "$out/flights-1000000.csv"
+ln -sf flights-1000000.csv "$out/flights.csv"
 head -100001 "$out/flights.csv" > "$out/flights-100k.csv"
 sed "s#flights.csv#flights-100k.csv#; s#batchrun.sqlite#memory.sqlite#" bench/import/flights.yaml > "$out/flights-100k.yaml"
 sed "s#batchrun.sqlite#memory.sqlite#" bench/import/flights.yaml > "$out/flights-1m.yaml"

@@ -144,7 +144,7 @@ final class ReportPrinter: Sendable {
         if parts.isEmpty { parts.append("fetched 0") }
         if rows.rejected > 0 { parts.append("rejected \(number(rows.rejected))") }
         var conflicts = "\(number(job.conflicts)) conflict" + (job.conflicts == 1 ? "" : "s")
-        if job.steps.contains(where: { $0.conflictRecords.contains { $0.outcome == MergeConflict.Outcome.failed.rawValue } }) {
+        if job.steps.contains(where: { $0.conflictRecords.contains { $0.outcome == .failed } }) {
             conflicts += ", failed"
         }
         return parts.joined(separator: " · ") + " · \(conflicts) in \(seconds(job.runSeconds))"

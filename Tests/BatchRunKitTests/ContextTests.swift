@@ -283,4 +283,34 @@ struct BulkSaveTests {
         #expect(result.conflicts.first?.changedBy == "other")
         #expect(try (1...3).map { try test.row($0)?.balance } == [11, 70, 11])
     }
+
+    @Test("contention: rows changed since the read are resolved one by one, the rest written set-based",
+          arguments: [(MergePolicy.objectTrump, "merged", 11, "held"), (.storeTrump, "merged", 11, "held"), (.rollback, "rolled_back", 10, "held")])
+    func contention(policy: MergePolicy, outcome: String, balance: Int, status: String) async throws {
+        let rows = 1200   // more than one set-based statement (500 rows)
+        let test = try TestStore(rows: rows)
+        defer { test.cleanUp() }
+        let context = Context(store: test.store, name: "bump", mergePolicy: policy)
+        let fetched = try await context.perform { context in
+            var request = FetchRequest(entity: "Account")
+            request.assigning = [("balance", "balance + 1")]
+            return try context.fetch(request).count
+        }
+        #expect(fetched == rows)
+        // Another program changes 1% of the rows (another column) between the read and the save.
+        let changed = Array(stride(from: 7, through: rows, by: 100))
+        try test.outside("UPDATE Account SET status = 'held' WHERE id IN (\(changed.map(String.init).joined(separator: ",")))")
+        let result = try await context.perform { try $0.save() }
+        #expect(result.conflicts.map(\.objectID) == changed.map { ObjectID(entity: "Account", key: [.integer(Int64($0))]) })
+        #expect(result.conflicts.allSatisfy { $0.kind == .optimistic && $0.outcome.rawValue == outcome })
+        #expect(result.updated == rows - (policy == .rollback ? changed.count : 0))
+        for id in [1, 6, 8, 500, 501, rows] {
+            let row = try test.row(id)
+            #expect(row?.balance == 11 && row?.status == "open")
+        }
+        for id in changed {
+            let row = try test.row(id)
+            #expect(row?.balance == balance && row?.status == status)
+        }
+    }
 }

@@ -64,4 +64,13 @@ struct StoreTests {
         }
         #expect(try DatabaseQueue(path: path).read { db in try db.tableExists("Pair") } == false)
     }
+
+    @Test("a save's keys recorded in any order make one range per run of consecutive keys")
+    func keysInAnyOrder() {
+        var changes = SaveChanges(wantsIDs: false)
+        var keys = Array(Int64(1)...5000) + Array(Int64(7001)...7100)
+        keys.shuffle()
+        changes.record(contentsOf: keys.map { ObjectID(entity: "Account", single: .integer($0)) }, entity: "Account", .updated)
+        #expect(changes.changedKeys.map(\.keys.ranges) == [[1...5000, 7001...7100]])
+    }
 }

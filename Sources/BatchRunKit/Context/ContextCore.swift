@@ -403,16 +403,27 @@ final class ContextCore {
         }
         var inserter = ObjectInserter(db: db, readBack: readBack)
         try inserter.insert(inserts, into: &changes, writer: writer)
-        for object in objects {
+        // Updates set-based, each row checked against its read; only rows changed since go one by one.
+        var changedSinceRead: [ManagedObject] = []
+        let updates = objects.filter { !$0.isDeleted && $0.objectID != nil && $0.snapshot != nil }
+        for group in Dictionary(grouping: updates, by: { $0.entity.name }).values {
+            let (written, changed) = try writer(group[0].entity).updateChecked(group)
+            changes.record(contentsOf: written, entity: group[0].entity.name, .updated)
+            changes.updated += written.count
+            changedSinceRead += changed
+        }
+        for object in objects where object.isDeleted {
             guard let id = object.objectID else { continue }
-            if object.isDeleted {
-                let outcome = try writer(object.entity).delete(object)
-                if let conflict = outcome.conflict { changes.conflicts.append(conflict) }
-                if outcome.deleted {
-                    changes.record(id, .deleted)
-                    changes.deleted += 1
-                }
-            } else if let conflict = try writer(object.entity).update(object) {
+            let outcome = try writer(object.entity).delete(object)
+            if let conflict = outcome.conflict { changes.conflicts.append(conflict) }
+            if outcome.deleted {
+                changes.record(id, .deleted)
+                changes.deleted += 1
+            }
+        }
+        for object in changedSinceRead {
+            guard let id = object.objectID else { continue }
+            if let conflict = try writer(object.entity).update(object) {
                 changes.conflicts.append(conflict)
                 if conflict.outcome != .rolledBack && conflict.outcome != .keptStore {
                     changes.record(id, .updated)

@@ -34,10 +34,17 @@ struct SaveChanges {
     }
 
     /// Records changed rows that all belong to `entity` (a bulk statement's batch).
+    /// Integer keys go in sorted: a batch's objects come in no order (a context's registry is a
+    /// dictionary), and unsorted keys made one range each for the change log to keep.
     mutating func record(contentsOf batch: [ObjectID], entity: String, _ kind: Kind) {
         guard !batch.isEmpty else { return }
         let slot = slot(kind, entity)
-        for id in batch { slots[slot].keys.insert(id) }
+        var integers: [Int64] = []
+        integers.reserveCapacity(batch.count)
+        for id in batch {
+            if case .integer(let value)? = id.singleKey { integers.append(value) } else { slots[slot].keys.insert(id) }
+        }
+        for value in integers.sorted() { slots[slot].keys.insert(integer: value) }
         if wantsIDs { slots[slot].ids.append(contentsOf: batch) }
     }
 

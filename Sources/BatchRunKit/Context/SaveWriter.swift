@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// Writes one context's changes to one entity inside a save's transaction: each update and
 /// delete checked against the values the context read, each insert checked for constraint
@@ -60,6 +61,59 @@ struct SaveWriter {
             return nil
         }
         return try resolveChangedRow(object, id: id, deleting: false)
+    }
+
+    /// Saves updated objects with set-based statements, each row checked against the values
+    /// its object read: `UPDATE t SET c = v.cN FROM (VALUES (key, read values, new values), ...)
+    /// AS v WHERE t.key = v.key AND every column IS as read RETURNING key`. Returns the IDs
+    /// written and the objects whose row changed since the read (for `update(_:)`, one by one).
+    func updateChecked(_ objects: [ManagedObject]) throws -> (written: [ObjectID], changed: [ManagedObject]) {
+        var set = Set<Int>()
+        for object in objects { set.formUnion(object.changedColumns) }
+        let changedColumns = set.sorted()
+        guard !changedColumns.isEmpty else { return (objects.compactMap(\.objectID), []) }
+        let width = entity.columns.count + changedColumns.count
+        let limit = Int(sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+        let perStatement = max(1, min(500, limit / width))
+        var written: [ObjectID] = []
+        written.reserveCapacity(objects.count)
+        var returned = Set<ObjectID>(minimumCapacity: objects.count)
+        var start = 0
+        while start < objects.count {
+            let chunk = objects[start..<min(start + perStatement, objects.count)]
+            let statement = try statements.statement(checkedUpdateSQL(set: changedColumns, rows: chunk.count), in: db)
+            var values: [StoreValue] = []
+            values.reserveCapacity(chunk.count * width)
+            for object in chunk {
+                values += checkOrder.map { object.snapshot![$0] }
+                values += changedColumns.map { object.values[$0] }
+            }
+            try RawStatement.forEachRow(statement, in: db, positional: values, split: entity.primaryKey.count, assigned: []) { key, _ in
+                let id = ObjectID(entity: entity.name, key: key)
+                written.append(id)
+                returned.insert(id)
+            }
+            start += chunk.count
+        }
+        let changed = written.count == objects.count ? [] : objects.filter { !returned.contains($0.objectID!) }
+        return (written, changed)
+    }
+
+    private func checkedUpdateSQL(set columns: [Int], rows: Int) -> String {
+        updateSQL.sql(for: [-rows] + columns) {
+            // v's columns: checkOrder's (key columns first), then the new values.
+            let tuple = "(" + Array(repeating: "?", count: checkOrder.count + columns.count).joined(separator: ", ") + ")"
+            let assignments = columns.enumerated().map { offset, index in
+                "\(SQL.quote(entity.columns[index].name)) = v.column\(checkOrder.count + offset + 1)"
+            }
+            let keyCount = entity.primaryKey.count
+            let checks = checkOrder.enumerated().map { offset, index in
+                "\(table).\(SQL.quote(entity.columns[index].name)) \(offset < keyCount ? "=" : "IS") v.column\(offset + 1)"
+            }
+            return "UPDATE \(table) SET \(assignments.joined(separator: ", ")) FROM (VALUES "
+                + Array(repeating: tuple, count: rows).joined(separator: ", ") + ") AS v WHERE "
+                + checks.joined(separator: " AND ") + " RETURNING " + entity.primaryKey.map { "\(table).\(SQL.quote($0))" }.joined(separator: ", ")
+        }
     }
 
     /// Saves a deleted object; returns whether the row is gone and the conflict if the row

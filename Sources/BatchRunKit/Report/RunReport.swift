@@ -66,6 +66,18 @@ public struct RunReport: Sendable, Hashable, Codable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(self)
+        guard !conflicts.isEmpty else { return try encoder.encode(self) }
+        // The conflicts (the bulk of a large report) are written directly into their place:
+        // "conflicts" sorts first, so the encoded report without them begins with its empty array.
+        var rest = self
+        rest.conflicts = []
+        let encoded = try encoder.encode(rest)
+        let empty = Data("{\n  \"conflicts\" : [\n\n  ],\n".utf8)
+        guard encoded.starts(with: empty) else { return try encoder.encode(self) }
+        var data = Data("{\n  \"conflicts\" : [\n".utf8)
+        data.append(contentsOf: ConflictsJSON(conflicts).bytes)
+        data.append(contentsOf: "\n  ],\n".utf8)
+        data.append(encoded[(encoded.startIndex + empty.count)...])
+        return data
     }
 }

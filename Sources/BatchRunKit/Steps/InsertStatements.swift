@@ -1,0 +1,129 @@
+import GRDB
+import GRDBSQLite
+
+/// The prepared statements of one insert step, kept for the whole step on the writer's
+/// connection: multi-row INSERTs and the set-based conflict statements, one per feed layout,
+/// kind and number of rows.
+///
+/// A statement holds as many rows as SQLite's bound-parameter limit allows (at most
+/// `maximumRows`); a shorter run of rows goes as pieces of a power of two rows, so a step
+/// prepares at most a dozen statements per layout and kind whatever its batches hold.
+/// Text is bound without a copy (`SQLITE_STATIC`): `clearBindings()` after each batch.
+final class InsertStatements {
+    enum Kind: Hashable {
+        /// `INSERT INTO t (columns) VALUES (...), ...`
+        case insert
+        /// The same, `RETURNING rowid`: the rowids SQLite assigns.
+        case insertReturningRowid
+        /// `... ON CONFLICT (key) DO UPDATE SET c = excluded.c ... RETURNING *` (object-trump, recompute).
+        case upsertOurs
+        /// `... ON CONFLICT (key) DO UPDATE SET c = coalesce(c, excluded.c) ... RETURNING *` (store-trump).
+        case upsertFillNulls
+        /// `INSERT OR REPLACE ... RETURNING *` (overwrite, after the rows are deleted).
+        case replace
+        /// `DELETE FROM t WHERE key IN (?, ...)` (overwrite).
+        case deleteKeys
+        /// `SELECT max(rowid) FROM t`.
+        case largestRowid
+    }
+
+    private struct Key: Hashable {
+        var kind: Kind
+        var layout: Int
+        var rows: Int
+    }
+
+    /// More rows per statement gain nothing measurable and cost preparing time and memory.
+    static let maximumRows = 128
+
+    let entity: Entity
+    private var statements: [Key: Statement] = [:]
+    private var connection: OpaquePointer?
+    /// SQLite's bound-parameter limit on the connection (`SQLITE_LIMIT_VARIABLE_NUMBER`).
+    private(set) var parameterLimit = 999
+
+    init(entity: Entity) {
+        self.entity = entity
+    }
+
+    /// Starts a batch on `db`: statements prepared on another connection are dropped.
+    func use(_ db: Database) {
+        guard db.sqliteConnection != connection else { return }
+        statements = [:]
+        connection = db.sqliteConnection
+        parameterLimit = Int(sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+    }
+
+    /// Rows per statement for `columns` bound values per row.
+    func rowsPerStatement(columns: Int) -> Int {
+        max(1, min(Self.maximumRows, parameterLimit / max(columns, 1)))
+    }
+
+    /// How many of `remaining` rows the next statement takes: a full statement, else the
+    /// largest power of two that fits.
+    func nextChunk(_ remaining: Int, columns: Int) -> Int {
+        let full = rowsPerStatement(columns: columns)
+        if remaining >= full { return full }
+        return 1 << (Int.bitWidth - 1 - remaining.leadingZeroBitCount)
+    }
+
+    /// The statement of `kind` for `rows` rows of a layout's `columns`.
+    func statement(_ kind: Kind, layout: Int, columns: [String], rows: Int, in db: Database) throws -> Statement {
+        let key = Key(kind: kind, layout: layout, rows: rows)
+        if let statement = statements[key] { return statement }
+        // Our own statement (not GRDB's cache): it is bound and stepped through the C API.
+        let statement = try db.makeStatement(sql: sql(kind, columns: columns, rows: rows))
+        statements[key] = statement
+        return statement
+    }
+
+    /// The largest rowid of the entity's table, 0 when it is empty.
+    func largestRowid(in db: Database) throws -> Int64 {
+        let handle = try statement(.largestRowid, layout: 0, columns: [], rows: 0, in: db).sqliteStatement
+        defer { sqlite3_reset(handle) }
+        guard sqlite3_step(handle) == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_errcode(db.sqliteConnection)),
+                                message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return sqlite3_column_int64(handle, 0)
+    }
+
+    /// Unbinds every statement (text was bound without a copy from a batch that ends).
+    func clearBindings() {
+        for statement in statements.values { sqlite3_clear_bindings(statement.sqliteStatement) }
+    }
+
+    func sql(_ kind: Kind, columns: [String], rows: Int) -> String {
+        let table = SQL.quote(entity.tableName)
+        let all = SQL.quoteList(entity.columnNames)
+        let plain = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        func values(_ tuple: String) -> String { Array(repeating: tuple, count: rows).joined(separator: ", ") }
+        let keyList = SQL.quoteList(entity.primaryKey)
+        let keyColumns = Set(entity.primaryKey)
+        let others = columns.filter { !keyColumns.contains($0) }.map(SQL.quote)
+        switch kind {
+        case .insert, .insertReturningRowid:
+            // A NULL for a not-null column with a default takes the default, as one-row inserts do.
+            let tuple = "(" + columns.map { name -> String in
+                if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
+                    return "coalesce(?, \(literal))"
+                }
+                return "?"
+            }.joined(separator: ", ") + ")"
+            return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(tuple))"
+                + (kind == .insertReturningRowid ? " RETURNING rowid" : "")
+        case .upsertOurs:
+            return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) ON CONFLICT (\(keyList)) DO UPDATE SET "
+                + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ") + " RETURNING \(all)"
+        case .upsertFillNulls:
+            return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) ON CONFLICT (\(keyList)) DO UPDATE SET "
+                + others.map { "\($0) = coalesce(\($0), excluded.\($0))" }.joined(separator: ", ") + " RETURNING \(all)"
+        case .replace:
+            return "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) RETURNING \(all)"
+        case .largestRowid:
+            return "SELECT max(rowid) FROM \(table)"
+        case .deleteKeys:
+            return "DELETE FROM \(table) WHERE \(keyList) IN (" + Array(repeating: "?", count: rows).joined(separator: ", ") + ")"
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import GRDB
+import GRDBSQLite
+
+/// Constraint conflicts resolved set-based: a batch's rows whose primary key is taken (found
+/// with the store's old values by `existingRows`, one query per 1,000 keys) are written by
+/// the merge policy with one statement per chunk of rows, `RETURNING` the rows as resolved,
+/// and recorded exactly as the one-row path (`SaveWriter.resolveConstraint`) records them.
+extension InsertWriter {
+    /// Resolves `taken` (feed order) against `existing`. The first row with a key resolves
+    /// set-based; a later row with the same key goes on its own, against the row as the first
+    /// left it. A chunk whose statement fails (another unique column, a bad value) goes row by
+    /// row, where the failure is resolved or reported as before.
+    func resolveTaken(_ taken: [Int], existing: [StoreValue: [StoreValue]], of rows: inout Rows, in db: Database,
+                      changes: inout SaveChanges, counts: inout StepReport) throws {
+        let batch = rows.batch
+        if environment.mergePolicy == .error {
+            // The first conflict stops the batch, with its record: the one-row path throws it.
+            return try resolveConflict(taken[0], existing: existing[key(of: taken[0], in: rows)], of: &rows, in: db,
+                                       changes: &changes, counts: &counts)
+        }
+        var seen = Set<StoreValue>(minimumCapacity: taken.count)
+        var firsts: [Int: [Int]] = [:]   // by layout
+        var repeats: [Int] = []
+        for row in taken {
+            if seen.insert(key(of: row, in: rows)).inserted {
+                firsts[batch.layouts[row], default: []].append(row)
+            } else {
+                repeats.append(row)
+            }
+        }
+        for (layout, group) in firsts.sorted(by: { $0.key < $1.key }) {
+            try resolve(group, layout: layout, existing: existing, of: &rows, in: db, changes: &changes, counts: &counts)
+        }
+        for row in repeats { try resolveConflict(row, of: &rows, in: db, changes: &changes, counts: &counts) }
+    }
+
+    /// The key cell of a row whose layout has the (one-column) key.
+    private func key(of row: Int, in rows: Rows) -> StoreValue {
+        let batch = rows.batch
+        return batch.value(at: batch.cells(of: row).lowerBound + rows.keyPositions[batch.layouts[row]][0]!)
+    }
+
+    /// Rows of one layout, each key taken once.
+    private func resolve(_ group: [Int], layout: Int, existing: [StoreValue: [StoreValue]], of rows: inout Rows,
+                         in db: Database, changes: inout SaveChanges, counts: inout StepReport) throws {
+        let entity = environment.entity, policy = environment.mergePolicy, batch = rows.batch
+        let columns = rows.layouts[layout].columns.map(\.name)
+        let fed = columns.map { entity.position(ofColumn: $0)! }
+        let keyIndex = entity.primaryKeyIndexes[0]
+        let values = group.map { row in batch.cells(of: row).map { batch.value(at: $0) } }
+        // Which rows the policy writes, and with which statement.
+        var writes: [Int] = []   // offsets in `group`
+        var kind = InsertStatements.Kind.upsertOurs
+        switch policy {
+        case .objectTrump, .recompute:
+            if fed.contains(where: { $0 != keyIndex }) { writes = Array(group.indices) }
+        case .storeTrump:
+            kind = .upsertFillNulls
+            writes = group.indices.filter { offset in
+                let old = existing[values[offset][fed.firstIndex(of: keyIndex)!]]!
+                return fed.indices.contains { old[fed[$0]] == .null && values[offset][$0] != .null }
+            }
+        case .overwrite:
+            kind = .replace
+            writes = Array(group.indices)
+        case .rollback, .error:
+            break
+        }
+        var resolved: [StoreValue: [StoreValue]] = [:]
+        var failed: Set<Int> = []   // offsets whose chunk failed: they go row by row
+        var start = 0
+        while start < writes.count {
+            let size = statements.nextChunk(writes.count - start, columns: columns.count)
+            let chunk = writes[start..<(start + size)]
+            if try !write(chunk.map { group[$0] }, kind: kind, layout: layout, columns: columns, of: rows, in: db, into: &resolved) {
+                failed.formUnion(chunk)
+            }
+            start += size
+        }
+        let keyFed = fed.firstIndex(of: keyIndex)!
+        for (offset, row) in group.enumerated() {
+            if failed.contains(offset) {
+                try resolveConflict(row, existing: existing[values[offset][keyFed]], of: &rows, in: db, changes: &changes, counts: &counts)
+                continue
+            }
+            let old = existing[values[offset][keyFed]]!
+            let after = resolved[old[keyIndex]] ?? old
+            let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, old))
+            let outcome: MergeConflict.Outcome
+            switch policy {
+            case .storeTrump: outcome = after == old ? .keptStore : .merged
+            case .objectTrump, .recompute: outcome = .keptOurs
+            case .overwrite: outcome = .overwritten
+            case .rollback, .error: outcome = .rolledBack
+            }
+            let properties: [MergeConflict.Property] = fed.indices.compactMap { position in
+                let index = fed[position], ours = values[offset][position]
+                guard old[index] != ours else { return nil }
+                return .init(name: entity.columns[index].name, original: nil, store: old[index], ours: ours, resolved: after[index])
+            }
+            rows.conflicts.append((row, MergeConflict(
+                job: environment.job, objectID: id, kind: .constraint, policy: policy, outcome: outcome,
+                changedBy: store.changeLog.lastWriter(of: id) ?? MergeConflict.outsideThisRun, properties: properties)))
+            if outcome != .rolledBack && outcome != .keptStore {
+                counts.rows.updated += 1
+                changes.updated += 1
+                changes.record(id, .updated)
+            }
+        }
+    }
+
+    /// One statement for `chunk` (overwrite: the rows deleted first); the rows it returns go
+    /// into `resolved` by key. False when it failed and SQLite backed it out.
+    private func write(_ chunk: [Int], kind: InsertStatements.Kind, layout: Int, columns: [String], of rows: Rows,
+                       in db: Database, into resolved: inout [StoreValue: [StoreValue]]) throws -> Bool {
+        let entity = environment.entity, batch = rows.batch
+        if kind == .replace {
+            // Overwrite replaces the row whole: columns the feed does not give take their defaults.
+            let delete = try statements.statement(.deleteKeys, layout: 0, columns: [], rows: chunk.count, in: db).sqliteStatement
+            for (offset, row) in chunk.enumerated() {
+                try RawStatement.bind(key(of: row, in: rows), at: Int32(offset + 1), of: delete)
+            }
+            let code = sqlite3_step(delete)
+            sqlite3_reset(delete)
+            guard code == SQLITE_DONE else { return try failed(code, in: db) }
+        }
+        let handle = try statements.statement(kind, layout: layout, columns: columns, rows: chunk.count, in: db).sqliteStatement
+        var parameter: Int32 = 1
+        for row in chunk { parameter = Self.bind(batch, row: row, to: handle, from: parameter) }
+        var returned: [[StoreValue]] = []
+        returned.reserveCapacity(chunk.count)
+        let width = Int32(entity.columns.count)
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW {
+            returned.append((0..<width).map { RawStatement.value(of: handle, at: $0) })
+            code = sqlite3_step(handle)
+        }
+        sqlite3_reset(handle)
+        guard code == SQLITE_DONE else { return try failed(code, in: db) }
+        // RETURNING gives a whole-number REAL as an integer; the column, read back, holds a real.
+        let reals = entity.columns.indices.filter { entity.columns[$0].type == .real }
+        let keyIndex = entity.primaryKeyIndexes[0]
+        for var row in returned {
+            for index in reals { if case .integer(let value) = row[index] { row[index] = .real(Double(value)) } }
+            resolved[row[keyIndex]] = row
+        }
+        return true
+    }
+
+    /// A failed set-based statement: an interrupt, a busy, full or read-only store stops the batch; anything
+    /// else sends its rows the one-row way.
+    private func failed(_ code: Int32, in db: Database) throws -> Bool {
+        if Self.stopsTheBatch(code) {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return false
+    }
+}

@@ -1,0 +1,382 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The writing side of an insert.
+struct InsertWriter {
+    let environment: StepEnvironment
+    let store: Store
+    let place: FeedPlace
+    /// The step's prepared statements, kept from batch to batch.
+    let statements: InsertStatements
+
+    init(environment: StepEnvironment, store: Store, place: FeedPlace) {
+        self.environment = environment
+        self.store = store
+        self.place = place
+        statements = InsertStatements(entity: environment.entity)
+    }
+
+    /// Each batch in its own transaction; counts join the report once the batch is committed.
+    mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+        while true {
+            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+            switch pipe.take() {
+            case .end(let rejected):
+                report.rows.rejected = rejected
+                return
+            case .failure(let message, let rejected):
+                report.rows.rejected = rejected
+                throw StepError(message, report: report)
+            case .batch(let batch, let layouts, let rejected):
+                report.rows.rejected = rejected
+                // The batch counts on its own: a copy of the report would copy every conflict so far.
+                var counted = StepReport(kind: report.kind, entity: report.entity)
+                var retries = 0
+                do {
+                    try environment.withRetries(retried: { retries += 1 }) {
+                        counted = StepReport(kind: report.kind, entity: report.entity)
+                        _ = try context.commit { db, changes in
+                            try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
+                        }
+                    }
+                } catch {
+                    report.retries += retries
+                    report.batches.rolledBack += 1 + retries
+                    throw failure(error, counted: counted, report: report)
+                }
+                report.rows.inserted += counted.rows.inserted
+                report.rows.updated += counted.rows.updated
+                report.conflicts += counted.conflicts
+                report.conflictRecords += counted.conflictRecords
+                report.retries += retries
+                report.batches.rolledBack += retries
+                report.batches.committed += 1
+                environment.progress(report.rows)
+            }
+        }
+    }
+
+    /// Hot swap: one transaction deletes every row and writes the whole feed; readers see the
+    /// old rows or the new ones, never a mix. Nothing is counted unless it commits.
+    mutating func hotSwap(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+        var counted = report
+        do {
+            _ = try context.commit { db, changes in
+                try deleteAll(in: db, changes: &changes)
+                counted.rows.deleted = changes.deleted
+                loop: while true {
+                    if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+                    switch pipe.take() {
+                    case .end(let rejected):
+                        counted.rows.rejected = rejected
+                        break loop
+                    case .failure(let message, let rejected):
+                        counted.rows.rejected = rejected
+                        throw StepError(message, report: report)
+                    case .batch(let batch, let layouts, let rejected):
+                        counted.rows.rejected = rejected
+                        try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
+                    }
+                }
+            }
+        } catch {
+            report.rows.rejected = counted.rows.rejected
+            report.batches.rolledBack += 1
+            throw failure(error, counted: counted, report: report)
+        }
+        report = counted
+        report.batches.committed += 1
+        environment.progress(report.rows)
+    }
+
+    /// Hot swap's first statement: every row of the entity goes, its keys recorded as deleted.
+    private func deleteAll(in db: Database, changes: inout SaveChanges) throws {
+        let entity = environment.entity
+        let sql = "DELETE FROM \(SQL.quote(entity.tableName)) RETURNING \(SQL.quoteList(entity.primaryKey))"
+        try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, split: entity.primaryKey.count, assigned: []) { key, _ in
+            changes.record(ObjectID(entity: entity.name, key: key), .deleted)
+            changes.deleted += 1
+        }
+    }
+
+    /// The step's error for a failed batch: a conflict under `error` keeps its record.
+    private func failure(_ error: any Error, counted: StepReport, report: StepReport) -> any Error {
+        guard let conflict = error as? RowConflict else {
+            if var stepError = error as? StepError {
+                stepError.report = report
+                return stepError
+            }
+            return error
+        }
+        var report = report
+        report.conflicts += 1
+        report.conflictRecords.append(conflict.error.conflict.record(entity: environment.entity))
+        return StepError("\(conflict.place): \(conflict.error)", report: report, cause: conflict.error)
+    }
+
+    /// One batch as it is written: its rows, their layouts, and where each layout has the key.
+    struct Rows {
+        let batch: RowBatch
+        let layouts: [FeedBatcher.Layout]
+        /// Per layout, the position of each primary-key column among its cells.
+        let keyPositions: [[Int?]]
+        /// Conflicts met, with the feed row each came from (reported in feed order).
+        var conflicts: [(row: Int, conflict: MergeConflict)] = []
+    }
+
+    /// Writes one batch in `db`'s transaction, adding to `counts`. Rows go in multi-row
+    /// INSERTs; rows whose primary key is known taken are resolved by the merge policy with a
+    /// few statements for the whole batch (`InsertWriter+Conflicts`); a multi-row INSERT that
+    /// fails (a key taken inside the batch, a unique column, a bad value) is backed out by
+    /// SQLite and its rows go again one at a time, each conflict resolved on its own.
+    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, changes: inout SaveChanges,
+                        counts: inout StepReport) throws {
+        let entity = environment.entity
+        statements.use(db)
+        defer { statements.clearBindings() }
+        var rows = Rows(batch: batch, layouts: layouts,
+                        keyPositions: layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } })
+        let existing = try existingRows(for: batch, keyPositions: rows.keyPositions, in: db)
+        var taken: [Int] = []
+        var run: [Int] = []
+        run.reserveCapacity(batch.count)
+        var runLayout = -1
+        for row in 0..<batch.count {
+            let layout = batch.layouts[row]
+            if !existing.isEmpty, let position = rows.keyPositions[layout][0],
+               existing[batch.value(at: batch.cells(of: row).lowerBound + position)] != nil {
+                taken.append(row)   // the merge policy decides, without a failing INSERT first
+                continue
+            }
+            if layout != runLayout, !run.isEmpty {
+                try insert(run[...], layout: runLayout, of: &rows, in: db, changes: &changes, counts: &counts)
+                run.removeAll(keepingCapacity: true)
+            }
+            runLayout = layout
+            run.append(row)
+        }
+        if !run.isEmpty { try insert(run[...], layout: runLayout, of: &rows, in: db, changes: &changes, counts: &counts) }
+        if !taken.isEmpty { try resolveTaken(taken, existing: existing, of: &rows, in: db, changes: &changes, counts: &counts) }
+        rows.conflicts.sort { $0.row < $1.row }
+        for (_, conflict) in rows.conflicts {
+            counts.conflicts += 1
+            counts.conflictRecords.append(conflict.record(entity: entity))
+            changes.conflicts.append(conflict)
+        }
+    }
+
+    /// Inserts rows of one layout, as many per statement as the parameter limit allows.
+    private func insert(_ run: ArraySlice<Int>, layout: Int, of rows: inout Rows, in db: Database, changes: inout SaveChanges,
+                        counts: inout StepReport) throws {
+        let columns = rows.layouts[layout].columns.count
+        var start = run.startIndex
+        while start < run.endIndex {
+            let size = statements.nextChunk(run.endIndex - start, columns: columns)
+            try insertChunk(run[start..<(start + size)], layout: layout, of: &rows, in: db, changes: &changes, counts: &counts)
+            start += size
+        }
+    }
+
+    /// One multi-row INSERT; when it fails, its rows one at a time.
+    private func insertChunk(_ chunk: ArraySlice<Int>, layout: Int, of rows: inout Rows, in db: Database,
+                             changes: inout SaveChanges, counts: inout StepReport) throws {
+        let entity = environment.entity, batch = rows.batch
+        let keys = rows.keyPositions[layout]
+        if chunk.count == 1 {
+            return try insertOne(chunk.first!, of: &rows, in: db, changes: &changes, counts: &counts)
+        }
+        // A rowid key the feed does not give is SQLite's to assign. Without the key column, each
+        // row takes the largest rowid + 1, so the chunk's rowids are the run ending at the last
+        // one, unless the largest is near Int64.max (SQLite then picks at random); a NULL key
+        // among given ones, or that case, reads them back with RETURNING (which doubles the cost).
+        let assigned = entity.hasRowidKey && (keys[0] == nil || chunk.contains { row in
+            batch.cells[batch.cells(of: row).lowerBound + keys[0]!].kind != .integer
+        })
+        var consecutive = false
+        if assigned && keys[0] == nil { consecutive = try statements.largestRowid(in: db) <= Int64.max - Int64(chunk.count) }
+        let columns = rows.layouts[layout].columns.map(\.name)
+        let statement = try statements.statement(assigned && !consecutive ? .insertReturningRowid : .insert, layout: layout,
+                                                 columns: columns, rows: chunk.count, in: db)
+        let handle = statement.sqliteStatement
+        var parameter: Int32 = 1
+        for row in chunk { parameter = Self.bind(batch, row: row, to: handle, from: parameter) }
+        var rowids: [Int64] = []
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW {
+            rowids.append(sqlite3_column_int64(handle, 0))
+            code = sqlite3_step(handle)
+        }
+        sqlite3_reset(handle)
+        guard code == SQLITE_DONE else {
+            if Self.stopsTheBatch(code) {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            // Backed out whole by SQLite: one row at a time finds the row and resolves or reports it.
+            for row in chunk { try insertOne(row, of: &rows, in: db, changes: &changes, counts: &counts) }
+            return
+        }
+        counts.rows.inserted += chunk.count
+        changes.inserted += chunk.count
+        if consecutive {
+            let last = sqlite3_last_insert_rowid(db.sqliteConnection)
+            for rowid in (last - Int64(chunk.count) + 1)...last { changes.record(rowid: rowid, entity: entity.name, .inserted) }
+        } else if assigned {
+            for rowid in rowids { changes.record(rowid: rowid, entity: entity.name, .inserted) }
+        } else if entity.hasRowidKey {
+            for row in chunk { changes.record(rowid: batch.cells[batch.cells(of: row).lowerBound + keys[0]!].number, entity: entity.name, .inserted) }
+        } else {
+            for row in chunk { changes.record(insertedID(batch, row: row, keys: keys), .inserted) }
+        }
+    }
+
+    /// One row, with its own statement: a key or unique collision is resolved by the policy,
+    /// any other failure names the feed line.
+    private func insertOne(_ row: Int, of rows: inout Rows, in db: Database, changes: inout SaveChanges,
+                           counts: inout StepReport) throws {
+        let entity = environment.entity, batch = rows.batch
+        let layout = batch.layouts[row]
+        let keys = rows.keyPositions[layout]
+        let connection = db.sqliteConnection
+        let handle = try statements.statement(.insert, layout: layout, columns: rows.layouts[layout].columns.map(\.name),
+                                              rows: 1, in: db).sqliteStatement
+        _ = Self.bind(batch, row: row, to: handle, from: 1)
+        let code = sqlite3_step(handle)
+        sqlite3_reset(handle)
+        if code == SQLITE_DONE {
+            counts.rows.inserted += 1
+            changes.inserted += 1
+            if let rowid = rowidKey(batch, row: row, keys: keys, connection: connection) {
+                changes.record(rowid: rowid, entity: entity.name, .inserted)
+            } else {
+                changes.record(insertedID(batch, row: row, keys: keys), .inserted)
+            }
+            return
+        }
+        let extended = sqlite3_extended_errcode(connection)
+        let message = String(cString: sqlite3_errmsg(connection))
+        if extended == Self.constraintPrimaryKey || extended == Self.constraintUnique {
+            return try resolveConflict(row, of: &rows, in: db, changes: &changes, counts: &counts)
+        }
+        if Self.stopsTheBatch(code) { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message) }
+        throw StepError("\(place(batch.lines[row])): \(message)", report: counts)
+    }
+
+    /// Binds a row's cells to parameters from `first` on; returns the next parameter.
+    /// Text and blobs are bound without a copy: the batch outlives the statement's use.
+    static func bind(_ batch: RowBatch, row: Int, to handle: OpaquePointer?, from first: Int32) -> Int32 {
+        var parameter = first
+        let range = batch.cells(of: row)
+        batch.bytes.withUnsafeBufferPointer { bytes in
+            batch.cells.withUnsafeBufferPointer { cells in
+                for index in range {
+                    let cell = cells[index]
+                    switch cell.kind {
+                    case .null: sqlite3_bind_null(handle, parameter)
+                    case .integer: sqlite3_bind_int64(handle, parameter, cell.number)
+                    case .real: sqlite3_bind_double(handle, parameter, Double(bitPattern: UInt64(bitPattern: cell.number)))
+                    case .text:
+                        sqlite3_bind_text(handle, parameter, UnsafeRawPointer(bytes.baseAddress! + Int(cell.number))
+                            .assumingMemoryBound(to: CChar.self), cell.length, nil)   // SQLITE_STATIC
+                    case .blob:
+                        sqlite3_bind_blob(handle, parameter, bytes.baseAddress! + Int(cell.number), cell.length, nil)
+                    }
+                    parameter += 1
+                }
+            }
+        }
+        return parameter
+    }
+
+    /// The slow path for a row that collided: the policy decides, the conflict is kept.
+    func resolveConflict(_ row: Int, existing: [StoreValue]? = nil, of rows: inout Rows, in db: Database,
+                         changes: inout SaveChanges, counts: inout StepReport) throws {
+        let batch = rows.batch, layout = rows.layouts[batch.layouts[row]]
+        let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
+                                job: environment.job, readSequence: 0, recompute: nil)
+        let values = batch.cells(of: row).map { batch.value(at: $0) }
+        let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
+        do {
+            if let existing {
+                let conflict = try writer.resolveConstraint(columns: layout.columns.map(\.name), values: values, existing: existing)
+                let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
+                outcome = (wrote ? conflict.objectID : nil, false, conflict)
+            } else {
+                outcome = try writer.insert(columns: layout.columns.map(\.name), values: values.map(\.databaseValue))
+            }
+        } catch let error as MergeConflictError {
+            throw RowConflict(place: place(batch.lines[row]), error: error)
+        }
+        if let conflict = outcome.conflict { rows.conflicts.append((row, conflict)) }
+        if let id = outcome.id {
+            if outcome.inserted {
+                counts.rows.inserted += 1
+                changes.inserted += 1
+            } else {
+                counts.rows.updated += 1
+                changes.updated += 1
+            }
+            changes.record(id, outcome.inserted ? .inserted : .updated)
+        }
+    }
+
+    /// The rowid of the row just inserted, for an entity keyed by it.
+    private func rowidKey(_ batch: RowBatch, row: Int, keys: [Int?], connection: OpaquePointer?) -> Int64? {
+        guard environment.entity.hasRowidKey else { return nil }
+        if let position = keys[0] {
+            let cell = batch.cells[batch.cells(of: row).lowerBound + position]
+            if cell.kind == .integer { return cell.number }
+        }
+        return sqlite3_last_insert_rowid(connection)
+    }
+
+    private func insertedID(_ batch: RowBatch, row: Int, keys: [Int?]) -> ObjectID {
+        let cells = batch.cells(of: row)
+        return ObjectID(entity: environment.entity.name,
+                        key: keys.map { position in position.map { batch.value(at: cells.lowerBound + $0) } ?? .null })
+    }
+
+    /// The rows that already hold the batch's primary keys (one-column keys only; other
+    /// collisions are caught when the INSERT fails), read with one query per 1,000 keys.
+    func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: Database) throws -> [StoreValue: [StoreValue]] {
+        let entity = environment.entity
+        guard entity.primaryKey.count == 1 else { return [:] }
+        var keys: [StoreValue] = []
+        for row in 0..<batch.count {
+            guard let position = keyPositions[batch.layouts[row]][0] else { continue }
+            let value = batch.value(at: batch.cells(of: row).lowerBound + position)
+            if value != .null { keys.append(value) }
+        }
+        guard !keys.isEmpty else { return [:] }
+        if entity.hasRowidKey {
+            // Keys above the largest one stored cannot be taken: an append-only feed skips the lookup.
+            let largest = try Int64.fetchOne(db, sql: "SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
+            guard let largest else { return [:] }
+            if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return [:] }
+        }
+        var found: [StoreValue: [StoreValue]] = [:]
+        let keyIndex = entity.primaryKeyIndexes[0]
+        for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
+            let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
+                + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
+            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, positional: Array(chunk),
+                                        split: entity.columns.count, assigned: []) { row, _ in
+                found[row[keyIndex]] = row
+            }
+        }
+        return found
+    }
+}
+
+extension InsertWriter {
+    /// SQLite's extended codes for a primary-key and a unique violation (macros Swift does not import).
+    static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
+    static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+
+    /// Failures that stop the batch (it rolls back, retried when busy) rather than naming a
+    /// feed line: an interrupt, a busy or locked store, a full disk, a read-only store.
+    static func stopsTheBatch(_ code: Int32) -> Bool {
+        [SQLITE_INTERRUPT, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_READONLY].contains(code & 0xff)
+    }
+}
+

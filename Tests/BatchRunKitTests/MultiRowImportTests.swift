@@ -1,0 +1,189 @@
+import Foundation
+import GRDB
+import Testing
+@testable import BatchRunKit
+
+/// The import's multi-row statements and set-based conflict resolution: every row written as
+/// fed across chunk boundaries, failing chunks retried row by row, and conflicts recorded as
+/// the one-row path records them.
+@Suite("Multi-row imports")
+struct MultiRowImportTests {
+    func run(_ yaml: String, feed: (name: String, text: String)? = nil, setUp: ((Database) throws -> Void)? = nil) async throws
+        -> (RunReport, Store, URL)
+    {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-multirow-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        if let feed { try feed.text.write(to: folder.appendingPathComponent(feed.name), atomically: true, encoding: .utf8) }
+        let file = try JobFileLoader().load(text: yaml, path: folder.appendingPathComponent("job.yaml").path)
+        let store = try Store(path: file.store.path, model: file.model)
+        if let setUp { try store.pool.write(setUp) }
+        return (await JobFileRun(file: file, store: store).run(), store, folder)
+    }
+
+    static let model = """
+        version: 1
+        store: s.sqlite
+        entities:
+          Reading:
+            columns: { id: integer primary key, sensor: text not null, value: real, note: text }
+
+        """
+
+    @Test("chunks: full statements, then power-of-two pieces for a short run")
+    func chunkSizes() throws {
+        let statements = InsertStatements(entity: Entity(name: "T", columns: [
+            Column(name: "id", type: .integer, isPrimaryKey: true), Column(name: "a", type: .text),
+        ], primaryKey: ["id"]))
+        let queue = try DatabaseQueue()
+        queue.inDatabase { db in statements.use(db) }
+        #expect(statements.rowsPerStatement(columns: 2) == InsertStatements.maximumRows)
+        var pieces: [Int] = []
+        var left = 600
+        while left > 0 {
+            let next = statements.nextChunk(left, columns: 2)
+            pieces.append(next)
+            left -= next
+        }
+        #expect(pieces == [128, 128, 128, 128, 64, 16, 8])
+        // A wide row: the parameter limit decides (32,766 by default; Debian's SQLite allows 250,000).
+        let wide = 5000
+        #expect(statements.rowsPerStatement(columns: wide) * wide <= statements.parameterLimit)
+        #expect((statements.rowsPerStatement(columns: wide) + 1) * wide > statements.parameterLimit)
+    }
+
+    @Test("rows across chunk boundaries and the short last chunk are written as fed, keys given or assigned",
+          arguments: [true, false])
+    func chunkBoundaries(keysGiven: Bool) async throws {
+        let rows = 1000   // batches of 600 and 400: 4 x 128 + 64 + 16 + 8, then 3 x 128 + 16
+        let header = keysGiven ? "id,sensor,value,note\n" : "sensor,value,note\n"
+        let text = header + (1...rows).map { id in
+            (keysGiven ? "\(id + 10)," : "") + "s\(id),\(Double(id) / 2),\(id % 7 == 0 ? "" : "n\(id)")"
+        }.joined(separator: "\n") + "\n"
+        let (report, store, folder) = try await run(Self.model + """
+            jobs:
+              load:
+                batch_size: 600
+                steps:
+                  - insert: { entity: Reading, from: feed.csv }
+            """, feed: ("feed.csv", text)) { db in
+            try db.execute(sql: "INSERT INTO Reading (id, sensor) VALUES (1, 'before'), (10, 'before')")
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(report.jobs[0].status == .ok, "\(report.jobs[0].error ?? "")")
+        #expect(report.jobs[0].rows.inserted == rows && report.jobs[0].batches.committed == 2)
+        let written = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, sensor, value, note FROM Reading WHERE sensor != 'before' ORDER BY id")
+        }
+        #expect(written.count == rows)
+        for (offset, row) in written.enumerated() {
+            let id = offset + 1
+            #expect(row["id"] as Int == id + 10)   // given, or assigned after the largest key (10)
+            #expect(row["sensor"] as String == "s\(id)" && row["value"] as Double == Double(id) / 2)
+            #expect(row["note"] as String? == (id % 7 == 0 ? nil : "n\(id)"))
+        }
+    }
+
+    @Test("a unique violation inside a multi-row chunk: the chunk goes row by row, the row is resolved, the rest inserted")
+    func uniqueViolationInChunk() async throws {
+        let rows = (2...301).map { id in
+            "{ id: \(id), email: \(id == 150 ? "taken@x" : id == 200 ? "e199@x" : "e\(id)@x"), name: n\(id) }"
+        }
+        let (report, store, folder) = try await run("""
+            version: 1
+            store: s.sqlite
+            entities:
+              Person:
+                columns: { id: integer primary key, email: text not null, name: text }
+                unique: [[email]]
+            jobs:
+              load:
+                merge_policy: object-trump
+                batch_size: 1000
+                steps:
+                  - insert: { entity: Person, rows: [\(rows.joined(separator: ", "))] }
+            """) { db in
+            try db.execute(sql: "INSERT INTO Person VALUES (1, 'taken@x', 'old')")
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = report.jobs[0]
+        #expect(job.status == .ok, "\(job.error ?? "")")
+        #expect(job.rows.inserted == 298 && job.rows.updated == 2 && job.conflicts == 2)
+        // Row 150 met row 1 on its email; row 200 met row 199, inserted by the same chunk.
+        #expect(report.conflicts.map { $0.key["id"] } == [.integer(1), .integer(199)])
+        #expect(report.conflicts.allSatisfy { $0.kind == .constraint && $0.outcome == .keptOurs })
+        let names = try await store.pool.read { db in
+            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, name FROM Person").map { ($0[0] as Int, $0[1] as String) })
+        }
+        #expect(names.count == 299 && names[1] == "n150" && names[199] == "n200" && names[150] == nil && names[301] == "n301")
+    }
+
+    @Test("set-based conflict resolution records what the one-row path records", arguments: MergePolicy.allCases)
+    func setBasedMatchesOneRow(policy: MergePolicy) async throws {
+        // Rows 1...300 exist, some with NULLs; the feed changes them and adds 301...310.
+        let setUp: @Sendable (Database) throws -> Void = { db in
+            for id in 1...300 {
+                try db.execute(sql: "INSERT INTO Reading VALUES (?, ?, ?, ?)",
+                               arguments: [id, "s\(id)", id % 3 == 0 ? nil : Double(id), id % 4 == 0 ? nil : "old\(id)"])
+            }
+        }
+        let feed: [[String: StoreValue]] = (1...310).map { (id: Int) -> [String: StoreValue] in
+            let sensor: StoreValue = .text(id % 5 == 0 ? "s\(id)" : "t\(id)")
+            let value: StoreValue = id % 6 == 0 ? .null : .real(Double(id) + 0.5)
+            let note: StoreValue = id % 8 == 0 ? .null : .text("new\(id)")
+            return ["id": .integer(Int64(id)), "sensor": sensor, "value": value, "note": note]
+        }
+        let inline = feed.map { row in
+            "{ " + ["id", "sensor", "value", "note"].map { name in
+                let value = row[name]!
+                return "\(name): " + (value == .null ? "null" : value.description)
+            }.joined(separator: ", ") + " }"
+        }
+        let (report, store, folder) = try await run(Self.model + """
+            jobs:
+              load:
+                merge_policy: \(policy.rawValue)
+                batch_size: 400
+                steps:
+                  - insert: { entity: Reading, rows: [\(inline.joined(separator: ", "))] }
+            """, setUp: setUp)
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        // The reference: the same rows, one at a time through the one-row path, on a store set up the same way.
+        let reference = try Store(path: folder.appendingPathComponent("reference.sqlite").path, model: store.model)
+        try await reference.pool.write(setUp)
+        let entity = store.model["Reading"]!
+        let expected: [MergeConflictRecord]
+        var failure: String?
+        do {
+            expected = try await reference.pool.write { db in
+                let writer = SaveWriter(db: db, store: reference, entity: entity, policy: policy, job: "load", readSequence: 0,
+                                        recompute: nil)
+                var records: [MergeConflictRecord] = []
+                for row in feed {
+                    let columns = ["id", "sensor", "value", "note"]
+                    if let conflict = try writer.insert(columns: columns, values: columns.map { row[$0]!.databaseValue }).conflict {
+                        records.append(conflict.record(entity: entity))
+                    }
+                }
+                return records
+            }
+        } catch let error as MergeConflictError {
+            expected = []
+            failure = "inline row 1: \(error)"
+        }
+        let rows = "SELECT id, sensor, value, note FROM Reading ORDER BY id"
+        let ours = try store.pool.read { db in try Row.fetchAll(db, sql: rows) }
+        if policy == .error {
+            // The first conflict stops the batch: the same message, nothing written.
+            #expect(report.jobs[0].status == .failed)
+            #expect(failure != nil && report.jobs[0].error?.hasSuffix(failure!) == true, "\(report.jobs[0].error ?? "")")
+            #expect(ours.count == 300 && ours[0]["sensor"] as String == "s1")
+            return
+        }
+        #expect(report.jobs[0].status == .ok, "\(report.jobs[0].error ?? "")")
+        #expect(report.conflicts.count == 300)
+        #expect(report.conflicts == expected)
+        let theirs = try reference.pool.read { db in try Row.fetchAll(db, sql: rows) }
+        #expect(ours == theirs)
+    }
+}
