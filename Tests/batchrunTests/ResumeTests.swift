@@ -89,37 +89,8 @@ struct ResumeTests {
         let uninterrupted = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: reference.url)
         #expect(uninterrupted.status == 0, "\(uninterrupted.stdout)\(uninterrupted.stderr)")
 
-        var generator = SystemRandomNumberGenerator()
-        var interruptions = 0, attempts = 0, last: Batchrun.Result?
-        while attempts < 60 {
-            attempts += 1
-            let process = Process()
-            process.executableURL = Batchrun.binary
-            process.arguments = ["job.yaml", "--resume", "--quiet", "--report", "r.json"]
-            process.currentDirectoryURL = folder.url
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            if interruptions < 12 {
-                Thread.sleep(forTimeInterval: Double.random(in: 0.03...0.25, using: &generator))
-                if process.isRunning {
-                    kill(process.processIdentifier, interruptions % 2 == 0 ? SIGKILL : SIGINT)
-                    interruptions += 1
-                }
-            }
-            process.waitUntilExit()
-            // Done when the run ended ok, whatever the exit status says: a signal that arrives
-            // after the run ended makes the process end by SIGINT all the same.
-            let status = try Self.queue(folder.path("store.sqlite")).read { db in
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_runs'") == 1
-                    ? try String.fetchOne(db, sql: "SELECT status FROM _batchrun_runs ORDER BY id DESC LIMIT 1") : nil
-            }
-            if status == "ok" {
-                last = Batchrun.Result(status: 0, stdout: "", stderr: "", signalled: false)
-                break
-            }
-        }
-        #expect(last != nil, "the run never ended ok in \(attempts) attempts")
+        let (interruptions, endedOK) = try InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"]).run()
+        #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 10)
         let same = try Self.contents(folder.path("store.sqlite")) == Self.contents(reference.path("store.sqlite"))
         if !same, ProcessInfo.processInfo.environment["RESUME_DEBUG"] != nil {

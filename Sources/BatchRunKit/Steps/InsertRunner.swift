@@ -19,7 +19,12 @@ public enum InsertRunner {
         do {
             let pipe = BatchPipe()
             let entity = environment.entity, batchSize = environment.batchSize
-            let reader = Thread { Self.read(step, entity: entity, feedName: feedName, into: pipe, batchSize: batchSize) }
+            if environment.resumeAt == .done { return report }   // a hot swap that committed in an earlier attempt
+            let resumeAt = environment.resumeAt, checkpoints = environment.checkpoint != nil
+            let reader = Thread {
+                Self.read(step, entity: entity, feedName: feedName, resumeAt: resumeAt, positions: checkpoints, into: pipe,
+                          batchSize: batchSize)
+            }
             reader.name = "batchrun.feed.\(environment.job)"
             reader.start()
             defer { pipe.close() }
@@ -38,16 +43,18 @@ public enum InsertRunner {
         return report
     }
 
-    /// The reading thread: opens the feed, fills batches until it ends, fails, or the writer stops.
-    private static func read(_ step: InsertStep, entity: Entity, feedName: String, into pipe: BatchPipe, batchSize: Int) {
+    /// The reading thread: opens the feed (after `resumeAt`), fills batches until it ends,
+    /// fails, or the writer stops. `positions`: each batch carries the position after it.
+    private static func read(_ step: InsertStep, entity: Entity, feedName: String, resumeAt: StepPosition?, positions: Bool,
+                             into pipe: BatchPipe, batchSize: Int) {
         let batcher: FeedBatcher
         do {
-            batcher = try FeedBatcher(step: step, entity: entity, feedName: feedName)
+            batcher = try FeedBatcher(step: step, entity: entity, feedName: feedName, resumeAt: resumeAt)
         } catch {
             _ = pipe.put(.failure(Self.message(error, feedName: feedName), rejected: 0))
             return
         }
-        read(batcher, into: pipe, batchSize: batchSize)
+        read(batcher, positions: positions, into: pipe, batchSize: batchSize)
     }
 
     private static func message(_ error: any Error, feedName: String) -> String {
@@ -58,13 +65,14 @@ public enum InsertRunner {
         }
     }
 
-    private static func read(_ batcher: FeedBatcher, into pipe: BatchPipe, batchSize: Int) {
+    private static func read(_ batcher: FeedBatcher, positions: Bool, into pipe: BatchPipe, batchSize: Int) {
         var batcher = batcher
         do {
             while true {
                 var batch = RowBatch(rows: batchSize, cellsPerRow: batcher.layouts.first?.columns.count ?? 0)
                 let more = try batcher.fill(&batch, limit: batchSize)
-                if !batch.isEmpty, !pipe.put(.batch(batch, layouts: batcher.layouts, rejected: batcher.rejectedCount)) {
+                if !batch.isEmpty, !pipe.put(.batch(batch, layouts: batcher.layouts, rejected: batcher.rejectedCount,
+                                                    position: positions ? batcher.position : nil)) {
                     batcher.abandon()
                     return
                 }

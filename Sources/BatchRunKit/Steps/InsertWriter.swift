@@ -28,7 +28,12 @@ struct InsertWriter {
             case .failure(let message, let rejected):
                 report.rows.rejected = rejected
                 throw StepError(message, report: report)
-            case .batch(let batch, let layouts, let rejected):
+            case .batch(let batch, let layouts, let rejected, let position):
+                // The checkpoint, in the batch's transaction: where the feed goes on, and the rows
+                // rejected since the last one.
+                let checkpoint = position.flatMap { position in
+                    environment.checkpoint?.at(position, rejected: rejected - report.rows.rejected)
+                }
                 report.rows.rejected = rejected
                 // The batch counts on its own: a copy of the report would copy every conflict so far.
                 var counted = StepReport(kind: report.kind, entity: report.entity)
@@ -36,7 +41,7 @@ struct InsertWriter {
                 do {
                     try environment.withRetries(retried: { retries += 1 }) {
                         counted = StepReport(kind: report.kind, entity: report.entity)
-                        _ = try context.commit { db, changes in
+                        _ = try context.commit(checkpoint: checkpoint) { db, changes in
                             try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
                         }
                     }
@@ -58,11 +63,15 @@ struct InsertWriter {
     }
 
     /// Hot swap: one transaction deletes every row and writes the whole feed; readers see the
-    /// old rows or the new ones, never a mix. Nothing is counted unless it commits.
+    /// old rows or the new ones, never a mix. Nothing is counted unless it commits. Its
+    /// checkpoint (done) is in the same transaction: a resumed run does not swap again.
     mutating func hotSwap(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
         var counted = report
+        let checkpoint: CheckpointWrite? = environment.checkpoint.map { step in
+            { db, changes in try step.at(.done, rejected: counted.rows.rejected)(db, changes) }
+        }
         do {
-            _ = try context.commit { db, changes in
+            _ = try context.commit(checkpoint: checkpoint) { db, changes in
                 try deleteAll(in: db, changes: &changes)
                 counted.rows.deleted = changes.deleted
                 loop: while true {
@@ -74,7 +83,7 @@ struct InsertWriter {
                     case .failure(let message, let rejected):
                         counted.rows.rejected = rejected
                         throw StepError(message, report: report)
-                    case .batch(let batch, let layouts, let rejected):
+                    case .batch(let batch, let layouts, let rejected, _):
                         counted.rows.rejected = rejected
                         try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
                     }

@@ -6,7 +6,9 @@ import Synchronization
 /// memory stays bounded.
 final class BatchPipe: Sendable {
     enum Item: Sendable {
-        case batch(RowBatch, layouts: [FeedBatcher.Layout], rejected: Int)
+        /// `rejected`: rows skipped so far; `position`: where the feed goes on after the batch
+        /// (for its checkpoint, when the step saves them).
+        case batch(RowBatch, layouts: [FeedBatcher.Layout], rejected: Int, position: StepPosition?)
         /// The feed is done; `rejected` rows were skipped in all.
         case end(rejected: Int)
         /// The feed stopped at a bad row or a malformed line.

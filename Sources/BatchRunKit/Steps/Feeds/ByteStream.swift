@@ -12,14 +12,23 @@ struct ByteStream {
     /// The size the file had when opened, when it ended before that (it was truncated).
     var truncatedFrom: UInt64? { finished && bytesRead < sizeAtOpen ? sizeAtOpen : nil }
 
-    /// Opens a feed, with the feed's error when it cannot be read.
-    init(feed path: String, displayPath: String) throws(FeedError) {
+    /// Opens a feed, with the feed's error when it cannot be read; `startingAt` skips the
+    /// bytes before that offset without reading them.
+    init(feed path: String, displayPath: String, startingAt offset: Int64 = 0) throws(FeedError) {
         do {
             try self.init(path: path)
         } catch {
             throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
         }
+        guard offset > 0 else { return }
+        guard offset <= Int64(sizeAtOpen), (try? handle.seek(toOffset: UInt64(offset))) != nil else {
+            throw FeedError(file: displayPath, line: 0, message: "cannot continue at byte \(offset): the file has \(sizeAtOpen) bytes")
+        }
+        bytesRead = UInt64(offset)
     }
+
+    /// The offset of the next byte `next()` returns.
+    var offset: Int64 { Int64(bytesRead) - Int64(buffer.count - position) }
 
     init(path: String, chunkSize: Int = 1 << 16) throws {
         guard let handle = FileHandle(forReadingAtPath: path) else {

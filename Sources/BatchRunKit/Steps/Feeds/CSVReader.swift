@@ -55,7 +55,10 @@ public struct CSVReader: FeedReader {
     public private(set) var header: [String] = []
     private var scratch = RawRow()
 
-    public init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18) throws(FeedError) {
+    /// `startingAt`: after reading the header, go on from a place an earlier reader of the
+    /// same file gave as `nextRecord`.
+    public init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18,
+                startingAt place: FeedOffset? = nil) throws(FeedError) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
         }
@@ -78,6 +81,35 @@ public struct CSVReader: FeedReader {
         for name in header where !seen.insert(name).inserted {
             throw FeedError(file: displayPath, line: 1, message: "header names field '\(name)' twice")
         }
+        if let place { try move(to: place) }
+    }
+
+    public var nextRecord: FeedOffset {
+        FeedOffset(offset: Int64(bytesRead) - Int64(end - start), line: line)
+    }
+
+    /// Goes on from `place`, which lies after the header: within the bytes buffered, or by
+    /// seeking the file (never read before it again).
+    private mutating func move(to place: FeedOffset) throws(FeedError) {
+        let buffered = Int64(bytesRead) - Int64(end)
+        guard place.offset >= nextRecord.offset, place.offset <= Int64(sizeAtOpen) else {
+            throw FeedError(file: displayPath, line: place.line,
+                            message: "cannot continue at byte \(place.offset): the file has \(sizeAtOpen) bytes")
+        }
+        if place.offset <= Int64(bytesRead) {
+            start = Int(place.offset - buffered)
+        } else {
+            do {
+                try handle.seek(toOffset: UInt64(place.offset))
+            } catch {
+                throw FeedError(file: displayPath, line: place.line, message: "cannot continue at byte \(place.offset): \(error)")
+            }
+            start = 0
+            end = 0
+            bytesRead = UInt64(place.offset)
+            fill()
+        }
+        line = place.line
     }
 
     /// The next row as strings (the simple, slower form of `nextRow(into:)`).

@@ -28,6 +28,8 @@ struct FeedBatcher {
     private var rejected: RejectedRows?
     private(set) var rejectedCount = 0
     private var raw = RawRow()
+    /// Inline rows read so far (rejected ones included).
+    private var inlineRead = 0
 
     private enum Source {
         case csv(CSVReader)
@@ -35,27 +37,54 @@ struct FeedBatcher {
         case inline(IndexingIterator<[FeedRecord]>)
     }
 
-    init(step: InsertStep, entity: Entity, feedName: String) throws {
+    /// `resumeAt`: the checkpoint of an interrupted import; reading goes on after it (inline
+    /// rows after the rows done, a file from the offset saved, appending to the rejected rows).
+    init(step: InsertStep, entity: Entity, feedName: String, resumeAt: StepPosition? = nil) throws {
         self.step = step
         self.entity = entity
         self.feedName = feedName
         switch step.source {
         case .rows(let rows):
             nulls = step.nulls ?? []
-            source = .inline(rows.enumerated().map { index, row in
+            var done = 0
+            if case .rows(let count)? = resumeAt { done = min(count, rows.count) }
+            inlineRead = done
+            source = .inline(rows.enumerated().dropFirst(done).map { index, row in
                 FeedRecord(line: index + 1, fields: row.map(\.field), values: row.map(\.value))
             }.makeIterator())
         case .file(let path, let format):
             nulls = step.nulls ?? (format == .csv || format == .tsv ? [""] : [])
+            var start: FeedOffset?
+            if case .feed(let position)? = resumeAt {
+                start = FeedOffset(offset: position.offset, line: position.line)
+                if step.badRows == .skip { rejected = try RejectedRows(feedPath: path, resumingAt: position.rejectedBytes) }
+            }
             switch format {
             case .csv, .tsv:
-                let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName)
+                let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName,
+                                           startingAt: start)
                 source = .csv(reader)
                 _ = try layout(for: reader.header, line: 1)
             case .json, .ndjson:
-                source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName))
+                source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName, startingAt: start))
             }
         }
+    }
+
+    /// Where the next record starts, as a checkpoint after the rows read so far saves it (a
+    /// file's position with its fingerprint; inline rows by count).
+    var position: StepPosition? {
+        switch source {
+        case .inline: return .rows(inlineRead)
+        case .csv(let reader): return filePosition(reader.nextRecord)
+        case .records(let reader): return filePosition(reader.nextRecord)
+        }
+    }
+
+    private func filePosition(_ next: FeedOffset) -> StepPosition? {
+        guard case .file(let path, _) = step.source else { return nil }
+        return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0)
+            .map(StepPosition.feed)
     }
 
     /// Where a record is, for messages: `data/sessions.csv:1234`, or `inline row 2`.
@@ -81,6 +110,7 @@ struct FeedBatcher {
                 let record = iterator.next()
                 source = .inline(iterator)
                 guard let record else { return false }
+                inlineRead += 1
                 try convert(record, into: &batch)
             }
         }
@@ -168,7 +198,8 @@ struct FeedBatcher {
         if let rejected {
             try rejected.finish()
         } else if step.badRows == .skip, case .file(let path, _) = step.source {
-            try? FileManager.default.removeItem(atPath: RejectedRows.path(forFeed: path))
+            let stale = RejectedRows.path(forFeed: path)
+            for file in [stale, stale + ".partial"] { try? FileManager.default.removeItem(atPath: file) }
         }
     }
 

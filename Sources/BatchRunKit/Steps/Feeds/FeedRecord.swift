@@ -20,16 +20,38 @@ public struct FeedError: Error, Sendable, CustomStringConvertible {
 /// Reads a feed one record at a time.
 public protocol FeedReader {
     mutating func next() throws(FeedError) -> FeedRecord?
+    /// Where the next record starts: a reader opened `startingAt` it reads on from there.
+    var nextRecord: FeedOffset { get }
+}
+
+/// A place between two records of a feed file: the byte offset and the line the next record
+/// starts at. A resumed import opens its feed here instead of reading the part done again.
+public struct FeedOffset: Sendable, Hashable {
+    public var offset: Int64
+    public var line: Int
+
+    public init(offset: Int64, line: Int) {
+        self.offset = offset
+        self.line = line
+    }
 }
 
 /// Opens the right reader for a feed file.
+///
+/// ```swift
+/// var reader = try FeedReaders.open(path: "data/readings.ndjson", format: .ndjson, displayPath: "readings.ndjson")
+/// while let record = try reader.next() { print(record.line, record.values) }
+/// ```
 public enum FeedReaders {
-    public static func open(path: String, format: FeedFormat, displayPath: String) throws(FeedError) -> any FeedReader {
+    /// `startingAt`: a place a reader of the same file gave as `nextRecord` (a CSV or TSV
+    /// header is still read from the top).
+    public static func open(path: String, format: FeedFormat, displayPath: String,
+                            startingAt start: FeedOffset? = nil) throws(FeedError) -> any FeedReader {
         switch format {
-        case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath)
-        case .tsv: return try CSVReader(path: path, delimiter: UInt8(ascii: "\t"), displayPath: displayPath)
-        case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath)
-        case .json: return try JSONArrayReader(path: path, displayPath: displayPath)
+        case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath, startingAt: start)
+        case .tsv: return try CSVReader(path: path, delimiter: UInt8(ascii: "\t"), displayPath: displayPath, startingAt: start)
+        case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath, startingAt: start)
+        case .json: return try JSONArrayReader(path: path, displayPath: displayPath, startingAt: start)
         }
     }
 }

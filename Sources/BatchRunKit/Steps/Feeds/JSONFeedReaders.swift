@@ -7,10 +7,13 @@ public struct NDJSONReader: FeedReader {
     private var line = 0
     private var bytes: [UInt8] = []
 
-    public init(path: String, displayPath: String) throws(FeedError) {
-        stream = try ByteStream(feed: path, displayPath: displayPath)
+    public init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
+        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0)
         self.displayPath = displayPath
+        line = (start?.line ?? 1) - 1
     }
+
+    public var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line + 1) }
 
     public mutating func next() throws(FeedError) -> FeedRecord? {
         while true {
@@ -45,10 +48,17 @@ public struct JSONArrayReader: FeedReader {
     private var finished = false
     private var element: [UInt8] = []
 
-    public init(path: String, displayPath: String) throws(FeedError) {
-        stream = try ByteStream(feed: path, displayPath: displayPath)
+    /// `startingAt` must be a place this reader gave as `nextRecord` (after an element).
+    public init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
+        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0)
         self.displayPath = displayPath
+        if let start, start.offset > 0 {
+            line = start.line
+            started = true
+        }
     }
+
+    public var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line) }
 
     public mutating func next() throws(FeedError) -> FeedRecord? {
         if finished { return nil }
