@@ -74,17 +74,17 @@ struct ImportResumeTests {
     }
 
     /// Every table's rows in key order, and the rejected-rows files, as text.
-    static func contents(_ folder: TemporaryFolder) throws -> [String: [String]] {
+    static func contents(_ folder: TemporaryFolder, tables: [String]? = nil) throws -> [String: [String]] {
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
         var contents = try DatabaseQueue(path: folder.path("store.sqlite"), configuration: configuration).read { db in
-            var tables: [String: [String]] = [:]
-            for table in feeds.map({ $0.capitalized + "Row" }) + ["InlineRow", "Swap", "AtomicRow"] {
-                tables[table] = try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY id").map(\.description)
+            var found: [String: [String]] = [:]
+            for table in tables ?? feeds.map({ $0.capitalized + "Row" }) + ["InlineRow", "Swap", "AtomicRow"] {
+                found[table] = try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY id").map(\.description)
             }
-            return tables
+            return found
         }
-        for feed in feeds.map({ "\($0)-feed" }) + ["atomic"] {
+        for feed in feeds.map({ "\($0)-feed" }) + ["atomic"] where tables == nil {
             contents[feed + ".rejected.csv"] = [try String(contentsOfFile: folder.path("data/\(feed).rejected.csv"), encoding: .utf8)]
         }
         return contents
@@ -95,10 +95,11 @@ struct ImportResumeTests {
         let reference = try TemporaryFolder(), folder = try TemporaryFolder()
         try Self.prepare(reference)
         try Self.prepare(folder)
-        let uninterrupted = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json", "--jobs", "1"], in: reference.url)
+        let uninterrupted = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: reference.url)
         #expect(uninterrupted.status == 0, "\(uninterrupted.stdout)\(uninterrupted.stderr)")
 
-        let runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json", "--jobs", "1"],
+        // The imports run at once (four jobs at a time by default).
+        let runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"],
                                    interruptions: 14, delay: 0.05...0.6)
         let (interruptions, endedOK) = try runs.run()
         #expect(endedOK, "the run never ended ok")
@@ -113,5 +114,49 @@ struct ImportResumeTests {
         #expect(totals.map(\.0) == expectedRows.map(\.0))
         #expect(totals.map(\.1) == expectedRows.map(\.1))
         #expect(folder.files().filter { $0.hasSuffix(".partial") }.isEmpty)
+    }
+
+    @Test("a feed that changed since the interrupted run stops --resume before anything runs: exit 2, naming the feed; the store untouched")
+    func changedFeedRefused() throws {
+        let folder = try TemporaryFolder()
+        try Self.prepare(folder)
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["job.yaml", "--quiet", "--select", "csv"]
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        let queue = try DatabaseQueue(path: folder.path("store.sqlite"), configuration: configuration)
+        func imported() throws -> Int {
+            try queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'CsvRow'") == 1
+                    ? try Int.fetchOne(db, sql: "SELECT count(*) FROM CsvRow") ?? 0 : 0
+            }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, try imported() < 500 { Thread.sleep(forTimeInterval: 0.005) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let before = try imported()
+        #expect(before > 0 && before < Self.rows - Self.rows / 97, "killed after \(before) rows")
+        // The same size and time, one byte changed before the checkpoint: the hash of the part read tells.
+        let path = folder.path("data/csv-feed.csv")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let checkpoint = try queue.read { db in try String.fetchOne(db, sql: "SELECT checkpoint FROM _batchrun_progress WHERE job = 'csv'") }
+        let offset = try #require(checkpoint.flatMap { $0.firstMatch(of: /"offset":(\d+)/).map { Int($0.output.1)! } })
+        #expect(bytes[offset - 3] != UInt8(ascii: "9"))
+        bytes[offset - 3] = UInt8(ascii: "9")
+        try bytes.write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: attributes[.modificationDate]!], ofItemAtPath: path)
+        let snapshot = try Self.contents(folder, tables: ["CsvRow"])
+        let result = try Batchrun.run(["job.yaml", "--resume", "--select", "csv"], in: folder.url)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("data/csv-feed.csv"), "\(result.stderr)")
+        #expect(result.stderr.contains("nothing was run"), "\(result.stderr)")
+        #expect(try Self.contents(folder, tables: ["CsvRow"]) == snapshot)
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM _batchrun_runs") } == 1)
     }
 }
