@@ -80,12 +80,14 @@ bench-deps: deps
 bench: build bench-deps
 	$(SWIFT) build -c release --product batchrun-bench-scheduler
 	$(SWIFT) build -c release --product batchrun-bench-library
+	$(SWIFT) build -c release --product batchrun-bench-checkpoints
 	bench/library.sh
 	bench/import.sh 336776
 	bench/import.sh 1000000
 	bench/conflicts.sh
 	bench/memory.sh
 	bench/update.sh
+	bench/checkpoints.sh
 	python3 bench/cancel.py
 	bench/scheduler.sh
 

@@ -39,6 +39,11 @@ let package = Package(
             dependencies: ["BatchRunKit"],
             path: "bench/library"
         ),
+        .executableTarget(
+            name: "batchrun-bench-checkpoints",
+            dependencies: ["BatchRunKit"],
+            path: "bench/checkpoints"
+        ),
         // Fuzz targets for the job-file loader and the feed readers: a replay tool in a normal
         // build, a libFuzzer binary with `make fuzz` (docs/development.md).
         .executableTarget(

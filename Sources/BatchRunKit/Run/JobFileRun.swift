@@ -36,14 +36,18 @@ public final class JobFileRun: Sendable {
     public let continuation: RunContinuation?
     /// The `--param` values, recorded with the run so a resume uses them again.
     public let params: [String: String]
+    /// False: nothing is recorded in the store (no run state, no checkpoints, no history), so
+    /// the run cannot be resumed. For a store that must hold only its own tables.
+    public let recordsRun: Bool
     private let state = JobRunState()
     private let interrupted = Mutex(false)
     /// When the run began and when each job started, for the reports' `started_s`.
     private let clock = Mutex<(run: Date?, jobs: [String: Date])>((nil, [:]))
 
     public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil,
-                continuing continuation: RunContinuation? = nil, params: [String: String] = [:]) {
+                continuing continuation: RunContinuation? = nil, params: [String: String] = [:], recordsRun: Bool = true) {
         self.file = file
+        self.recordsRun = recordsRun
         self.store = store
         self.continuation = continuation
         self.params = continuation?.params ?? params
@@ -84,7 +88,7 @@ public final class JobFileRun: Sendable {
         let recording = RunRecording(ledger: RunLedger(store: store), file: Self.identity(of: file),
                                      fileHash: Self.contentHash(of: file), params: params, startedAt: startedAt,
                                      continuation: continuation)
-        state.recording = recording
+        if recordsRun { state.recording = recording }
         clock.withLock { $0 = (startedAt, [:]) }
         let outcomes = await scheduler.run { [weak self] event in
             guard let self else { return }
@@ -94,7 +98,7 @@ public final class JobFileRun: Sendable {
                 onEvent(.jobStarted(name: name, index: index, total: total))
             case .finished(let outcome, let index, let total):
                 self.state.clearLive(for: outcome.name)
-                self.recordEnd(outcome, in: recording)
+                if self.recordsRun { self.recordEnd(outcome, in: recording) }
                 onEvent(.jobFinished(self.jobReport(outcome), index: index, total: total))
             }
         }
@@ -109,12 +113,14 @@ public final class JobFileRun: Sendable {
         // loses this record, not the run.
         let pending = state.takePendingEnds()
         let (status, elapsed) = (report.status, report.elapsedSeconds)
-        try? await store.writer().write { db in
-            let id = try recording.runID(in: db)
-            for end in pending { try end(db, id) }
-            try recording.ledger.finish(run: id, status: status, elapsedSeconds: elapsed, in: db)
+        if recordsRun {
+            try? await store.writer().write { db in
+                let id = try recording.runID(in: db)
+                for end in pending { try end(db, id) }
+                try recording.ledger.finish(run: id, status: status, elapsedSeconds: elapsed, in: db)
+            }
+            report.runID = recording.runID
         }
-        report.runID = recording.runID
         report.resumedFrom = continuation?.runID
         return report
     }
@@ -182,19 +188,21 @@ public final class JobFileRun: Sendable {
     /// as they finish, and on failure with what was committed.
     private static func execute(_ job: Job, file: JobFile, operation: BatchOperation<Void>, state: JobRunState,
                                 context: isolated Context) throws {
-        guard let recording = state.recording else { return }
+        let recording = state.recording
         let definition = Self.definition(of: job, in: file)
         var steps: [Int: RunLedger.StepRecord] = [:]
-        switch recording.start(of: job, definition: definition) {
-        case .doneEarlier(let earlier):
+        switch recording?.start(of: job, definition: definition) {
+        case .doneEarlier(let earlier)?:
             for (name, values) in earlier.outputs { state.publish(name, values) }
             state.markDoneEarlier(job.name, rowsTotal: earlier.rowsTotal)
             return
-        case .continuing(let earlier):
+        case .continuing(let earlier)?:
             steps = earlier
-        case .over(let reason):
+        case .over(let reason)?:
             if let reason { state.emit(.startingOver(job: job.name, reason: reason)) }
             state.markStartsOver(job.name)
+        case nil:
+            break
         }
         state.markRan(job.name)
         let over = state.startsOver(job.name)
@@ -203,6 +211,7 @@ public final class JobFileRun: Sendable {
                 try context.atomically { context in
                     try runSteps(job, file: file, operation: operation, state: state, steps: [:], context: context)
                     // The job's end is part of its one transaction: done, or not at all.
+                    guard let recording else { return }
                     _ = try context.commit(checkpoint: { db, _ in
                         let rows = state.reports(for: job.name).reduce(RowCounts()) { $0 + $1.rows }
                         let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
