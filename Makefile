@@ -88,6 +88,7 @@ bench: build bench-deps
 	bench/memory.sh
 	bench/update.sh
 	bench/checkpoints.sh
+	python3 bench/queue.py
 	python3 bench/cancel.py
 	bench/scheduler.sh
 

@@ -21,6 +21,34 @@ struct HTMLReport {
     static let conflictLimit = 100
 
     func render() -> String {
+        Self.page(title: title) { body in
+            if sections.count > 1 {
+                body.element("nav") { nav in
+                    nav.element("ol") { list in
+                        for (index, section) in sections.enumerated() {
+                            list.element("li") { item in
+                                item.element("a", ["href": "#file-\(index + 1)"], text: section.report.file)
+                                item.text(" ")
+                                Self.badge(section.report.status, into: &item)
+                            }
+                        }
+                    }
+                }
+            }
+            for (index, section) in sections.enumerated() {
+                body.newline()
+                body.element("section", ["class": "file", "id": "file-\(index + 1)"]) { html in
+                    HTMLReportSection(section: section, number: index + 1, titled: sections.count > 1).render(into: &html)
+                }
+            }
+            body.element("footer", text: "Written by batchrun \(BatchRunKit.version) from the run report (schema "
+                         + "\(sections.first?.report.schema ?? 1)). Self-contained: no scripts, nothing loaded from the network.")
+        }
+    }
+
+    /// A self-contained page: the theme's style sheet inline, a policy that loads nothing from
+    /// anywhere, `title` as its heading and `content` after it.
+    static func page(title: String, _ content: (inout Markup) -> Void) -> String {
         var page = Markup()
         page.trusted("<!DOCTYPE html>\n")
         page.element("html", ["lang": "en"]) { html in
@@ -34,38 +62,23 @@ struct HTMLReport {
             html.newline()
             html.element("body") { body in
                 body.element("h1", text: title)
-                if sections.count > 1 {
-                    body.element("nav") { nav in
-                        nav.element("ol") { list in
-                            for (index, section) in sections.enumerated() {
-                                list.element("li") { item in
-                                    item.element("a", ["href": "#file-\(index + 1)"], text: section.report.file)
-                                    item.text(" ")
-                                    Self.badge(section.report.status, into: &item)
-                                }
-                            }
-                        }
-                    }
-                }
-                for (index, section) in sections.enumerated() {
-                    body.newline()
-                    body.element("section", ["class": "file", "id": "file-\(index + 1)"]) { html in
-                        HTMLReportSection(section: section, number: index + 1, titled: sections.count > 1).render(into: &html)
-                    }
-                }
-                body.element("footer", text: "Written by batchrun \(BatchRunKit.version) from the run report (schema "
-                             + "\(sections.first?.report.schema ?? 1)). Self-contained: no scripts, nothing loaded from the network.")
+                content(&body)
             }
         }
         page.newline()
         return page.output
     }
 
-    /// Writes the page beside `path` and renames it into place, creating folders as needed.
-    func write(to path: String) throws {
+    /// Writes `page` to `path` atomically, creating folders as needed.
+    static func write(_ page: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(render().utf8).write(to: url, options: .atomic)
+        try Data(page.utf8).write(to: url, options: .atomic)
+    }
+
+    /// Writes the page beside `path` and renames it into place, creating folders as needed.
+    func write(to path: String) throws {
+        try Self.write(render(), to: path)
     }
 
     var title: String {

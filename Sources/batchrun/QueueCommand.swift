@@ -6,7 +6,8 @@ import Foundation
 struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
-        abstract: "List a queue folder's pending, running, done and failed items (running ones with their process, job and rows so far).")
+        abstract: "List a queue folder's pending, running, done and failed items (running ones with their process, job and rows so far).",
+        discussion: "--html FILE.html also writes the listing as one self-contained page (finished items with their run's status, time and rows).")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json
@@ -18,12 +19,24 @@ struct QueueCommand: ParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: Format = .text
 
+    @Option(help: ArgumentHelp("Also write the listing as one self-contained HTML page.", valueName: "FILE.html"))
+    var html: String?
+
     func run() throws {
         guard FileManager.default.fileExists(atPath: queue + "/pending") else {
             FileHandle.standardError.write(Data("error: \(queue) is not a queue folder (no pending/)\n".utf8))
             throw ExitCode(ExitStatus.invalid)
         }
-        let listing = QueueListing(of: try QueueFolder(path: queue))
+        let folder = try QueueFolder(path: queue)
+        let listing = QueueListing(of: folder)
+        if let html {
+            do {
+                try HTMLReport.write(QueueHTMLPage(listing: listing, queue: folder).render(), to: html)
+            } catch {
+                FileHandle.standardError.write(Data("error: cannot write \(html): \(error.localizedDescription)\n".utf8))
+                throw ExitCode(ExitStatus.failed)
+            }
+        }
         switch format {
         case .json:
             let encoder = JSONEncoder()

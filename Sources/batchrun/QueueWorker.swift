@@ -163,12 +163,13 @@ final class QueueWorker {
 
     // MARK: Waiting and signals
 
-    /// Sleeps until a child ends, an item arrives, a signal comes, or a second passes (orphans
-    /// of workers that died elsewhere are looked for at least once a second).
+    /// Sleeps until a child ends, an item arrives, a signal comes, or a quarter of a second
+    /// passes (orphans of workers that died elsewhere are looked for four times a second: a
+    /// dead worker's lock is gone at once, but nothing tells the others).
     private func waitForSomething() {
         var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
         if watch >= 0 { descriptors.append(pollfd(fd: watch, events: Int16(POLLIN), revents: 0)) }
-        _ = poll(&descriptors, nfds_t(descriptors.count), 1000)
+        _ = poll(&descriptors, nfds_t(descriptors.count), 250)
         var buffer = [UInt8](repeating: 0, count: 4096)
         for descriptor in [wake.read, watch] where descriptor >= 0 {
             while read(descriptor, &buffer, buffer.count) > 0 {}

@@ -47,9 +47,13 @@ struct QueueTests {
             || (process.terminationReason == .exit && process.terminationStatus == 130)
     }
 
+    /// The children of a process, started from any of its threads.
     static func children(of pid: Int32) -> [Int32] {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
-        return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return threads.flatMap { thread in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
     }
 
     @Test("two workers, one killed with SIGKILL mid-item and one stopped with SIGTERM, then one draining: every item exactly once")
@@ -150,6 +154,20 @@ struct QueueTests {
         let listing = try Batchrun.run(["queue", "q"], in: folder.url)
         #expect(listing.stdout.contains("pending 0 · running 0 · done 2 · failed 2"), "\(listing.stdout)")
         #expect(listing.stdout.contains("zz-2-failing.yaml  error: "), "\(listing.stdout)")
+        // The same as one self-contained page: a table per folder, finished items with their run.
+        #expect(try Batchrun.run(["queue", "q", "--html", "queue.html"], in: folder.url).status == 0)
+        let html = try String(contentsOfFile: folder.path("queue.html"), encoding: .utf8)
+        let page = try HTMLDocument(html)
+        #expect(!html.contains("<script") && !html.contains("href=\"http") && !html.contains("src="))
+        let tables = page.elements("table")
+        func names(_ state: String) -> [String] {
+            tables.first { $0.attributes["class"] == "items \(state)" }.map { $0.elements("tr").dropFirst().map { $0.elements("td")[0].text } } ?? []
+        }
+        #expect(names("failed") == ["zz-1-invalid.yaml", "zz-2-failing.yaml"])
+        #expect(names("done").count == 2 && names("pending").isEmpty && names("running").isEmpty)
+        let failingRow = try #require(tables.flatMap { $0.elements("tr") }.first { $0.elements("td").first?.text == "zz-2-failing.yaml" })
+        #expect(failingRow.elements("td")[2].text == "failed" && failingRow.elements("td")[5].text.contains("failed: note"),
+                "\(failingRow.elements("td").map(\.text))")
         let tags = try DatabaseQueue(path: folder.path("q/var/q.sqlite")).read { db in
             try String.fetchOne(db, sql: "SELECT tags FROM Seen")
         }
@@ -184,5 +202,49 @@ struct QueueTests {
         kill(worker.processIdentifier, SIGINT)
         worker.waitUntilExit()
         #expect(Self.endedBySIGINT(worker))
+    }
+
+    /// Hooks start with only standard input, output and error (Foundation's `Process` closes
+    /// the rest), so the item's lock (the run's descriptor 3) dies with the run.
+    @Test("an item whose hook outlives its killed run is taken over: the hook does not hold the item's lock")
+    func hookDoesNotHoldTheLock() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("slow.yaml", """
+            version: 1
+            store: var/q.sqlite
+            entities:
+              Seen:
+                columns: { id: integer primary key }
+            jobs:
+              note:
+                on_complete: "sleep 60"
+                steps:
+                  - insert: { entity: Seen, rows: [{ id: 7 }] }
+            """)
+        #expect(try Batchrun.run(["submit", "q", "slow.yaml"], in: folder.url).status == 0)
+        let first = try Self.spawnWorker(folder, [])
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        // Wait for the hook: the sleep, a child of the item's run.
+        var run: Int32?, hook: Int32?
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline && hook == nil {
+            run = Self.children(of: first.processIdentifier).first
+            hook = run.flatMap { Self.children(of: $0).first }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let sleeper = try #require(hook)
+        defer { kill(sleeper, SIGKILL) }
+        kill(first.processIdentifier, SIGKILL)
+        if let run { kill(run, SIGKILL) }
+        first.waitUntilExit()
+        // The run is gone once its process is (reaped by init: its parent died too).
+        let gone = Date().addingTimeInterval(10)
+        while let run, kill(run, 0) == 0, Date() < gone { Thread.sleep(forTimeInterval: 0.01) }
+        let drain = try Batchrun.run(["worker", "q", "--once"], in: folder.url)
+        #expect(drain.status == 0, "\(drain.stdout)")
+        #expect(drain.stdout.contains("taking over"), "\(drain.stdout)")
+        let done = try FileManager.default.contentsOfDirectory(atPath: folder.path("q/done")).filter { $0.hasSuffix(".yaml") }
+        #expect(done.count == 1)
+        #expect(kill(sleeper, 0) == 0, "the hook was still running while its item was taken over")
     }
 }

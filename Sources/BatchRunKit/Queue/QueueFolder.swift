@@ -135,8 +135,10 @@ public struct QueueFolder: Sendable {
     }
 
     /// An exclusive lock on the file, without waiting; nil when another process holds it.
+    /// Close-on-exec: only the child an item is handed to holds its lock, never the children
+    /// started for other items.
     static func lock(_ path: String) -> Int32? {
-        let descriptor = open(path, O_RDONLY)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return descriptor }
         close(descriptor)
