@@ -67,7 +67,8 @@ final class QueueWorker {
         if claim.orphan {
             say("taking over \(claim.name) (its worker is gone)")
             // Its child may have finished the run before the worker could move it.
-            if finishedEarlier(claim) {
+            if let report = finishedEarlier(claim) {
+                keepReport(report, of: claim)
                 move(claim, to: .done, status: ExitStatus.ok)
                 return
             }
@@ -87,14 +88,33 @@ final class QueueWorker {
         say("running \(claim.name) (process \(pid))")
     }
 
-    /// True when the store says the item's latest run ended ok (the worker died before moving it).
-    private func finishedEarlier(_ claim: QueueFolder.Claim) -> Bool {
+    /// The latest run of the item, rebuilt from the store, when it ended ok (the worker died
+    /// before moving the item).
+    private func finishedEarlier(_ claim: QueueFolder.Claim) -> RunReport? {
         var loader = JobFileLoader(params: QueueFolder.params(ofItemAt: claim.path))
         loader.baseDirectory = queue.path
         guard let file = try? loader.load(path: claim.path),
               let store = try? Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout),
-              let latest = try? JobFileRun.history(of: file, in: store, limit: 1).first else { return false }
-        return latest.status == RunReport.Status.ok.rawValue
+              let report = try? JobFileRun.recordedReport(of: file, in: store), report.status == .ok else { return nil }
+        return report
+    }
+
+    /// A finished item's report, when its process ended before writing it: rebuilt from the
+    /// store's run state (its conflicts are not there), and said so in its log.
+    private func keepReport(_ report: RunReport, of claim: QueueFolder.Claim) {
+        let path = claim.path + ".json"
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        try? report.jsonData().write(to: URL(fileURLWithPath: path), options: .atomic)
+        let note = "batchrun worker: run \(report.runID.map(String.init) ?? "?") had ended ok, but its process ended before "
+            + "writing its report; \(claim.name).json was rebuilt from the store's run state (without its conflicts)\n"
+        if let log = FileHandle(forWritingAtPath: claim.path + ".log") ?? {
+            FileManager.default.createFile(atPath: claim.path + ".log", contents: nil)
+            return FileHandle(forWritingAtPath: claim.path + ".log")
+        }() {
+            log.seekToEndOfFile()
+            log.write(Data(note.utf8))
+            try? log.close()
+        }
     }
 
     /// Collects ended children and moves their items.

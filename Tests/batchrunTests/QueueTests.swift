@@ -247,4 +247,55 @@ struct QueueTests {
         #expect(done.count == 1)
         #expect(kill(sleeper, 0) == 0, "the hook was still running while its item was taken over")
     }
+
+    @Test("an orphan whose run had ended ok is moved to done/ with its report rebuilt from the store, not run again")
+    func finishedOrphanKeepsItsReport() throws {
+        let folder = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder.path("q/var"), withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: folder.path("q/var/queue.sqlite"))
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE Counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+            try db.execute(sql: "INSERT INTO Counter VALUES (1, 0)")
+        }
+        try folder.write("item.yaml", Self.item(3))
+        #expect(try Batchrun.run(["submit", "q", "item.yaml"], in: folder.url).status == 0)
+        // A worker killed after its child recorded the run as ok but before the child wrote the
+        // report: the item is in running/, unlocked, with its log and no report.
+        let pending = try FileManager.default.contentsOfDirectory(atPath: folder.path("q/pending"))
+        let name = try #require(pending.first { $0.hasSuffix(".yaml") })
+        #expect(rename(folder.path("q/pending/\(name)"), folder.path("q/running/\(name)")) == 0)
+        let run = try Batchrun.run(["run", "q/running/\(name)", "--resume", "--relative-to", "q"], in: folder.url)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        try folder.write("q/running/\(name).log", run.stdout)
+
+        let drain = try Batchrun.run(["worker", "q", "--once"], in: folder.url)
+        #expect(drain.status == 0, "\(drain.stdout)\(drain.stderr)")
+        #expect(drain.stdout.contains("taking over"), "\(drain.stdout)")
+        let report = try RunReportJSON(path: folder.path("q/done/\(name).json"))
+        #expect(report.status == "ok")
+        #expect(report.jobs == ["load": 200, "bump": 1])
+        let log = try String(contentsOfFile: folder.path("q/done/\(name).log"), encoding: .utf8)
+        #expect(log.contains("rebuilt from the store's run state"), "\(log)")
+        let (rows, counter) = try queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM Row")!, try Int.fetchOne(db, sql: "SELECT n FROM Counter")!)
+        }
+        #expect(rows == 200 && counter == 1, "the item ran again")
+    }
+}
+
+/// The parts of a JSON report this suite checks: its status, and each job's rows written.
+private struct RunReportJSON {
+    let status: String
+    let jobs: [String: Int]
+
+    init(path: String) throws {
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any] ?? [:]
+        status = object["status"] as? String ?? ""
+        var jobs: [String: Int] = [:]
+        for job in object["jobs"] as? [[String: Any]] ?? [] {
+            let rows = job["rows"] as? [String: Int] ?? [:]
+            jobs[job["name"] as? String ?? ""] = (rows["inserted"] ?? 0) + (rows["updated"] ?? 0)
+        }
+        self.jobs = jobs
+    }
 }

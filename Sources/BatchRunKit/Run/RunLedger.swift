@@ -154,6 +154,23 @@ final class RunLedger: Sendable {
         }
     }
 
+    /// The jobs of run `id` as its attempts recorded them, in the order they were recorded.
+    func jobReports(of id: Int64) throws -> [JobReport] {
+        try store.pool.read { db in
+            guard try Self.hasTables(db) else { return [] }
+            let decoder = JSONDecoder()
+            return try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_jobs WHERE run_id = ? ORDER BY rowid", arguments: [id]).map { row in
+                let rows = (row["rows"] as String?).flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
+                let total = (row["rows_total"] as String?).flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
+                var job = JobReport(name: row["job"], status: JobStatus(rawValue: row["status"]) ?? .failed,
+                                    runSeconds: row["run_s"], error: row["error"], rows: rows ?? RowCounts(),
+                                    resumed: (row["done_earlier"] as Bool? ?? false) ? "done earlier" : nil)
+                job.rowsTotal = total ?? job.rows
+                return job
+            }
+        }
+    }
+
     /// A step as an earlier attempt left it: where it continues, whether it is done, and its
     /// rows over all attempts.
     struct StepRecord: Sendable {
