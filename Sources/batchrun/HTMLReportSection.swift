@@ -36,6 +36,9 @@ struct HTMLReportSection {
             }
             fact("file", report.file, &facts)
             fact("store", report.store, &facts)
+            if let id = report.runID {
+                fact("run", report.resumedFrom.map { "\(id), resumed from run \($0)" } ?? "\(id)", &facts)
+            }
             facts.element("dt", text: "status")
             facts.element("dd") { HTMLReport.badge(report.status, into: &$0) }
             fact("started", ReportTheme.timestamp(report.startedAt), &facts)

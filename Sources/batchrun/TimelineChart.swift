@@ -51,7 +51,7 @@ struct TimelineChart {
 
     /// Whether the job ran at all (a skipped job, or one cancelled before it started, did not).
     static func started(_ job: JobReport) -> Bool {
-        job.startedSeconds != nil || job.attempts > 0 || job.runSeconds > 0
+        job.resumed == nil && (job.startedSeconds != nil || job.attempts > 0 || job.runSeconds > 0)
     }
 
     /// Whether start times had to be estimated (see `spans`).

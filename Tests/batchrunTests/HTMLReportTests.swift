@@ -3,7 +3,7 @@ import GRDB
 import Testing
 
 /// `run --html` and `batchrun report --html` with the built binary, on runs that succeed,
-/// fail and are cancelled; the page is parsed as XML and checked for its structure, every
+/// fail, are cancelled and are resumed; the page is parsed as XML and checked for its structure, every
 /// job, escaping and self-containment.
 @Suite("HTML reports")
 struct HTMLReportTests {
@@ -85,7 +85,7 @@ struct HTMLReportTests {
         let page = try checkPage(folder.path("out/r.html"), jobs: jobs)
         #expect(page.elements("title").first?.text == "batchrun: job.yaml")
         let facts = try #require(page.elements(class: "facts").first)
-        #expect(facts.elements("dt").map(\.text) == ["file", "store", "status", "started", "elapsed", "jobs", "conflicts"])
+        #expect(facts.elements("dt").map(\.text) == ["file", "store", "run", "status", "started", "elapsed", "jobs", "conflicts"])
         #expect(facts.elements(class: "badge").first?.text == "ok")
         #expect(facts.elements("dd").last?.text == "1")
         #expect(jobs.allSatisfy { status(of: $0, in: page) == "ok" })
@@ -207,6 +207,54 @@ struct HTMLReportTests {
         // The inserted rows the page shows are the committed ones the JSON report counts.
         let inserted = ((try folder.json("r.json")["jobs"] as! [[String: Any]])[0]["rows"] as! [String: Int])["inserted"]!
         #expect(inserted > 0 && row(of: "load", in: page)["inserted"] == Self.number(inserted))
+    }
+
+    @Test("a resumed run: its page says which run it continued, the job done earlier is marked and has no bar")
+    func resumed() throws {
+        let folder = try TemporaryFolder()
+        var feed = "id,minutes\n"
+        for id in 1...400_000 { feed += "\(id),\(id % 600)\n" }
+        try folder.write("feed.csv", feed)
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T: { columns: { id: integer primary key, minutes: real } }
+              Seen: { columns: { id: integer primary key } }
+            jobs:
+              first: { steps: [{ insert: { entity: Seen, rows: [{ id: 1 }] } }] }
+              load: { needs: first, batch_size: 500, steps: [{ insert: { entity: T, from: feed.csv } }] }
+            """)
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["job.yaml", "--quiet"]
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let store = try? StoreInspector(path: folder.path("store.sqlite")), let count = try? store.count("SELECT count(*) FROM T"), count > 0 {
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        let resumed = try Batchrun.run(["job.yaml", "--resume", "--quiet", "--html", "r.html"], in: folder.url)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        let page = try checkPage(folder.path("r.html"), jobs: ["first", "load"])
+        let facts = try #require(page.elements(class: "facts").first)
+        let names = facts.elements("dt").map(\.text), values = facts.elements("dd").map(\.text)
+        #expect(values[try #require(names.firstIndex(of: "run"))] == "2, resumed from run 1")
+        #expect(row(of: "first", in: page)["resumed"] == "done earlier")
+        #expect(row(of: "load", in: page)["resumed"] == "")
+        let bars = page.elements("svg")[0].elements("g").map { ($0.elements("title").first!.text, $0.elements("rect").count) }
+        #expect(bars.contains { $0 == ("first: done earlier", 0) } && bars.contains { $0.0.hasPrefix("load: ok") && $0.1 >= 1 }, "\(bars)")
+        // The rows this attempt inserted are what was left after the kill.
+        let inserted = Int(try #require(row(of: "load", in: page)["inserted"]).replacingOccurrences(of: ",", with: ""))!
+        #expect(inserted > 0 && inserted < 400_000)
     }
 
     @Test("report: several reports or a folder of them, one section each; a file that is not a report exits 2")

@@ -95,12 +95,14 @@ struct ImportResumeTests {
         let reference = try TemporaryFolder(), folder = try TemporaryFolder()
         try Self.prepare(reference)
         try Self.prepare(folder)
+        let started = Date()
         let uninterrupted = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: reference.url)
+        let wholeRun = Date().timeIntervalSince(started)
         #expect(uninterrupted.status == 0, "\(uninterrupted.stdout)\(uninterrupted.stderr)")
 
         // The imports run at once (four jobs at a time by default).
         let runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"],
-                                   interruptions: 14, delay: 0.05...0.6)
+                                   interruptions: 14, wholeRun: wholeRun)
         let (interruptions, endedOK) = try runs.run()
         #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 10)

@@ -86,10 +86,13 @@ struct ResumeTests {
         let reference = try TemporaryFolder(), folder = try TemporaryFolder()
         try Self.prepare(reference)
         try Self.prepare(folder)
+        let started = Date()
         let uninterrupted = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: reference.url)
+        let wholeRun = Date().timeIntervalSince(started)
         #expect(uninterrupted.status == 0, "\(uninterrupted.stdout)\(uninterrupted.stderr)")
 
-        let (interruptions, endedOK) = try InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"]).run()
+        let (interruptions, endedOK) = try InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"],
+                                                           wholeRun: wholeRun).run()
         #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 10)
         let same = try Self.contents(folder.path("store.sqlite")) == Self.contents(reference.path("store.sqlite"))

@@ -3,12 +3,18 @@ import GRDB
 
 /// Runs `batchrun FILE --resume` again and again, killing the first `interruptions` attempts
 /// with SIGKILL and SIGINT in turn at random moments, until the store's latest run ended ok.
+/// The moments are drawn from a range scaled to `wholeRun` (the seconds one uninterrupted run
+/// took on this machine, now), so the attempts that are killed do about half the work between
+/// them and every one of them finds the run still going, on a fast machine or a busy one.
 struct InterruptedRuns {
     var folder: TemporaryFolder
     var arguments: [String]
     var store = "store.sqlite"
     var interruptions = 12
-    var delay: ClosedRange<Double> = 0.03...0.25
+    var wholeRun: Double
+
+    /// From 20 ms (inside the process's start) to the whole run's share of one attempt, doubled.
+    var delay: ClosedRange<Double> { 0.02...max(0.06, 2 * wholeRun / Double(interruptions)) }
 
     /// How many attempts were interrupted, and whether the run ended ok within 60 attempts.
     func run() throws -> (interrupted: Int, endedOK: Bool) {
