@@ -104,7 +104,7 @@ final class QueueWorker {
     private func keepReport(_ report: RunReport, of claim: QueueFolder.Claim) {
         let path = claim.path + ".json"
         guard !FileManager.default.fileExists(atPath: path) else { return }
-        try? report.jsonData().write(to: URL(fileURLWithPath: path), options: .atomic)
+        try? report.writeJSON(to: path)
         let note = "batchrun worker: run \(report.runID.map(String.init) ?? "?") had ended ok, but its process ended before "
             + "writing its report; \(claim.name).json was rebuilt from the store's run state (without its conflicts)\n"
         if let log = FileHandle(forWritingAtPath: claim.path + ".log") ?? {

@@ -109,7 +109,7 @@ struct RunCommand: AsyncParsableCommand {
             printer.finalReport(result)
             if let destination = reportPath(for: file, count: loaded.count) {
                 do {
-                    try write(result, to: destination)
+                    try result.writeJSON(to: destination)
                 } catch {
                     printer.error("could not write the report \(destination): \(error.localizedDescription)")
                     worst = max(worst, ExitStatus.failed)
@@ -141,10 +141,4 @@ struct RunCommand: AsyncParsableCommand {
         return URL(fileURLWithPath: report).appendingPathComponent(name + ".json").path
     }
 
-    /// Writes beside the destination and renames, so a reader never sees half a report.
-    func write(_ report: RunReport, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try report.jsonData().write(to: url, options: .atomic)
-    }
 }

@@ -1,36 +1,48 @@
 /// The JSON report's `conflicts` array written directly as UTF-8, in the layout `JSONEncoder`
-/// gives it (pretty-printed, keys sorted): a run with 200,000 conflicts spent three quarters of
-/// its time in `JSONEncoder` for them.
+/// gives it (pretty-printed, keys sorted), and handed on in chunks: a run with 200,000
+/// conflicts spent three quarters of its time in `JSONEncoder` for them, and a report held
+/// whole in memory (116 MB for those) was copied once more on its way to the file.
 struct ConflictsJSON {
-    private(set) var bytes: [UInt8] = []
+    private var bytes: [UInt8] = []
 
-    /// `records` as the elements of the report's top-level `conflicts` array (indented for it).
-    init(_ records: [MergeConflictRecord]) {
-        bytes.reserveCapacity(records.count * 600)
+    /// `records` as the elements of the report's top-level `conflicts` array (indented for it),
+    /// given to `write` a megabyte or so at a time.
+    static func write(_ records: [MergeConflictRecord], to write: ([UInt8]) throws -> Void) rethrows {
+        var json = ConflictsJSON()
+        json.bytes.reserveCapacity(1 << 20 + 4096)
         for (index, record) in records.enumerated() {
-            raw(index > 0 ? ",\n    {\n" : "    {\n")
-            raw("      \"changed_by\" : "); string(record.changedBy)
-            raw(",\n      \"entity\" : "); string(record.entity)
-            raw(",\n      \"job\" : "); string(record.job)
-            raw(",\n      \"key\" : {\n")
-            for (offset, name) in record.key.keys.sorted().enumerated() {
-                raw(offset > 0 ? ",\n        " : "        "); string(name); raw(" : "); value(record.key[name]!)
+            json.append(record, first: index == 0)
+            if json.bytes.count >= 1 << 20 {
+                try write(json.bytes)
+                json.bytes.removeAll(keepingCapacity: true)
             }
-            raw("\n      },\n      \"kind\" : "); string(record.kind.rawValue)
-            raw(",\n      \"outcome\" : "); string(record.outcome.rawValue)
-            raw(",\n      \"policy\" : "); string(record.policy.rawValue)
-            raw(",\n      \"properties\" : [")
-            for (offset, property) in record.properties.enumerated() {
-                raw(offset > 0 ? ",\n        {\n" : "\n        {\n")
-                raw("          \"name\" : "); string(property.name)
-                raw(",\n          \"original\" : "); value(property.original)
-                raw(",\n          \"ours\" : "); value(property.ours)
-                raw(",\n          \"resolved\" : "); value(property.resolved)
-                raw(",\n          \"store\" : "); value(property.store)
-                raw("\n        }")
-            }
-            raw(record.properties.isEmpty ? "\n\n      ]\n    }" : "\n      ]\n    }")
         }
+        if !json.bytes.isEmpty { try write(json.bytes) }
+    }
+
+    private mutating func append(_ record: MergeConflictRecord, first: Bool) {
+        raw(first ? "    {\n" : ",\n    {\n")
+        raw("      \"changed_by\" : "); string(record.changedBy)
+        raw(",\n      \"entity\" : "); string(record.entity)
+        raw(",\n      \"job\" : "); string(record.job)
+        raw(",\n      \"key\" : {\n")
+        for (offset, name) in record.key.keys.sorted().enumerated() {
+            raw(offset > 0 ? ",\n        " : "        "); string(name); raw(" : "); value(record.key[name]!)
+        }
+        raw("\n      },\n      \"kind\" : "); string(record.kind.rawValue)
+        raw(",\n      \"outcome\" : "); string(record.outcome.rawValue)
+        raw(",\n      \"policy\" : "); string(record.policy.rawValue)
+        raw(",\n      \"properties\" : [")
+        for (offset, property) in record.properties.enumerated() {
+            raw(offset > 0 ? ",\n        {\n" : "\n        {\n")
+            raw("          \"name\" : "); string(property.name)
+            raw(",\n          \"original\" : "); value(property.original)
+            raw(",\n          \"ours\" : "); value(property.ours)
+            raw(",\n          \"resolved\" : "); value(property.resolved)
+            raw(",\n          \"store\" : "); value(property.store)
+            raw("\n        }")
+        }
+        raw(record.properties.isEmpty ? "\n\n      ]\n    }" : "\n      ]\n    }")
     }
 
     private mutating func raw(_ text: StaticString) {

@@ -3,8 +3,8 @@ import Foundation
 /// Everything a run did: written as `--report FILE.json` and rendered as text by the command.
 ///
 /// ```swift
-/// let data = try report.jsonData()
-/// try data.write(to: URL(fileURLWithPath: "reports/nightly.json"))
+/// try report.writeJSON(to: "reports/nightly.json")
+/// let again = try RunReport(jsonData: Data(contentsOf: URL(fileURLWithPath: "reports/nightly.json")))
 /// ```
 public struct RunReport: Sendable, Hashable, Codable {
     public enum Status: String, Sendable, Hashable, Codable {
@@ -63,21 +63,57 @@ public struct RunReport: Sendable, Hashable, Codable {
 
     /// Pretty-printed JSON with stable key order and ISO 8601 dates.
     public func jsonData() throws -> Data {
+        var data = Data()
+        try encodeJSON { data.append(contentsOf: $0) }
+        return data
+    }
+
+    /// Writes `jsonData()` to `path`, its folder made when missing, through a file beside it
+    /// that is renamed into place (a reader never sees half a report); the conflicts go to the
+    /// file as they are written, not held whole in memory first.
+    ///
+    /// ```swift
+    /// try report.writeJSON(to: "reports/nightly.json")
+    /// ```
+    public func writeJSON(to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let partial = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial").path
+        guard FileManager.default.createFile(atPath: partial, contents: nil),
+              let handle = FileHandle(forWritingAtPath: partial) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: partial])
+        }
+        do {
+            defer { try? handle.close() }
+            try encodeJSON { try handle.write(contentsOf: $0) }
+            guard rename(partial, path) == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
+                                                               NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+            }
+        } catch {
+            unlink(partial)
+            throw error
+        }
+    }
+
+    /// The report's JSON, handed to `write` in pieces. The conflicts (the bulk of a large
+    /// report) are written directly into their place: "conflicts" sorts first, so the encoded
+    /// report without them begins with its empty array.
+    private func encodeJSON(_ write: ([UInt8]) throws -> Void) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        guard !conflicts.isEmpty else { return try encoder.encode(self) }
-        // The conflicts (the bulk of a large report) are written directly into their place:
-        // "conflicts" sorts first, so the encoded report without them begins with its empty array.
+        guard !conflicts.isEmpty else { return try write(Array(encoder.encode(self))) }
         var rest = self
         rest.conflicts = []
         let encoded = try encoder.encode(rest)
         let empty = Data("{\n  \"conflicts\" : [\n\n  ],\n".utf8)
-        guard encoded.starts(with: empty) else { return try encoder.encode(self) }
-        var data = Data("{\n  \"conflicts\" : [\n".utf8)
-        data.append(contentsOf: ConflictsJSON(conflicts).bytes)
-        data.append(contentsOf: "\n  ],\n".utf8)
-        data.append(encoded[(encoded.startIndex + empty.count)...])
-        return data
+        guard encoded.starts(with: empty) else { return try write(Array(encoder.encode(self))) }
+        try write(Array("{\n  \"conflicts\" : [\n".utf8))
+        try ConflictsJSON.write(conflicts, to: write)
+        try write(Array("\n  ],\n".utf8))
+        try write(Array(encoded[(encoded.startIndex + empty.count)...]))
     }
 }
+

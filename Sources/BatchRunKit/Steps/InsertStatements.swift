@@ -15,11 +15,11 @@ final class InsertStatements {
         case insert
         /// The same, `RETURNING rowid`: the rowids SQLite assigns.
         case insertReturningRowid
-        /// `... ON CONFLICT (key) DO UPDATE SET c = excluded.c ... RETURNING *` (object-trump, recompute).
+        /// `... ON CONFLICT (key) DO UPDATE SET c = excluded.c ...` (object-trump, recompute).
         case upsertOurs
-        /// `... ON CONFLICT (key) DO UPDATE SET c = coalesce(c, excluded.c) ... RETURNING *` (store-trump).
+        /// `... ON CONFLICT (key) DO UPDATE SET c = coalesce(c, excluded.c) ...` (store-trump).
         case upsertFillNulls
-        /// `INSERT OR REPLACE ... RETURNING *` (overwrite, after the rows are deleted).
+        /// `INSERT OR REPLACE ...` (overwrite, after the rows are deleted).
         case replace
         /// `DELETE FROM t WHERE key IN (?, ...)` (overwrite).
         case deleteKeys
@@ -95,7 +95,6 @@ final class InsertStatements {
 
     func sql(_ kind: Kind, columns: [String], rows: Int) -> String {
         let table = SQL.quote(entity.tableName)
-        let all = SQL.quoteList(entity.columnNames)
         let plain = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         func values(_ tuple: String) -> String { Array(repeating: tuple, count: rows).joined(separator: ", ") }
         let keyList = SQL.quoteList(entity.primaryKey)
@@ -114,12 +113,12 @@ final class InsertStatements {
                 + (kind == .insertReturningRowid ? " RETURNING rowid" : "")
         case .upsertOurs:
             return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) ON CONFLICT (\(keyList)) DO UPDATE SET "
-                + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ") + " RETURNING \(all)"
+                + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         case .upsertFillNulls:
             return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) ON CONFLICT (\(keyList)) DO UPDATE SET "
-                + others.map { "\($0) = coalesce(\($0), excluded.\($0))" }.joined(separator: ", ") + " RETURNING \(all)"
+                + others.map { "\($0) = coalesce(\($0), excluded.\($0))" }.joined(separator: ", ")
         case .replace:
-            return "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) RETURNING \(all)"
+            return "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain))"
         case .largestRowid:
             return "SELECT max(rowid) FROM \(table)"
         case .deleteKeys:
