@@ -31,4 +31,28 @@ struct ReportJSONTests {
         let decoded = try decoder.decode(RunReport.self, from: written)
         #expect(decoded.conflicts.map(\.key) == conflicts.map(\.key) && decoded.conflicts[0].properties[1].original == .text(tricky))
     }
+
+    @Test("a report of 5,000 conflicts written to a file in pieces is JSONEncoder's output; no partial file is left")
+    func writtenToFileInPieces() throws {
+        let values: [JSONValue] = [.integer(0), .integer(Int64.min), .integer(Int64.max), .integer(-7), .real(-0.5), .text("ü/\u{1F}")]
+        let conflicts = (0..<5_000).map { index in
+            MergeConflictRecord(job: "load", entity: "Reading", key: ["id": .integer(Int64(index) - 2_500)], kind: .constraint,
+                                policy: .overwrite, outcome: .overwritten, changedBy: "load",
+                                properties: [.init(name: "v", original: .null, store: values[index % values.count],
+                                                   ours: values[(index + 1) % values.count], resolved: .integer(Int64(index) * 1_000_003))])
+        }
+        let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                               elapsedSeconds: 2, conflicts: conflicts)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("nested/r.json").path
+        try report.writeJSON(to: path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(written.count > 1 << 20, "one piece only: \(written.count) bytes")
+        #expect(written == (try encoder.encode(report)))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("nested").path) == ["r.json"])
+    }
 }

@@ -26,8 +26,12 @@ struct ConflictsJSON {
         raw(",\n      \"entity\" : "); string(record.entity)
         raw(",\n      \"job\" : "); string(record.job)
         raw(",\n      \"key\" : {\n")
-        for (offset, name) in record.key.keys.sorted().enumerated() {
-            raw(offset > 0 ? ",\n        " : "        "); string(name); raw(" : "); value(record.key[name]!)
+        if record.key.count == 1, let (name, key) = record.key.first {
+            raw("        "); string(name); raw(" : "); value(key)
+        } else {
+            for (offset, name) in record.key.keys.sorted().enumerated() {
+                raw(offset > 0 ? ",\n        " : "        "); string(name); raw(" : "); value(record.key[name]!)
+            }
         }
         raw("\n      },\n      \"kind\" : "); string(record.kind.rawValue)
         raw(",\n      \"outcome\" : "); string(record.outcome.rawValue)
@@ -52,13 +56,29 @@ struct ConflictsJSON {
     private mutating func value(_ value: JSONValue) {
         switch value {
         case .null: raw("null")
-        case .integer(let int): bytes.append(contentsOf: String(int).utf8)
+        case .integer(let int): integer(int)
         case .real(let double):
             guard double.isFinite else { return raw("null") }
             // As JSONEncoder writes a Double: shortest form, no ".0" on a whole number.
             let text = String(double)
             bytes.append(contentsOf: text.hasSuffix(".0") ? text.utf8.dropLast(2) : text.utf8[...])
         case .text(let text): string(text)
+        }
+    }
+
+    /// An integer's decimal digits, without making a string of them.
+    private mutating func integer(_ value: Int64) {
+        if value < 0 { bytes.append(0x2D) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // up to 20 digits, least significant first
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(truncatingIfNeeded: magnitude % 10) + 0x30
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
         }
     }
 
