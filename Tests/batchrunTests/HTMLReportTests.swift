@@ -47,33 +47,6 @@ struct HTMLReportTests {
         return Dictionary(zip(table.elements("th").map(\.text), row.elements("td").map(\.text)), uniquingKeysWith: { $1 })
     }
 
-    /// `feed.csv`: 400,000 rows of `id,minutes`, long enough to stop a run in the middle of.
-    static func writeLongFeed(in folder: TemporaryFolder) throws {
-        var feed = "id,minutes\n"
-        for id in 1...400_000 { feed += "\(id),\(id % 600)\n" }
-        try folder.write("feed.csv", feed)
-    }
-
-    /// Starts `batchrun ARGUMENTS` in `folder` and returns once its store's `table` has rows.
-    func startUntilRowsIn(_ table: String, _ folder: TemporaryFolder, _ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = Batchrun.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = folder.url
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if let store = try? StoreInspector(path: folder.path("store.sqlite")),
-               let count = try? store.count("SELECT count(*) FROM \(table)"), count > 0 {
-                break
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return process
-    }
-
     func status(of job: String, in page: HTMLDocument) -> String? {
         row(of: job, in: page)["status"]
     }
@@ -196,7 +169,7 @@ struct HTMLReportTests {
     @Test("a cancelled run (SIGINT midway) still writes its page: status cancelled, the job that never started says so")
     func cancelled() throws {
         let folder = try TemporaryFolder()
-        try Self.writeLongFeed(in: folder)
+        try Batchrun.writeLongFeed(in: folder)
         try folder.write("job.yaml", """
             version: 1
             store: store.sqlite
@@ -206,7 +179,7 @@ struct HTMLReportTests {
               load: { batch_size: 500, steps: [{ insert: { entity: T, from: feed.csv } }] }
               after: { needs: load, steps: [{ fetch: { entity: T } }] }
             """)
-        let process = try startUntilRowsIn("T", folder, ["job.yaml", "--html", "r.html", "--report", "r.json"])
+        let process = try Batchrun.startUntilRows(in: "T", folder, ["job.yaml", "--html", "r.html", "--report", "r.json"])
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
@@ -224,7 +197,7 @@ struct HTMLReportTests {
     @Test("a resumed run: its page says which run it continued, the job done earlier is marked and has no bar")
     func resumed() throws {
         let folder = try TemporaryFolder()
-        try Self.writeLongFeed(in: folder)
+        try Batchrun.writeLongFeed(in: folder)
         try folder.write("job.yaml", """
             version: 1
             store: store.sqlite
@@ -235,7 +208,7 @@ struct HTMLReportTests {
               first: { steps: [{ insert: { entity: Seen, rows: [{ id: 1 }] } }] }
               load: { needs: first, batch_size: 500, steps: [{ insert: { entity: T, from: feed.csv } }] }
             """)
-        let process = try startUntilRowsIn("T", folder, ["job.yaml", "--quiet"])
+        let process = try Batchrun.startUntilRows(in: "T", folder, ["job.yaml", "--quiet"])
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
 

@@ -109,6 +109,48 @@ struct ResumeTests {
         #expect(final["resumed_from"] != nil || interruptions == 0)
     }
 
+    @Test("after a kill and a resume: the text report marks the job done earlier; `runs` lists both runs, newest first")
+    func doneEarlierAndHistory() throws {
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T: { columns: { id: integer primary key, minutes: real } }
+              Seen: { columns: { id: integer primary key } }
+            jobs:
+              first: { steps: [{ insert: { entity: Seen, rows: [{ id: 1 }] } }] }
+              load: { needs: first, batch_size: 500, steps: [{ insert: { entity: T, from: feed.csv } }] }
+            """)
+        let killed = try Batchrun.startUntilRows(in: "T", folder, ["job.yaml", "--quiet"])
+        kill(killed.processIdentifier, SIGKILL)
+        killed.waitUntilExit()
+
+        let resumed = try Batchrun.run(["job.yaml", "--resume", "--no-progress"], in: folder.url)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        let firstLine = try #require(resumed.stdout.split(separator: "\n").first { $0.contains("first") && $0.contains("done earlier") })
+        #expect(!firstLine.contains("load"))
+        #expect(resumed.stdout.contains("resuming run 1"), "\(resumed.stdout)")
+
+        let json = try Batchrun.run(["runs", "job.yaml", "--format", "json"], in: folder.url)
+        #expect(json.status == 0, "\(json.stderr)")
+        let runs = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(runs.map { $0["id"] as? Int } == [2, 1])
+        #expect(runs[0]["status"] as? String == "ok" && runs[0]["resumed_from"] as? Int == 1)
+        #expect(runs[1]["status"] as? String != "ok")
+        let jobs = try #require(runs[0]["jobs"] as? [[String: Any]])
+        #expect(jobs.map { $0["name"] as? String } == ["first", "load"])
+        #expect(jobs.map { $0["done_earlier"] as? Bool } == [true, false])
+        let rows = try #require(runs[0]["rows"] as? [String: Int])
+        #expect((rows["inserted"] ?? 0) > 0 && (rows["inserted"] ?? 0) < 400_000, "this attempt's rows: \(rows)")
+
+        let one = try Batchrun.run(["runs", "job.yaml", "--limit", "1"], in: folder.url)
+        let lines = one.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].contains("resumed from") && lines[1].hasPrefix("2 "), "\(one.stdout)")
+        #expect(lines[1].contains("first done earlier"))
+    }
+
     @Test("a run whose process is alive is not continued: exit 2, naming the process")
     func liveRunRefused() throws {
         let folder = try TemporaryFolder()

@@ -55,6 +55,34 @@ struct Batchrun {
                       stderr: try String(contentsOf: err, encoding: .utf8),
                       signalled: process.terminationReason == .uncaughtSignal)
     }
+
+    /// `feed.csv` in `folder`: 400,000 rows of `id,minutes`, long enough to stop a run in the middle of.
+    static func writeLongFeed(in folder: TemporaryFolder) throws {
+        var feed = "id,minutes\n"
+        for id in 1...400_000 { feed += "\(id),\(id % 600)\n" }
+        try folder.write("feed.csv", feed)
+    }
+
+    /// Starts `batchrun ARGUMENTS` in `folder` and returns once table `table` of its store
+    /// (`store.sqlite`) has rows: the run is in the middle of its work.
+    static func startUntilRows(in table: String, _ folder: TemporaryFolder, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let store = try? StoreInspector(path: folder.path("store.sqlite")),
+               let count = try? store.count("SELECT count(*) FROM \(table)"), count > 0 {
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return process
+    }
 }
 
 /// A fresh temporary folder, removed when the test ends.
