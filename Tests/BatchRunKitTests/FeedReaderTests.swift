@@ -151,10 +151,10 @@ struct AwkwardFeedTests {
         #expect(integer("9223372036854775808") == nil && integer("1.5") == nil && integer("") == nil && integer("-") == nil)
         #expect(real("2.5") == 2.5 && real("-1e3") == -1000 && real(".5") == 0.5)
         #expect(real("abc") == nil && real("1.5x") == nil && real("inf") == nil && real("nan") == nil && real(" 1") == nil && real("0x10") == nil)
-        let converter = CellConverter(column: Column(name: "n", type: .integer, notNull: true), isRowidKey: false, nulls: ["NA"])
+        let converter = CellConverter(column: Column(name: "n", type: .integer, notNull: true), isRowidKey: false)
         var batch = RowBatch()
         batch.beginRow(line: 1, layout: 0)
-        let problems = ["12", "NA", "12.0", "x"].map { text in Array(text.utf8).withUnsafeBufferPointer { converter.append($0, to: &batch) } }
+        let problems = ["12", "NA", "12.0", "x"].map { text in Array(text.utf8).withUnsafeBufferPointer { converter.append($0, nulls: NullMarkers(["NA"]), to: &batch) } }
         #expect(problems == [nil, "missing value in a not null column", nil, "\"x\" is not an integer"])
         #expect(batch.cells(of: 0).map { batch.value(at: $0) } == [.integer(12), .integer(12)])
     }
@@ -163,10 +163,10 @@ struct AwkwardFeedTests {
           arguments: [("1e3", ColumnType.integer), ("12.0", .integer), ("0x10", .integer), ("inf", .real), (" 1", .real),
                       ("1e3", .real), ("TRUE", .boolean), ("yes", .boolean), ("2026-01-31T08:15:00Z", .datetime), ("2026-13-01", .datetime)])
     func oneSetOfRules(text: String, type: ColumnType) {
-        let converter = CellConverter(column: Column(name: "c", type: type), isRowidKey: false, nulls: [])
+        let converter = CellConverter(column: Column(name: "c", type: type), isRowidKey: false)
         var batch = RowBatch()
         batch.beginRow(line: 1, layout: 0)
-        let fromBytes = Array(text.utf8).withUnsafeBufferPointer { converter.append($0, to: &batch) }
+        let fromBytes = Array(text.utf8).withUnsafeBufferPointer { converter.append($0, nulls: NullMarkers([]), to: &batch) }
         let fromText = ValueConverter.convert(text: text, to: type)
         switch fromText {
         case .success(let value):

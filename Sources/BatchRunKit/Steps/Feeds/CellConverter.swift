@@ -1,20 +1,20 @@
 /// Converts one feed field, as bytes, to the typed cell its column stores, without making a
-/// String for numbers: `nulls` first, then the column's type, by `ValueConverter`'s rules.
-final class CellConverter: Sendable {
+/// String for numbers: the step's NULL spellings first, then the column's type, by
+/// `ValueConverter`'s rules. Plain values only, so a layout's converters are read per cell
+/// without reference counting.
+struct CellConverter: Sendable {
     let type: ColumnType
     /// The column takes a NULL: it is nullable, has a default, or is SQLite's rowid.
     let acceptsNull: Bool
-    let nulls: [[UInt8]]
 
-    init(column: Column, isRowidKey: Bool, nulls: [String]) {
+    init(column: Column, isRowidKey: Bool) {
         self.type = column.type
         self.acceptsNull = !column.notNull || column.defaultLiteral != nil || isRowidKey
-        self.nulls = nulls.map { Array($0.utf8) }
     }
 
     /// Appends the cell to `batch`, or returns why the field does not fit.
-    func append(_ field: UnsafeBufferPointer<UInt8>, to batch: inout RowBatch) -> String? {
-        if nulls.contains(where: { $0.elementsEqual(field) }) { return appendNull(to: &batch) }
+    func append(_ field: UnsafeBufferPointer<UInt8>, nulls: NullMarkers, to batch: inout RowBatch) -> String? {
+        if nulls.matches(field) { return appendNull(to: &batch) }
         switch ValueConverter.parse(field, as: type) {
         case .integer(let value): batch.appendInteger(value)
         case .real(let value): batch.appendReal(value)
@@ -26,8 +26,8 @@ final class CellConverter: Sendable {
     }
 
     /// Appends a typed value (from JSON or inline rows).
-    func append(_ value: StoreValue, to batch: inout RowBatch) -> String? {
-        if case .text(let text) = value, nulls.contains(where: { $0.elementsEqual(text.utf8) }) { return appendNull(to: &batch) }
+    func append(_ value: StoreValue, nulls: NullMarkers, to batch: inout RowBatch) -> String? {
+        if case .text(let text) = value, nulls.matches(text) { return appendNull(to: &batch) }
         switch ValueConverter.convert(value, to: type) {
         case .success(.null): return appendNull(to: &batch)
         case .success(let converted): batch.append(converted)

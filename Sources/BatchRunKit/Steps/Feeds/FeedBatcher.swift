@@ -21,10 +21,13 @@ struct FeedBatcher {
     let step: InsertStep
     let entity: Entity
     let feedName: String
-    let nulls: [String]
+    let nulls: NullMarkers
     private(set) var layouts: [Layout] = []
     private var layoutIndex: [[String]: Int] = [:]
     private var source: Source
+    /// A CSV or TSV file's reader, kept out of `source` so each row is read in place (taking
+    /// it out of the enum and back copied it, with its buffers' reference counts, per row).
+    private var csv: CSVReader?
     private var rejected: RejectedRows?
     private(set) var rejectedCount = 0
     private var raw = RawRow()
@@ -32,7 +35,7 @@ struct FeedBatcher {
     private var inlineRead = 0
 
     private enum Source {
-        case csv(CSVReader)
+        case csv
         case records(any FeedReader)
         case inline(IndexingIterator<[FeedRecord]>)
     }
@@ -45,7 +48,7 @@ struct FeedBatcher {
         self.feedName = feedName
         switch step.source {
         case .rows(let rows):
-            nulls = step.nulls ?? []
+            nulls = NullMarkers(step.nulls ?? [])
             var done = 0
             if case .rows(let count)? = resumeAt { done = min(count, rows.count) }
             inlineRead = done
@@ -53,7 +56,7 @@ struct FeedBatcher {
                 FeedRecord(line: index + 1, fields: row.map(\.field), values: row.map(\.value))
             }.makeIterator())
         case .file(let path, let format):
-            nulls = step.nulls ?? (format == .csv || format == .tsv ? [""] : [])
+            nulls = NullMarkers(step.nulls ?? (format == .csv || format == .tsv ? [""] : []))
             var start: FeedOffset?
             if case .feed(let position)? = resumeAt {
                 start = FeedOffset(offset: position.offset, line: position.line)
@@ -63,7 +66,8 @@ struct FeedBatcher {
             case .csv, .tsv:
                 let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName,
                                            startingAt: start)
-                source = .csv(reader)
+                source = .csv
+                csv = reader
                 _ = try layout(for: reader.header, line: 1)
             case .json, .ndjson:
                 source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName, startingAt: start))
@@ -76,7 +80,7 @@ struct FeedBatcher {
     var position: StepPosition? {
         switch source {
         case .inline: return .rows(inlineRead)
-        case .csv(let reader): return filePosition(reader.nextRecord)
+        case .csv: return csv.flatMap { filePosition($0.nextRecord) }
         case .records(let reader): return filePosition(reader.nextRecord)
         }
     }
@@ -96,10 +100,8 @@ struct FeedBatcher {
     mutating func fill(_ batch: inout RowBatch, limit: Int) throws -> Bool {
         while batch.count < limit {
             switch source {
-            case .csv(var reader):
-                let more = try reader.nextRow(into: &raw)
-                source = .csv(reader)
-                guard more else { return false }
+            case .csv:
+                guard try csv!.nextRow(into: &raw) else { return false }
                 try convertRaw(into: &batch)
             case .records(var reader):
                 let record = try reader.next()
@@ -124,7 +126,7 @@ struct FeedBatcher {
             layout.converters.withUnsafeBufferPointer { converters in
                 for (position, field) in layout.fields.enumerated() {
                     let range = raw.range(of: field)
-                    if let problem = converters[position].append(UnsafeBufferPointer(rebasing: bytes[range]), to: &batch) {
+                    if let problem = converters[position].append(UnsafeBufferPointer(rebasing: bytes[range]), nulls: nulls, to: &batch) {
                         return (position, problem)
                     }
                 }
@@ -143,7 +145,7 @@ struct FeedBatcher {
         let layout = layouts[index]
         batch.beginRow(line: record.line, layout: index)
         for (position, field) in layout.fields.enumerated() {
-            if let problem = layout.converters[position].append(record.values[field], to: &batch) {
+            if let problem = layout.converters[position].append(record.values[field], nulls: nulls, to: &batch) {
                 batch.dropLastRow()
                 try reject(line: record.line, fields: record.fields, values: record.values.map(\.description),
                            reason: "column \(layout.columns[position].name): \(problem)")
@@ -153,7 +155,7 @@ struct FeedBatcher {
     }
 
     private func layoutFields(_ index: Int) -> [String] {
-        if case .csv(let reader) = source { return reader.header }
+        if let csv { return csv.header }
         return layoutIndex.first { $0.value == index }?.key ?? []
     }
 
@@ -170,8 +172,7 @@ struct FeedBatcher {
             }
             columns.append(column)
             fieldIndexes.append(index)
-            converters.append(CellConverter(column: column, isRowidKey: entity.hasRowidKey && entity.primaryKey == [column.name],
-                                            nulls: nulls))
+            converters.append(CellConverter(column: column, isRowidKey: entity.hasRowidKey && entity.primaryKey == [column.name]))
         }
         if !unknown.isEmpty {
             throw FeedFailure(message: "\(place(line)): field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) match"
