@@ -21,6 +21,7 @@ struct FeedReaderTests {
     @Test("CSV: a UTF-8 byte-order mark is skipped")
     func bom() throws {
         let path = try FeedFiles.write("bom.csv", [0xEF, 0xBB, 0xBF] + Array("id,name\n1,ann\n".utf8))
+        defer { try? FileManager.default.removeItem(atPath: path) }
         var reader = try FeedReaders.open(path: path, format: .csv, displayPath: "bom.csv")
         #expect(try reader.next()?.fields == ["id", "name"])
     }

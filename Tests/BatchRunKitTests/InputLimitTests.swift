@@ -111,6 +111,7 @@ struct InputLimitTests {
     @Test("a feed truncated while being read is an error saying so", arguments: truncationCases)
     func truncated(format: FeedFormat, name: String) throws {
         let path = try FeedFiles.write(name, Array(Self.feed(format, rows: 10_000).utf8))
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
         var reader = try FeedReaders.open(path: path, format: format, displayPath: name)
         _ = try reader.next()
@@ -129,6 +130,7 @@ struct InputLimitTests {
     @Test("a feed deleted while being read is read to its end (the open file stays readable)", arguments: truncationCases)
     func deleted(format: FeedFormat, name: String) throws {
         let path = try FeedFiles.write(name, Array(Self.feed(format, rows: 10_000).utf8))
+        defer { try? FileManager.default.removeItem(atPath: path) }
         var reader = try FeedReaders.open(path: path, format: format, displayPath: name)
         _ = try reader.next()
         try FileManager.default.removeItem(atPath: path)

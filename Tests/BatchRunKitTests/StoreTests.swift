@@ -44,6 +44,7 @@ struct StoreTests {
     @Test("an existing table with extra columns is used as it is")
     func extraColumns() throws {
         let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path) }
         try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "CREATE TABLE Session (id INTEGER PRIMARY KEY, user TEXT, status TEXT, ok INTEGER, notes TEXT)")
@@ -55,6 +56,7 @@ struct StoreTests {
     @Test("an existing table that lacks declared columns stops before anything is created")
     func missingColumns() throws {
         let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path) }
         try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
         try DatabaseQueue(path: path).write { db in try db.execute(sql: "CREATE TABLE Session (id INTEGER PRIMARY KEY, user TEXT)") }
         #expect {

@@ -57,9 +57,11 @@ enum FeedFiles {
         return url.path
     }
 
-    /// Every record of a feed; errors name it `name`.
+    /// Every record of a feed; errors name it `name`. The file is removed after.
     static func records(_ name: String, _ bytes: [UInt8], format: FeedFormat) throws -> [FeedRecord] {
-        var reader = try FeedReaders.open(path: try write(name, bytes), format: format, displayPath: name)
+        let path = try write(name, bytes)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var reader = try FeedReaders.open(path: path, format: format, displayPath: name)
         var result: [FeedRecord] = []
         while let record = try reader.next() { result.append(record) }
         return result
