@@ -6,7 +6,8 @@ import GRDBSQLite
 /// the merge policy with one statement per chunk of rows, and recorded exactly as the one-row
 /// path (`SaveWriter.resolveConstraint`) records them. The resolved values are known without
 /// reading them back: ours, or for store-trump the stored value where it is not NULL (reading
-/// every row back with `RETURNING` cost a quarter of the writer's time).
+/// every row back with `RETURNING` cost a quarter of the writer's time). Overwrite alone reads
+/// its rows back, as it may store a column's default in place of our NULL.
 extension InsertWriter {
     /// Resolves `taken` (feed order) against `existing`. The first row with a key resolves
     /// set-based; a later row with the same key goes on its own, against the row as the first
@@ -80,6 +81,10 @@ extension InsertWriter {
         }
         let keyFed = fed.firstIndex(of: keyIndex)!
         let written = Set(writes)
+        // Overwrite's INSERT OR REPLACE stores a NOT NULL column's default where ours is NULL, and
+        // SQLite's affinity may change a value: what it wrote is read back (one query per 1,000 rows).
+        let replaced = kind == .replace
+            ? try storedRows(writes.filter { !failed.contains($0) }.map { values[$0][keyFed] }, in: db) : [:]
         for (offset, row) in group.enumerated() {
             if failed.contains(offset) {
                 try resolveConflict(row, existing: existing[values[offset][keyFed]], of: &rows, in: db, changes: &changes, counts: &counts)
@@ -89,6 +94,7 @@ extension InsertWriter {
             // The fed columns as the policy left them.
             let after: [StoreValue] = fed.indices.map { position in
                 guard written.contains(offset) else { return old[fed[position]] }
+                if kind == .replace, let stored = replaced[values[offset][keyFed]] { return stored[fed[position]] }
                 return kind == .upsertFillNulls && old[fed[position]] != .null ? old[fed[position]] : values[offset][position]
             }
             let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, old))

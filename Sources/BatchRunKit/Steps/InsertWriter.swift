@@ -363,6 +363,12 @@ struct InsertWriter {
             guard let largest else { return [:] }
             if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return [:] }
         }
+        return try storedRows(keys, in: db)
+    }
+
+    /// The stored rows with these (one-column) primary keys, by key, read with one query per 1,000 keys.
+    func storedRows(_ keys: [StoreValue], in db: Database) throws -> [StoreValue: [StoreValue]] {
+        let entity = environment.entity
         var found: [StoreValue: [StoreValue]] = [:]
         let keyIndex = entity.primaryKeyIndexes[0]
         for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
