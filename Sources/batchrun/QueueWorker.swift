@@ -103,12 +103,17 @@ final class QueueWorker {
     /// store's run state (its conflicts are not there), and said so in its log.
     private func keepReport(_ report: RunReport, of claim: QueueFolder.Claim) {
         let path = claim.path + ".json"
-        guard !FileManager.default.fileExists(atPath: path) else { return }
-        try? report.writeJSON(to: path)
+        // A report of this run is kept; one left by an earlier, cancelled attempt is replaced.
+        if let data = FileManager.default.contents(atPath: path), let kept = try? RunReport(jsonData: data),
+           kept.runID == report.runID { return }
+        guard (try? report.writeJSON(to: path)) != nil else {
+            say("cannot write \(claim.name).json")
+            return
+        }
         let note = "batchrun worker: run \(report.runID.map(String.init) ?? "?") had ended ok, but its process ended before "
             + "writing its report; \(claim.name).json was rebuilt from the store's run state (without its conflicts)\n"
         if let log = FileHandle(forWritingAtPath: claim.path + ".log") ?? {
-            FileManager.default.createFile(atPath: claim.path + ".log", contents: nil)
+            _ = FileManager.default.createFile(atPath: claim.path + ".log", contents: nil)
             return FileHandle(forWritingAtPath: claim.path + ".log")
         }() {
             log.seekToEndOfFile()

@@ -248,8 +248,9 @@ struct QueueTests {
         #expect(kill(sleeper, 0) == 0, "the hook was still running while its item was taken over")
     }
 
-    @Test("an orphan whose run had ended ok is moved to done/ with its report rebuilt from the store, not run again")
-    func finishedOrphanKeepsItsReport() throws {
+    @Test("an orphan whose run had ended ok goes to done/ with its report rebuilt from the store (replacing an earlier attempt's), not run again",
+          arguments: [false, true])
+    func finishedOrphanKeepsItsReport(staleReport: Bool) throws {
         let folder = try TemporaryFolder()
         try FileManager.default.createDirectory(atPath: folder.path("q/var"), withIntermediateDirectories: true)
         let queue = try DatabaseQueue(path: folder.path("q/var/queue.sqlite"))
@@ -268,11 +269,22 @@ struct QueueTests {
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         try folder.write("q/running/\(name).log", run.stdout)
 
+        if staleReport {
+            // The report of an earlier attempt, cancelled (it moved the item back to pending/ with its sidecars).
+            try folder.write("scratch/item.yaml", Self.item(3))
+            let scratch = try Batchrun.run(["run", "scratch/item.yaml", "--report", "scratch/report.json"], in: folder.url)
+            #expect(scratch.status == 0, "\(scratch.stdout)\(scratch.stderr)")
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.url.appendingPathComponent("scratch/report.json"))) as? [String: Any])
+            object["status"] = "cancelled"
+            object["run_id"] = 99
+            try JSONSerialization.data(withJSONObject: object).write(to: folder.url.appendingPathComponent("q/running/\(name).json"))
+        }
+
         let drain = try Batchrun.run(["worker", "q", "--once"], in: folder.url)
         #expect(drain.status == 0, "\(drain.stdout)\(drain.stderr)")
         #expect(drain.stdout.contains("taking over"), "\(drain.stdout)")
         let report = try RunReportJSON(path: folder.path("q/done/\(name).json"))
-        #expect(report.status == "ok")
+        #expect(report.status == "ok" && report.runID != 99)
         #expect(report.jobs == ["load": 200, "bump": 1])
         let log = try String(contentsOfFile: folder.path("q/done/\(name).log"), encoding: .utf8)
         #expect(log.contains("rebuilt from the store's run state"), "\(log)")
@@ -280,22 +292,5 @@ struct QueueTests {
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM Row")!, try Int.fetchOne(db, sql: "SELECT n FROM Counter")!)
         }
         #expect(rows == 200 && counter == 1, "the item ran again")
-    }
-}
-
-/// The parts of a JSON report this suite checks: its status, and each job's rows written.
-private struct RunReportJSON {
-    let status: String
-    let jobs: [String: Int]
-
-    init(path: String) throws {
-        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any] ?? [:]
-        status = object["status"] as? String ?? ""
-        var jobs: [String: Int] = [:]
-        for job in object["jobs"] as? [[String: Any]] ?? [] {
-            let rows = job["rows"] as? [String: Int] ?? [:]
-            jobs[job["name"] as? String ?? ""] = (rows["inserted"] ?? 0) + (rows["updated"] ?? 0)
-        }
-        self.jobs = jobs
     }
 }
