@@ -80,10 +80,12 @@ public struct RunReport: Sendable, Hashable, Codable {
         let folder = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let partial = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial").path
-        guard FileManager.default.createFile(atPath: partial, contents: nil),
-              let handle = FileHandle(forWritingAtPath: partial) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: partial])
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial,
+                                                           NSLocalizedDescriptionKey: String(cString: strerror(errno))])
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
             defer { try? handle.close() }
             try encodeJSON { try handle.write(contentsOf: $0) }

@@ -9,14 +9,16 @@ extension JobFileRun {
     ///
     /// ```swift
     /// if let report = try JobFileRun.recordedReport(of: file, in: store), report.status == .ok {
-    ///     try report.jsonData().write(to: URL(fileURLWithPath: "var/nightly.json"))
+    ///     try report.writeJSON(to: "var/nightly.json")
     /// }
     /// ```
     public static func recordedReport(of file: JobFile, in store: Store) throws -> RunReport? {
         let ledger = RunLedger(store: store)
         guard let run = try ledger.latestRun(file: identity(of: file)) else { return nil }
         let startedAt = (try? Date(run.startedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) ?? Date()
-        let jobs = try ledger.jobReports(of: run.id)
+        // In the job file's order, as a run's own report lists them.
+        let order = Dictionary(file.jobs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let jobs = try ledger.jobReports(of: run.id).sorted { order[$0.name, default: .max] < order[$1.name, default: .max] }
         var report = RunReport(file: file.path, store: store.path,
                                status: RunReport.Status(rawValue: run.status) ?? .failed,
                                startedAt: startedAt, elapsedSeconds: run.elapsedSeconds ?? 0, jobs: jobs)

@@ -110,7 +110,7 @@ final class RunLedger: Sendable {
         if let previous {
             try db.execute(sql: """
                 INSERT INTO _batchrun_jobs (run_id, job, definition, status, done_earlier, rows_total, outputs)
-                SELECT ?, job, definition, status, status = 'ok', rows_total, outputs FROM _batchrun_jobs WHERE run_id = ?
+                SELECT ?, job, definition, status, status = 'ok', rows_total, outputs FROM _batchrun_jobs WHERE run_id = ? ORDER BY rowid
                 """, arguments: [id, previous])
             try db.execute(sql: """
                 INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
@@ -154,7 +154,7 @@ final class RunLedger: Sendable {
         }
     }
 
-    /// The jobs of run `id` as its attempts recorded them, in the order they were recorded.
+    /// The jobs of run `id` as its attempts recorded them, in the order they first started.
     func jobReports(of id: Int64) throws -> [JobReport] {
         try store.pool.read { db in
             guard try Self.hasTables(db) else { return [] }
