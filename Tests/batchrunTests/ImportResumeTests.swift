@@ -103,9 +103,10 @@ struct ImportResumeTests {
         // The imports run at once (four jobs at a time by default).
         let runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"],
                                    interruptions: 14, wholeRun: wholeRun)
-        let (interruptions, endedOK) = try runs.run()
+        let (interruptions, committed, endedOK) = try runs.run()
         #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 10)
+        #expect(committed >= 6, "only \(committed) of the killed attempts had committed rows")
         let expected = try Self.contents(reference), found = try Self.contents(folder)
         #expect(expected["CsvRow"]?.count == Self.rows - Self.rows / 97 && expected["Swap"]?.count == 3_000)
         for (name, rows) in expected.sorted(by: { $0.key < $1.key }) {

@@ -91,10 +91,11 @@ struct ResumeTests {
         let wholeRun = Date().timeIntervalSince(started)
         #expect(uninterrupted.status == 0, "\(uninterrupted.stdout)\(uninterrupted.stderr)")
 
-        let (interruptions, endedOK) = try InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"],
-                                                           wholeRun: wholeRun).run()
+        let (interruptions, committed, endedOK) = try InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"],
+                                                                      wholeRun: wholeRun).run()
         #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 10)
+        #expect(committed >= 6, "only \(committed) of the killed attempts had committed rows")
         let same = try Self.contents(folder.path("store.sqlite")) == Self.contents(reference.path("store.sqlite"))
         if !same, ProcessInfo.processInfo.environment["RESUME_DEBUG"] != nil {
             try? FileManager.default.copyItem(atPath: folder.path("store.sqlite"), toPath: "/tmp/failed-store.sqlite")

@@ -2,10 +2,11 @@ import Foundation
 import GRDB
 
 /// Runs `batchrun FILE --resume` again and again, killing the first `interruptions` attempts
-/// with SIGKILL and SIGINT in turn at random moments, until the store's latest run ended ok.
-/// The moments are drawn from a range scaled to `wholeRun` (the seconds one uninterrupted run
-/// took on this machine, now), so the attempts that are killed do about half the work between
-/// them and every one of them finds the run still going, on a fast machine or a busy one.
+/// with SIGKILL and SIGINT in turn, until the store's latest run ended ok. Every fourth attempt
+/// is killed inside the process's start (20 to 60 ms); the others once they committed a batch
+/// (the run's rows grew), after a random further delay of up to half a share of `wholeRun`
+/// (the seconds one uninterrupted run took on this machine, now). So the killed attempts move
+/// the run on, and they are killed before it ends, on a fast machine or a busy one.
 struct InterruptedRuns {
     var folder: TemporaryFolder
     var arguments: [String]
@@ -13,13 +14,15 @@ struct InterruptedRuns {
     var interruptions = 12
     var wholeRun: Double
 
-    /// From 20 ms (inside the process's start) to the whole run's share of one attempt, doubled.
-    var delay: ClosedRange<Double> { 0.02...max(0.06, 2 * wholeRun / Double(interruptions)) }
+    /// The random delay after an attempt's first committed batch.
+    var delayAfterCommit: ClosedRange<Double> { 0...max(0.01, wholeRun / Double(2 * interruptions)) }
 
-    /// How many attempts were interrupted, and whether the run ended ok within 60 attempts.
-    func run() throws -> (interrupted: Int, endedOK: Bool) {
+    /// How many attempts were interrupted, how many of those had committed rows before they
+    /// were (the run's rows over all attempts grew), and whether the run ended ok within 60 attempts.
+    func run() throws -> (interrupted: Int, committed: Int, endedOK: Bool) {
         var generator = SystemRandomNumberGenerator()
-        var interrupted = 0
+        var interrupted = 0, committed = 0
+        var rows = 0
         for _ in 0..<60 {
             let process = Process()
             process.executableURL = Batchrun.binary
@@ -29,7 +32,15 @@ struct InterruptedRuns {
             process.standardError = FileHandle.nullDevice
             try process.run()
             if interrupted < interruptions {
-                Thread.sleep(forTimeInterval: Double.random(in: delay, using: &generator))
+                if interrupted % 4 == 3 {
+                    Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.06, using: &generator))
+                } else {
+                    let deadline = Date().addingTimeInterval(60)
+                    while process.isRunning, Date() < deadline, (try? rowsSoFar()) ?? 0 <= rows {
+                        Thread.sleep(forTimeInterval: 0.005)
+                    }
+                    Thread.sleep(forTimeInterval: Double.random(in: delayAfterCommit, using: &generator))
+                }
                 if process.isRunning {
                     kill(process.processIdentifier, interrupted % 2 == 0 ? SIGKILL : SIGINT)
                     interrupted += 1
@@ -38,19 +49,37 @@ struct InterruptedRuns {
             process.waitUntilExit()
             // Done when the run ended ok, whatever the exit status says: a signal that arrives
             // after the run ended makes the process end by SIGINT all the same.
-            if try latestStatus() == "ok" { return (interrupted, true) }
+            if try latestStatus() == "ok" { return (interrupted, committed, true) }
+            let now = try rowsSoFar()
+            if now > rows { committed += 1 }
+            rows = now
         }
-        return (interrupted, false)
+        return (interrupted, committed, false)
+    }
+
+    /// The rows the store's latest run has written over all its attempts, by its checkpoints.
+    func rowsSoFar() throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_progress'") == 1
+                ? try Int.fetchOne(db, sql: """
+                    SELECT coalesce(sum(inserted + updated + deleted), 0) FROM _batchrun_progress
+                    WHERE run_id = (SELECT max(id) FROM _batchrun_runs)
+                    """) ?? 0 : 0
+        }
     }
 
     /// The status of the store's latest run, if any was recorded.
     func latestStatus() throws -> String? {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(30)
-        return try DatabaseQueue(path: folder.path(store), configuration: configuration).read { db in
+        try read { db in
             // sqlite_master read directly: GRDB's schema cache does not see another process's tables.
             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_runs'") == 1
                 ? try String.fetchOne(db, sql: "SELECT status FROM _batchrun_runs ORDER BY id DESC LIMIT 1") : nil
         }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        return try DatabaseQueue(path: folder.path(store), configuration: configuration).read(body)
     }
 }
