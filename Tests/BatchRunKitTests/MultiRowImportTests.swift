@@ -83,6 +83,21 @@ struct MultiRowImportTests {
         }
     }
 
+    @Test("NULL spellings of a CSV feed: empty by default, only NA with nulls: [NA], none with nulls: []",
+          arguments: [("", [nil, "NA"] as [String?]), ("nulls: [NA], ", ["", nil]), ("nulls: [], ", ["", "NA"])])
+    func nullSpellings(option: String, notes: [String?]) async throws {
+        let (report, store, folder) = try await run(Self.model + """
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: Reading, \(option)from: feed.csv }
+            """, feed: ("feed.csv", "id,sensor,note\n1,a,\n2,b,NA\n"))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(report.jobs[0].status == .ok, "\(report.jobs[0].error ?? "")")
+        let found = try await store.pool.read { db in try String?.fetchAll(db, sql: "SELECT note FROM Reading ORDER BY id") }
+        #expect(found == notes)
+    }
+
     @Test("a unique violation inside a multi-row chunk: the chunk goes row by row, the row is resolved, the rest inserted")
     func uniqueViolationInChunk() async throws {
         let rows = (2...301).map { id in
