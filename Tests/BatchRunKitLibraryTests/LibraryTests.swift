@@ -27,6 +27,32 @@ struct LibraryTests {
         #expect(again === held)
     }
 
+    @Test("a save of 12,000 rows (more than one merge slice) refreshes every held object in place; deleted ones go, changed ones keep their changes")
+    @MainActor
+    func largeSaveMergedInSlices() async throws {
+        let test = try SessionStore()
+        defer { test.cleanUp() }
+        try await test.seed(12_000)
+        let main = MainContext(store: test.store)
+        let held = try await main.fetch(FetchRequest(entity: "Session"))
+        try held[6_000].set("minutes", to: 1.5)   // an unsaved change on the main context
+        let worker = BatchOperation<Void>(name: "worker", store: test.store) { _, context in
+            for session in try context.fetch(FetchRequest(entity: "Session")) {
+                if try session["id"].int! % 1_000 == 0 { context.delete(session) } else { try session.set("minutes", to: 20) }
+            }
+            try context.save()
+        }
+        _ = await Scheduler(operations: [worker], maxConcurrent: 1, mainContext: main).run()
+        let stale = try held.enumerated().filter { offset, object in
+            try offset != 6_000 && (offset + 1) % 1_000 != 0 && object["minutes"] != .real(20)
+        }
+        #expect(stale.isEmpty, "\(stale.count) held objects do not show the save")
+        let kept = try held[6_000]["minutes"]
+        #expect(kept == .real(1.5), "\(kept)")
+        #expect(held[6_000].hasChanges)
+        #expect(main.registeredObjects.count == 12_000 - 12)   // the 12 deleted ones dropped
+    }
+
     @Test("completion blocks run on the main actor after the main context merged the operation's saves")
     @MainActor
     func completionSeesMergedSaves() async throws {

@@ -98,28 +98,6 @@ func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
     return (stall, fetchStall)
 }
 
-if ProcessInfo.processInfo.environment["BENCH_SPLIT"] != nil {
-    let (store, folder) = try freshStore()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let context = Context(store: store, name: "insert")
-    try await context.perform { context in
-        var tInsert = 0.0, tSave = 0.0
-        for first in stride(from: 1, through: insertRows, by: 10_000) {
-            let a = DispatchTime.now().uptimeNanoseconds
-            for id in first..<min(first + 10_000, insertRows + 1) {
-                try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s\(id % 50)",
-                                                             "value": .real(Double(id) / 10), "taken_at": "2026-01-31T08:15:00Z",
-                                                             "ok": true])
-            }
-            let b = DispatchTime.now().uptimeNanoseconds
-            try context.saveAndReset()
-            let c = DispatchTime.now().uptimeNanoseconds
-            tInsert += Double(b - a) / 1e9; tSave += Double(c - b) / 1e9
-        }
-        print("insert calls", tInsert, "save", tSave)
-    }
-    exit(0)
-}
 if ProcessInfo.processInfo.environment["BENCH_ONLY_INSERTS"] != nil {   // for profiling the insert path
     for _ in 0..<runs { print(Int(try await objectInsertRate())) }
     exit(0)

@@ -463,32 +463,44 @@ final class ContextCore {
     /// in place from the store (the same instances), or dropped when deleted; objects with
     /// changes keep them, and the next save checks them.
     func merge(_ save: DidSave) throws {
-        let ids = mergePlan(for: save)
-        guard !ids.isEmpty else { return }
+        let objects = mergePlan(for: save)
+        guard !objects.isEmpty else { return }
+        let ids = objects.map { $0.objectID! }
         let rows = try read { db in try Self.currentRows(of: ids, model: store.model, in: db) }
-        apply(rows, to: ids)
+        apply(ids.map { rows[$0] }, to: objects)
     }
 
     /// A merge's first half, cheap: drops registered objects the save deleted (unless they
     /// have changes) and returns the registered objects without changes that it updated.
-    func mergePlan(for save: DidSave) -> [ObjectID] {
+    func mergePlan(for save: DidSave) -> [ManagedObject] {
+        dropDeleted(in: save)
+        return unchangedObjects(with: Array(save.updated.values.joined()) + save.inserted.values.joined())
+    }
+
+    /// Drops the registered objects `save` deleted, unless they have changes.
+    func dropDeleted(in save: DidSave) {
         for id in save.deleted.values.joined() {
             if let object = registered[id], !object.hasChanges { registered[id] = nil }
         }
-        var refresh: [ObjectID] = []
-        for id in [save.updated, save.inserted].lazy.flatMap({ $0.values.joined() }) {
-            if let object = registered[id], !object.hasChanges { refresh.append(id) }
-        }
-        return refresh
     }
 
-    /// A merge's second half: the rows read for `ids` become the objects' values and
-    /// snapshots, in place; an object whose row is gone is dropped. Objects changed since the
-    /// plan keep their changes.
-    func apply(_ rows: [ObjectID: [StoreValue]], to ids: [ObjectID]) {
+    /// The registered objects with these IDs that have no unsaved changes.
+    func unchangedObjects(with ids: some Collection<ObjectID>) -> [ManagedObject] {
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(ids.count)
         for id in ids {
-            guard let object = registered[id], !object.hasChanges else { continue }
-            if let row = rows[id] { object.refresh(with: row) } else { registered[id] = nil }
+            if let object = registered[id], !object.hasChanges { objects.append(object) }
+        }
+        return objects
+    }
+
+    /// A merge's second half: `rows[i]`, read for `objects[i]`, becomes its values and
+    /// snapshot, in place; an object whose row is gone (nil) is dropped. Objects changed since
+    /// the plan keep their changes. No hashing: the rows were matched to the objects off the
+    /// main actor.
+    func apply(_ rows: [[StoreValue]?], to objects: [ManagedObject]) {
+        for (object, row) in zip(objects, rows) where !object.hasChanges {
+            if let row { object.refresh(with: row) } else if let id = object.objectID, registered[id] === object { registered[id] = nil }
         }
     }
 

@@ -3,7 +3,7 @@
 /// (completion blocks among it) reads what the jobs saved.
 ///
 /// Merges never hold the main actor long: the rows a save changed are read off it, in
-/// batches, and applied in one hop. `fetch` has an async form that reads off the main actor.
+/// batches of 5,000, and each batch is applied in one hop. `fetch` has an async form that reads off the main actor.
 ///
 /// ```swift
 /// @MainActor func show(_ store: Store) async throws {
@@ -23,8 +23,8 @@ public final class MainContext {
     public private(set) var mergedSequence: UInt64
     private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
-    /// Objects refreshed per hop to the main actor.
-    static let mergeSlice = 10_000
+    /// IDs of a save looked up, and objects refreshed, per hop to the main actor.
+    static let mergeSlice = 5_000
 
     public init(store: Store) {
         self.store = store
@@ -54,16 +54,25 @@ public final class MainContext {
         }
     }
 
+    /// Merges `save` in slices of `mergeSlice` IDs, each two short hops on the main actor:
+    /// find the registered objects without changes, then (after their rows were read and
+    /// matched to them off the main actor) refresh them in place.
     private func mergeOffMain(_ save: DidSave) async {
-        let ids = core.mergePlan(for: save)
+        core.dropDeleted(in: save)
+        let ids = Array(save.updated.values.joined()) + save.inserted.values.joined()
         var start = 0
         while start < ids.count {
-            let slice = Array(ids[start..<min(start + Self.mergeSlice, ids.count)])
-            let store = self.store
-            if let rows = try? await store.pool.read({ db in try ContextCore.currentRows(of: slice, model: store.model, in: db) }) {
-                core.apply(rows, to: slice)
-            }
+            let objects = core.unchangedObjects(with: ids[start..<min(start + Self.mergeSlice, ids.count)])
             start += Self.mergeSlice
+            guard !objects.isEmpty else { continue }
+            let slice = objects.map { $0.objectID! }
+            let store = self.store
+            if let rows = try? await store.pool.read({ db in
+                let rows = try ContextCore.currentRows(of: slice, model: store.model, in: db)
+                return slice.map { rows[$0] }
+            }) {
+                core.apply(rows, to: objects)
+            }
         }
         mergedSequence = max(mergedSequence, save.sequence)
         let ready = waiters.filter { $0.sequence <= mergedSequence }
