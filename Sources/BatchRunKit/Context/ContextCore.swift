@@ -52,12 +52,10 @@ final class ContextCore {
         defer { store.changeLog.close(read: opened) }
         let result: T
         do {
-            result = try store.writer().write { db in
-                try interrupter.running(on: db.sqliteConnection) {
-                    self.transaction = db
-                    defer { self.transaction = nil }
-                    return try body()
-                }
+            result = try store.backend.write(interruptedBy: interrupter) { db in
+                self.transaction = db
+                defer { self.transaction = nil }
+                return try body()
             }
         } catch {
             store.changeLog.forget(sequences: pendingSaves.compactMap { $0.didSave?.sequence })
@@ -103,7 +101,7 @@ final class ContextCore {
                 }
                 value = inner!
             } else {
-                value = try store.writer().write { db in try interrupter.running(on: db.sqliteConnection) { try work(db) } }
+                value = try store.backend.write(interruptedBy: interrupter) { db in try work(db) }
             }
         } catch {
             if let sequence { store.changeLog.forget(sequences: [sequence]) }
@@ -182,7 +180,7 @@ final class ContextCore {
         guard let entity = store.model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
         let assigned = try assignedIndexes(request, entity: entity)
         let sequence = store.committedSequence, generation = store.changeGeneration
-        return try await store.pool.read { db in
+        return try await store.backend.read { db in
             var fetched = FetchedRows(sequence: sequence, generation: generation)
             try RawStatement.forEachRow(try db.makeStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
                                         split: entity.columns.count, assigned: assigned) { values, changed in
@@ -282,7 +280,7 @@ final class ContextCore {
     /// Reads from a snapshot, or inside the transaction of `atomically`.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
-        return try store.pool.read { db in try interrupter.running(on: db.sqliteConnection) { try body(db) } }
+        return try store.backend.read(interruptedBy: interrupter) { db in try body(db) }
     }
 
     // MARK: Changing

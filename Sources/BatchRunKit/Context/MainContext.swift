@@ -67,7 +67,7 @@ public final class MainContext {
             guard !objects.isEmpty else { continue }
             let slice = objects.map { $0.objectID! }
             let store = self.store
-            if let rows = try? await store.pool.read({ db in
+            if let rows = try? await store.backend.read({ db in
                 let rows = try ContextCore.currentRows(of: slice, model: store.model, in: db)
                 return slice.map { rows[$0] }
             }) {
@@ -94,7 +94,7 @@ public final class MainContext {
     /// Rows of values (counts, aggregates, groups), read off the main actor.
     public func fetch(_ request: RowRequest) async throws -> [ResultRow] {
         let model = store.model
-        return try await store.pool.read { db in try ContextCore.rows(request, model: model, in: db) }
+        return try await store.backend.read { db in try ContextCore.rows(request, model: model, in: db) }
     }
 
     /// Rows of values, read on the main actor.

@@ -74,7 +74,7 @@ enum StepErrors {
             return StepError(conflictError.description, report: report)
         }
         if let error = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY].contains(error.resultCode) {
-            return StepError("\(prefix): \(store.describeWriteFailure(error))", report: report, cause: error)
+            return StepError("\(prefix): \(store.describeFailure(error))", report: report, cause: error)
         }
         return StepError("\(prefix): \(describe(error))", report: report, cause: error)
     }

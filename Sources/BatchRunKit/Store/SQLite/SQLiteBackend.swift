@@ -1,0 +1,215 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+
+/// The SQLite backend: one file in WAL mode through GRDB's `DatabasePool`, which gives
+/// snapshot readers and one serialized writer.
+///
+/// Opening creates the file and its folder if missing, creates missing tables and indexes,
+/// and verifies existing tables; nothing is created when any table lacks a column. Verifying
+/// is a read: a store whose schema is complete opens, and can be read, while another program
+/// holds its write lock (the writer is opened at the first write then).
+///
+/// ```swift
+/// let backend = try SQLiteBackend(path: "var/nightly.sqlite", model: model, busyTimeout: 5)
+/// try backend.write(interruptedBy: nil) { db in try db.execute(sql: "DELETE FROM \"Session\"") }
+/// ```
+final class SQLiteBackend: StoreBackend {
+    typealias Connection = Database
+
+    let path: String
+    /// Seconds a connection waits for a lock before failing with SQLITE_BUSY.
+    let busyTimeout: Double
+    private let generation = ChangeGeneration()
+
+    /// The pool opened with the store, read-only when another program held the write lock
+    /// then; `writable` is opened at the first write in that case.
+    private struct Pools {
+        let opened: DatabasePool
+        var writable: DatabasePool?
+    }
+    private let pools: Mutex<Pools>
+
+    /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
+    var pool: DatabasePool { pools.withLock { $0.writable ?? $0.opened } }
+
+    init(path: String, model: Model, busyTimeout: Double) throws {
+        self.path = path
+        self.busyTimeout = busyTimeout
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: error.localizedDescription)
+        }
+        let opened: DatabasePool, readOnly: Bool
+        let sidecars = ["-wal", "-shm"].map { path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
+        do {
+            (opened, readOnly) = try Self.open(path: path, busyTimeout: busyTimeout, readOnlyWhenLocked: true)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            // Leave the file as it was: no -wal or -shm beside it that this attempt made.
+            for file in sidecars { try? FileManager.default.removeItem(atPath: file) }
+            throw StoreError.cannotOpen(path: path, reason: Self.reason(for: error, busyTimeout: busyTimeout, path: path))
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: Self.reason(for: error, busyTimeout: busyTimeout, path: path))
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        pools = Mutex(Pools(opened: opened, writable: readOnly ? nil : opened))
+        do {
+            // Verifying is a read, which a WAL store never blocks; only a missing table or
+            // index takes the write lock, so a fetch-only job runs beside a long outside write.
+            let complete = try opened.read { db in
+                try Self.verify(model: model, in: db)
+                return try SchemaSQL.isComplete(model, in: db)
+            }
+            if !complete {
+                try writer().write { db in
+                    try Self.verify(model: model, in: db)
+                    for statement in SchemaSQL.statements(for: model) {
+                        try db.execute(sql: statement)
+                    }
+                }
+            }
+            if !readOnly { try Self.countCommits(of: opened, into: generation) }
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: Self.reason(for: error, busyTimeout: busyTimeout, path: path))
+        }
+    }
+
+    // MARK: StoreBackend
+
+    func read<T>(interruptedBy interrupter: Interrupter?, _ body: (Database) throws -> T) throws -> T {
+        try pool.read { db in try Self.running(body, on: db, interruptedBy: interrupter) }
+    }
+
+    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.read(body)
+    }
+
+    func write<T>(interruptedBy interrupter: Interrupter?, _ body: (Database) throws -> T) throws -> T {
+        try writer().write { db in try Self.running(body, on: db, interruptedBy: interrupter) }
+    }
+
+    func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try await writer().write(body)
+    }
+
+    var changeGeneration: UInt64 { generation.current }
+
+    func isUnchanged(since generation: UInt64, in db: Database) throws -> Bool {
+        try self.generation.isUnchanged(since: generation, writer: db)
+    }
+
+    func describeFailure(_ error: any Error) -> String {
+        guard let error = error as? DatabaseError else { return "\(error)" }
+        return Self.reason(for: error, busyTimeout: busyTimeout, path: path)
+    }
+
+    /// Runs `body` on `db` with `interrupter` able to stop it: `sqlite3_interrupt` on this connection.
+    private static func running<T>(_ body: (Database) throws -> T, on db: Database, interruptedBy interrupter: Interrupter?) throws -> T {
+        guard let interrupter else { return try body(db) }
+        // SAFETY of the bit pattern: the handle is turned back into a pointer only by the
+        // interrupter, under its lock, while it is registered; it is registered only while
+        // `body` runs on this connection (cleared under the lock before `running` returns),
+        // so the connection is open whenever it is interrupted.
+        let handle = UInt(bitPattern: db.sqliteConnection)
+        return try interrupter.running(stoppedBy: { sqlite3_interrupt(OpaquePointer(bitPattern: handle)) }) { try body(db) }
+    }
+
+    // MARK: Opening
+
+    /// Opens the pool. GRDB writes to an empty WAL file as it opens a pool, which waits out
+    /// busy_timeout while another program holds the write lock; a WAL store can still be read
+    /// then, so it is opened read-only (`readOnly` true) and the writer comes at the first write.
+    private static func open(path: String, busyTimeout: Double, readOnlyWhenLocked: Bool) throws -> (DatabasePool, readOnly: Bool) {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.maximumReaderCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            return (try DatabasePool(path: path, configuration: configuration), false)
+        } catch let busy as DatabaseError where readOnlyWhenLocked && busy.resultCode == .SQLITE_BUSY && isWAL(path) {
+            configuration.readonly = true
+            guard let pool = try? DatabasePool(path: path, configuration: configuration) else { throw busy }
+            return (pool, true)
+        }
+    }
+
+    /// The pool to write with. For a store opened read-only because another program held the
+    /// write lock, a writable pool is opened now, waiting up to busy_timeout for that lock
+    /// (a busy error, which a job's `retries` try again).
+    func writer() throws -> DatabasePool {
+        try pools.withLock { pools throws -> DatabasePool in
+            if let writable = pools.writable { return writable }
+            let (pool, _) = try Self.open(path: path, busyTimeout: busyTimeout, readOnlyWhenLocked: false)
+            try Self.countCommits(of: pool, into: generation)
+            pools.writable = pool
+            return pool
+        }
+    }
+
+    /// Counts the writer's commits in `generation` (see `ChangeGeneration`).
+    private static func countCommits(of pool: DatabasePool, into generation: ChangeGeneration) throws {
+        let counter = CommitCounter(generation)
+        try pool.writeWithoutTransaction { db in
+            db.add(transactionObserver: counter, extent: .databaseLifetime)
+            _ = try generation.isUnchanged(since: 0, writer: db)   // the first data_version
+        }
+    }
+
+    /// True for an SQLite file whose header says WAL (bytes 18 and 19 are 2).
+    static func isWAL(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path),
+              let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        try? handle.close()
+        return header[18] == 2 && header[19] == 2
+    }
+
+    /// Checks that every existing table has every declared column; throws before anything is created.
+    static func verify(model: Model, in db: Database) throws {
+        var mismatches: [(entity: String, table: String, missing: [String])] = []
+        for entity in model.entities where try db.tableExists(entity.tableName) {
+            let existing = Set(try db.columns(in: entity.tableName).map { $0.name.lowercased() })
+            let missing = entity.columnNames.filter { !existing.contains($0.lowercased()) }
+            if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
+        }
+        if !mismatches.isEmpty { throw StoreError.schemaMismatch(mismatches) }
+    }
+
+    // MARK: Failures
+
+    /// SQLite's error as a user can act on it: which lock and for how long, a full disk, a
+    /// read-only file system, a file that is not a database.
+    static func reason(for error: DatabaseError, busyTimeout: Double, path: String) -> String {
+        if [.SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_IOERR].contains(error.resultCode) && isOnReadOnlyFileSystem(path) {
+            return "the store is on a read-only file system"
+        }
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return "another connection held the store's write lock for longer than busy_timeout (\(StoreError.seconds(busyTimeout)))"
+        case .SQLITE_FULL:
+            return "the disk is full"
+        case .SQLITE_READONLY:
+            return "the store cannot be written (\(error.message ?? "read-only"))"
+        case .SQLITE_NOTADB:
+            return "the file is not an SQLite database"
+        case .SQLITE_CANTOPEN:
+            return "cannot open the file (\(error.message ?? "unable to open database file"))"
+        default:
+            return error.message ?? "\(error)"
+        }
+    }
+
+    /// True when the store's folder is on a read-only file system (SQLite then says only that it
+    /// cannot open or write the file).
+    static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var info = statvfs()
+        let folder = (path as NSString).deletingLastPathComponent
+        guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
+        return info.f_flag & UInt(ST_RDONLY) != 0
+    }
+}

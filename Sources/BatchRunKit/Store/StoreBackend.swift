@@ -1,0 +1,43 @@
+/// What differs between the store's databases, behind `Store`: connections, snapshot reads,
+/// the one serialized writer, interrupting a statement, "has anything been committed since",
+/// opening with DDL and type mapping, and how a failure reads to a user. `SQLiteBackend`
+/// (GRDB over the system SQLite) implements it; a PostgreSQL backend fits the same shape
+/// (REPEATABLE READ read-only transactions, one writer connection per store, the cancel
+/// request, `pg_current_xact_id`/`xmin` for "committed since").
+///
+/// Steps still run their own SQL on the `Connection` they are handed, in SQLite's dialect.
+///
+/// ```swift
+/// let count = try store.backend.read(interruptedBy: nil) { db in
+///     try Int.fetchOne(db, sql: "SELECT count(*) FROM \"Session\"")
+/// }
+/// ```
+protocol StoreBackend: Sendable {
+    /// A connection as statements run on it (GRDB's `Database` for SQLite).
+    associatedtype Connection
+
+    /// Runs `body` on a pooled reader, in a snapshot transaction (it sees one committed
+    /// state); `interrupter` can stop its statement from another thread.
+    func read<T>(interruptedBy interrupter: Interrupter?, _ body: (Connection) throws -> T) throws -> T
+
+    /// `read` without blocking the caller's thread (the main actor's reads).
+    func read<T: Sendable>(_ body: @Sendable (Connection) throws -> T) async throws -> T
+
+    /// Runs `body` in one transaction on the store's one serialized writer; it commits when
+    /// `body` returns and rolls back when it throws.
+    func write<T>(interruptedBy interrupter: Interrupter?, _ body: (Connection) throws -> T) throws -> T
+
+    /// `write` without blocking the caller's thread.
+    func write<T: Sendable>(_ body: @Sendable (Connection) throws -> T) async throws -> T
+
+    /// A number that grows with every commit by anyone; taken before a read.
+    var changeGeneration: UInt64 { get }
+
+    /// True when nothing was committed to the store, by this process or any other, since
+    /// `changeGeneration` returned `generation`. Called inside a write transaction.
+    func isUnchanged(since generation: UInt64, in connection: Connection) throws -> Bool
+
+    /// Why an operation on the store failed, as a user can act on it (which lock and for how
+    /// long, a full disk, a read-only file system).
+    func describeFailure(_ error: any Error) -> String
+}
