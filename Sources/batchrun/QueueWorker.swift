@@ -99,15 +99,23 @@ final class QueueWorker {
         return report
     }
 
+    /// The run a kept report is of (decoded without its conflicts and jobs).
+    private struct RecordedRun: Decodable {
+        let runID: Int64?
+        enum CodingKeys: String, CodingKey { case runID = "run_id" }
+    }
+
     /// A finished item's report, when its process ended before writing it: rebuilt from the
     /// store's run state (its conflicts are not there), and said so in its log.
     private func keepReport(_ report: RunReport, of claim: QueueFolder.Claim) {
         let path = claim.path + ".json"
         // A report of this run is kept; one left by an earlier, cancelled attempt is replaced.
-        if let data = FileManager.default.contents(atPath: path), let kept = try? RunReport(jsonData: data),
+        if let data = FileManager.default.contents(atPath: path), let kept = try? JSONDecoder().decode(RecordedRun.self, from: data),
            kept.runID == report.runID { return }
-        guard (try? report.writeJSON(to: path)) != nil else {
-            say("cannot write \(claim.name).json")
+        do {
+            try report.writeJSON(to: path)
+        } catch {
+            say("cannot write \(claim.name).json: \(error.localizedDescription)")
             return
         }
         let note = "batchrun worker: run \(report.runID.map(String.init) ?? "?") had ended ok, but its process ended before "

@@ -6,11 +6,12 @@ import Testing
 /// the store's run state, after a failed run and its resume.
 @Suite("Recorded reports from the library")
 struct RecordedReportTests {
-    @Test("a resumed run's recorded report lists its jobs in the file's order, the first marked done earlier")
+    @Test("a resumed run's recorded report lists its jobs in the file's order (not the order they ran), the one an earlier attempt finished marked done earlier")
     func resumedRunInFileOrder() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-lib-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        // `zeta` runs first; `alpha` fails on a row taken outside the run, then resumes once it is gone.
+        // `zeta` runs first though the file lists it last; `alpha` fails on a row taken outside
+        // the run, then resumes once it is gone.
         let file = try JobFileLoader().load(text: """
             version: 1
             store: s.sqlite
@@ -18,14 +19,14 @@ struct RecordedReportTests {
               Item:
                 columns: { id: integer primary key, name: text not null }
             jobs:
-              zeta:
-                steps:
-                  - insert: { entity: Item, rows: [{ id: 1, name: a }, { id: 2, name: b }] }
               alpha:
                 needs: zeta
                 merge_policy: error
                 steps:
                   - insert: { entity: Item, rows: [{ id: 3, name: c }] }
+              zeta:
+                steps:
+                  - insert: { entity: Item, rows: [{ id: 1, name: a }, { id: 2, name: b }] }
             """, path: folder.appendingPathComponent("job.yaml").path)
         let store = try Store(path: file.store.path, model: file.model)
         let blocker = Context(store: store, name: "outside")
@@ -34,7 +35,7 @@ struct RecordedReportTests {
             try context.save()
         }
         let first = await JobFileRun(file: file, store: store).run()
-        #expect(first.status == .failed && first.jobs.map(\.name) == ["zeta", "alpha"])
+        #expect(first.status == .failed && first.jobs.map(\.name) == ["alpha", "zeta"])
         try await blocker.perform { context in
             for item in try context.fetch(FetchRequest(entity: "Item", where: "id = 3")) { context.delete(item) }
             try context.save()
@@ -45,8 +46,8 @@ struct RecordedReportTests {
         #expect(resumed.status == .ok)
         let recorded = try #require(try JobFileRun.recordedReport(of: file, in: store))
         #expect(recorded.runID == resumed.runID && recorded.resumedFrom == first.runID && recorded.status == .ok)
-        #expect(recorded.jobs.map(\.name) == ["zeta", "alpha"])
-        #expect(recorded.jobs.map(\.resumed) == ["done earlier", nil])
-        #expect(recorded.jobs.map(\.rowsTotal.inserted) == [2, 1])
+        #expect(recorded.jobs.map(\.name) == ["alpha", "zeta"])
+        #expect(recorded.jobs.map(\.resumed) == [nil, "done earlier"])
+        #expect(recorded.jobs.map(\.rowsTotal.inserted) == [1, 2])
     }
 }

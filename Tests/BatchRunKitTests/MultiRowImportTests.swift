@@ -163,10 +163,12 @@ struct MultiRowImportTests {
                 try db.execute(sql: "INSERT INTO Ticket VALUES (?, 'closed', ?, ?)", arguments: [id, -Double(id), id % 2 == 0 ? nil : "old"])
             }
         }
-        // Overwrite's INSERT OR REPLACE stores 'open' where the feed gives NULL for status.
+        // Overwrite's INSERT OR REPLACE stores 'open' where the feed gives NULL for status; under
+        // the policies that update in place a NULL there fails the batch, so they get a value.
+        let nullStatus: StoreValue = [.overwrite, .storeTrump, .rollback].contains(policy) ? .null : .text("n/a")
         var feed: [KeyValuePairs<String, StoreValue>] = (1...60).map { (id: Int) in
             switch id % 3 {
-            case 0: ["id": .integer(Int64(id)), "status": .null, "score": .real(-0.0), "note": .text("n\(id)")]
+            case 0: ["id": .integer(Int64(id)), "status": nullStatus, "score": .real(-0.0), "note": .text("n\(id)")]
             case 1: ["id": .integer(Int64(id)), "note": .null]
             default: ["id": .integer(Int64(id)), "status": .text("done"), "score": .real(Double(id))]
             }

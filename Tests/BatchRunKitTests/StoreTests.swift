@@ -19,6 +19,35 @@ struct StoreTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-store-\(UUID().uuidString)/nested/s.sqlite").path
     }
 
+    @Test("an interrupt stops the statement after it, not only one in flight; work started after it does not run; nothing is written")
+    func interruptBetweenStatements() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path) }
+        let store = try Store(path: path, model: Self.model)
+        let interrupter = Interrupter()
+        let million = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 1000000) "
+        var secondRan = false
+        let error = #expect(throws: DatabaseError.self) {
+            try store.backend.write(interruptedBy: interrupter) { db in
+                try db.execute(sql: "INSERT INTO Session (id, user) VALUES (1, 'ann')")
+                interrupter.interrupt()   // no statement runs now: SQLite's own flag would forget it
+                try db.execute(sql: million + "INSERT INTO Session (id, user) SELECT i + 1, 'u' || i FROM c")
+                secondRan = true
+            }
+        }
+        #expect(error?.resultCode == .SQLITE_INTERRUPT && !secondRan)
+        var started = false
+        #expect(throws: DatabaseError.self) {
+            try store.backend.read(interruptedBy: interrupter) { _ in started = true }
+        }
+        #expect(!started)
+        // The write rolled back; other work on the store goes on.
+        #expect(try store.backend.read(interruptedBy: nil) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Session") } == 0)
+        try store.backend.write(interruptedBy: Interrupter()) { db in
+            try db.execute(sql: million + "SELECT count(*) FROM c")
+        }
+    }
+
     @Test("creates the folder, the file in WAL mode, tables, constraints and indexes")
     func creates() throws {
         let path = temporaryPath()

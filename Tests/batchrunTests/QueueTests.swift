@@ -248,16 +248,18 @@ struct QueueTests {
         #expect(kill(sleeper, 0) == 0, "the hook was still running while its item was taken over")
     }
 
-    @Test("an orphan whose run had ended ok goes to done/ with its report rebuilt from the store (replacing an earlier attempt's), not run again",
-          arguments: [false, true])
-    func finishedOrphanKeepsItsReport(staleReport: Bool) throws {
+    @Test("an orphan whose run had ended ok goes to done/, not run again, its report rebuilt from the store (also over an earlier attempt's) or kept",
+          arguments: ["no report", "an earlier attempt's report", "this run's report"])
+    func finishedOrphanKeepsItsReport(left: String) throws {
         let folder = try TemporaryFolder()
-        try FileManager.default.createDirectory(atPath: folder.path("q/var"), withIntermediateDirectories: true)
-        let queue = try DatabaseQueue(path: folder.path("q/var/queue.sqlite"))
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE Counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
-            try db.execute(sql: "INSERT INTO Counter VALUES (1, 0)")
+        for store in ["q", "scratch"] {
+            try FileManager.default.createDirectory(atPath: folder.path("\(store)/var"), withIntermediateDirectories: true)
+            try DatabaseQueue(path: folder.path("\(store)/var/queue.sqlite")).write { db in
+                try db.execute(sql: "CREATE TABLE Counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+                try db.execute(sql: "INSERT INTO Counter VALUES (1, 0)")
+            }
         }
+        let queue = try DatabaseQueue(path: folder.path("q/var/queue.sqlite"))
         try folder.write("item.yaml", Self.item(3))
         #expect(try Batchrun.run(["submit", "q", "item.yaml"], in: folder.url).status == 0)
         // A worker killed after its child recorded the run as ok but before the child wrote the
@@ -269,14 +271,22 @@ struct QueueTests {
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         try folder.write("q/running/\(name).log", run.stdout)
 
-        if staleReport {
-            // The report of an earlier attempt, cancelled (it moved the item back to pending/ with its sidecars).
+        let runID = try queue.read { db in try Int.fetchOne(db, sql: "SELECT max(id) FROM _batchrun_runs") }
+        if left != "no report" {
+            // A real report's shape, from the same item run elsewhere: marked as an earlier,
+            // cancelled attempt's (which moved the item back to pending/ with its sidecars), or
+            // as this run's own.
             try folder.write("scratch/item.yaml", Self.item(3))
             let scratch = try Batchrun.run(["run", "scratch/item.yaml", "--report", "scratch/report.json"], in: folder.url)
             #expect(scratch.status == 0, "\(scratch.stdout)\(scratch.stderr)")
             var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.url.appendingPathComponent("scratch/report.json"))) as? [String: Any])
-            object["status"] = "cancelled"
-            object["run_id"] = 99
+            object["store"] = "kept"
+            if left == "this run's report" {
+                object["run_id"] = runID
+            } else {
+                object["status"] = "cancelled"
+                object["run_id"] = 99
+            }
             try JSONSerialization.data(withJSONObject: object).write(to: folder.url.appendingPathComponent("q/running/\(name).json"))
         }
 
@@ -284,10 +294,11 @@ struct QueueTests {
         #expect(drain.status == 0, "\(drain.stdout)\(drain.stderr)")
         #expect(drain.stdout.contains("taking over"), "\(drain.stdout)")
         let report = try RunReportJSON(path: folder.path("q/done/\(name).json"))
-        #expect(report.status == "ok" && report.runID != 99)
+        #expect(report.status == "ok" && report.runID != nil && report.runID == runID)
         #expect(report.jobs == ["load": 200, "bump": 1])
+        #expect((report.store == "kept") == (left == "this run's report"))
         let log = try String(contentsOfFile: folder.path("q/done/\(name).log"), encoding: .utf8)
-        #expect(log.contains("rebuilt from the store's run state"), "\(log)")
+        #expect(log.contains("rebuilt from the store's run state") == (left != "this run's report"), "\(log)")
         let (rows, counter) = try queue.read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM Row")!, try Int.fetchOne(db, sql: "SELECT n FROM Counter")!)
         }

@@ -2,8 +2,9 @@
 /// store by itself, refreshing the objects it holds in place, so code on the main actor
 /// (completion blocks among it) reads what the jobs saved.
 ///
-/// Merges never hold the main actor long: the rows a save changed are read off it, in
-/// batches of 5,000, and each batch is applied in one hop. `fetch` has an async form that reads off the main actor.
+/// Merges never hold the main actor long: a save is merged 5,000 IDs at a time, each slice
+/// in two short hops (find the objects; apply their rows, read off the main actor in between).
+/// `fetch` has an async form that reads off the main actor.
 ///
 /// ```swift
 /// @MainActor func show(_ store: Store) async throws {

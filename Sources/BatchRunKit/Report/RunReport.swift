@@ -80,10 +80,17 @@ public struct RunReport: Sendable, Hashable, Codable {
         let folder = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let partial = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial").path
-        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        unlink(partial)   // one an earlier process with the same pid left
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial,
-                                                           NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+            let code = errno
+            let kind: CocoaError.Code = switch code {
+            case EACCES, EPERM: .fileWriteNoPermission
+            case ENOSPC: .fileWriteOutOfSpace
+            case EROFS: .fileWriteVolumeReadOnly
+            default: .fileWriteUnknown
+            }
+            throw CocoaError(kind, userInfo: [NSFilePathErrorKey: partial, NSLocalizedDescriptionKey: String(cString: strerror(code))])
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {

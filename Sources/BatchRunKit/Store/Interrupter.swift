@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// The backend registers how to stop its connection's statement only while the context's
 /// work runs on that connection, under the same lock the interrupt takes, so a connection
-/// handed back to the pool is never interrupted.
+/// handed back to the pool is never interrupted. Work that starts after an interrupt does not
+/// run, and the backend checks `isRequested` between statements (SQLite: a progress handler).
 ///
 /// ```swift
 /// let interrupter = Interrupter()
@@ -14,19 +15,28 @@ import Synchronization
 /// ```
 final class Interrupter: Sendable {
     private let action = Mutex<(@Sendable () -> Void)?>(nil)
-    private let requested = Mutex(false)
+    private let requested = Atomic<Bool>(false)
 
-    /// Runs `body` with `stop` registered; a cancel requested before it starts stops it at once.
-    func running<T>(stoppedBy stop: @escaping @Sendable () -> Void, _ body: () throws -> T) rethrows -> T {
-        action.withLock { $0 = stop }
-        if requested.withLock({ $0 }) { stop() }
-        defer { action.withLock { $0 = nil } }
+    /// True once `interrupt()` was called.
+    var isRequested: Bool { requested.load(ordering: .sequentiallyConsistent) }
+
+    /// Runs `body` with `stop` registered, or throws `interrupted()` without running it when an
+    /// interrupt came first. The check is made under the lock `interrupt()` takes to call
+    /// `stop`, so an interrupt either finds `stop` registered or is seen here.
+    func running<T>(stoppedBy stop: @escaping @Sendable () -> Void, orThrow interrupted: () -> any Error,
+                    _ body: () throws -> T) throws -> T {
+        let (previous, already) = action.withLock { action in
+            defer { action = stop }
+            return (action, requested.load(ordering: .sequentiallyConsistent))
+        }
+        defer { action.withLock { $0 = previous } }
+        if already { throw interrupted() }
         return try body()
     }
 
     /// Interrupts the running statement (if any) and every statement the context starts from now on.
     func interrupt() {
-        requested.withLock { $0 = true }
+        requested.store(true, ordering: .sequentiallyConsistent)
         action.withLock { $0?() }
     }
 }

@@ -28,7 +28,7 @@ public final class Store: Sendable {
         backend = try SQLiteBackend(path: path, model: model, busyTimeout: busyTimeout)
     }
 
-    /// GRDB's pool, for the steps' SQLite statements and the tests.
+    /// GRDB's pool, for the tests (everything else reads and writes through `backend`).
     var pool: DatabasePool { backend.pool }
 
     /// Why an operation on the store failed, as a user can act on it.

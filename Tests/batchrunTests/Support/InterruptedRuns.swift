@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 
 /// Runs `batchrun FILE --resume` again and again, killing the first `interruptions` attempts
-/// with SIGKILL and SIGINT in turn, until the store's latest run ended ok. Every fourth attempt
-/// is killed inside the process's start (20 to 60 ms); the others once they committed a batch
+/// with SIGKILL and SIGINT in turn, until the store's latest run ended ok. Every fourth kill
+/// comes inside the process's start (20 to 60 ms); the others once the attempt committed a batch
 /// (the run's rows grew), after a random further delay of up to half a share of `wholeRun`
 /// (the seconds one uninterrupted run took on this machine, now). So the killed attempts move
 /// the run on, and they are killed before it ends, on a fast machine or a busy one.
@@ -35,9 +35,13 @@ struct InterruptedRuns {
                 if interrupted % 4 == 3 {
                     Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.06, using: &generator))
                 } else {
-                    let deadline = Date().addingTimeInterval(60)
-                    while process.isRunning, Date() < deadline, (try? rowsSoFar()) ?? 0 <= rows {
-                        Thread.sleep(forTimeInterval: 0.005)
+                    // One read-only connection an attempt, polled every 20 ms, for at most a few whole runs.
+                    let deadline = Date().addingTimeInterval(max(10, 4 * wholeRun))
+                    var reader: DatabaseQueue?
+                    while process.isRunning, Date() < deadline {
+                        reader = reader ?? (try? Self.reader(folder.path(store)))
+                        if let reader, let now = try? Self.rowsSoFar(reader), now > rows { break }
+                        Thread.sleep(forTimeInterval: 0.02)
                     }
                     Thread.sleep(forTimeInterval: Double.random(in: delayAfterCommit, using: &generator))
                 }
@@ -50,7 +54,7 @@ struct InterruptedRuns {
             // Done when the run ended ok, whatever the exit status says: a signal that arrives
             // after the run ended makes the process end by SIGINT all the same.
             if try latestStatus() == "ok" { return (interrupted, committed, true) }
-            let now = try rowsSoFar()
+            let now = FileManager.default.fileExists(atPath: folder.path(store)) ? try Self.rowsSoFar(Self.reader(folder.path(store))) : 0
             if now > rows { committed += 1 }
             rows = now
         }
@@ -58,8 +62,8 @@ struct InterruptedRuns {
     }
 
     /// The rows the store's latest run has written over all its attempts, by its checkpoints.
-    func rowsSoFar() throws -> Int {
-        try read { db in
+    static func rowsSoFar(_ reader: DatabaseQueue) throws -> Int {
+        try reader.read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_progress'") == 1
                 ? try Int.fetchOne(db, sql: """
                     SELECT coalesce(sum(inserted + updated + deleted), 0) FROM _batchrun_progress
@@ -70,16 +74,19 @@ struct InterruptedRuns {
 
     /// The status of the store's latest run, if any was recorded.
     func latestStatus() throws -> String? {
-        try read { db in
+        guard FileManager.default.fileExists(atPath: folder.path(store)) else { return nil }
+        return try Self.reader(folder.path(store)).read { db in
             // sqlite_master read directly: GRDB's schema cache does not see another process's tables.
             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_runs'") == 1
                 ? try String.fetchOne(db, sql: "SELECT status FROM _batchrun_runs ORDER BY id DESC LIMIT 1") : nil
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    /// A read-only connection to the store (it fails while the store does not exist yet).
+    static func reader(_ path: String) throws -> DatabaseQueue {
         var configuration = Configuration()
+        configuration.readonly = true
         configuration.busyMode = .timeout(30)
-        return try DatabaseQueue(path: folder.path(store), configuration: configuration).read(body)
+        return try DatabaseQueue(path: path, configuration: configuration)
     }
 }

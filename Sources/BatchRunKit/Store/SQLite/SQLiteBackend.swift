@@ -107,15 +107,27 @@ final class SQLiteBackend: StoreBackend {
         return Self.reason(for: error, busyTimeout: busyTimeout, path: path)
     }
 
-    /// Runs `body` on `db` with `interrupter` able to stop it: `sqlite3_interrupt` on this connection.
+    /// Runs `body` on `db` with `interrupter` able to stop it: `sqlite3_interrupt` stops the
+    /// statement in flight, and a progress handler (every 1,000 virtual-machine steps) stops
+    /// statements started after an interrupt that came between two statements, which SQLite's
+    /// own flag forgets once no statement runs. Removed before the transaction commits.
     private static func running<T>(_ body: (Database) throws -> T, on db: Database, interruptedBy interrupter: Interrupter?) throws -> T {
         guard let interrupter else { return try body(db) }
-        // SAFETY of the bit pattern: the handle is turned back into a pointer only by the
-        // interrupter, under its lock, while it is registered; it is registered only while
-        // `body` runs on this connection (cleared under the lock before `running` returns),
-        // so the connection is open whenever it is interrupted.
-        let handle = UInt(bitPattern: db.sqliteConnection)
-        return try interrupter.running(stoppedBy: { sqlite3_interrupt(OpaquePointer(bitPattern: handle)) }) { try body(db) }
+        let connection = db.sqliteConnection
+        // `interrupter` outlives the handler: the caller holds it until this function returns.
+        sqlite3_progress_handler(connection, 1_000, { context in
+            Unmanaged<Interrupter>.fromOpaque(context!).takeUnretainedValue().isRequested ? 1 : 0
+        }, Unmanaged.passUnretained(interrupter).toOpaque())
+        defer { sqlite3_progress_handler(connection, 0, nil, nil) }
+        // SAFETY of the bit pattern: the interrupter calls `stop` only while it is registered,
+        // under its lock, and it is registered only while `body` runs on this connection (the
+        // registration is undone under that lock before `running` returns and GRDB hands the
+        // connection back to its pool), so the connection is open whenever it is interrupted.
+        let handle = UInt(bitPattern: connection)
+        return try interrupter.running(stoppedBy: { sqlite3_interrupt(OpaquePointer(bitPattern: handle)) },
+                                       orThrow: { DatabaseError(resultCode: .SQLITE_INTERRUPT, message: "interrupted") }) {
+            try body(db)
+        }
     }
 
     // MARK: Opening
