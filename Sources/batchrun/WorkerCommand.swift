@@ -36,7 +36,9 @@ struct WorkerCommand: ParsableCommand {
 
     func run() throws {
         let folder = try QueueFolder(path: queue)
-        let status = QueueWorker(queue: folder, workers: workers, once: once, jobs: jobs, quiet: quiet).run()
+        // Kept alive past `run()`: its signal handlers hold it weakly.
+        let worker = QueueWorker(queue: folder, workers: workers, once: once, jobs: jobs, quiet: quiet)
+        let status = withExtendedLifetime(worker) { worker.run() }
         if status == ExitStatus.interrupted { InterruptHandler.endBySIGINT() }
         if status != ExitStatus.ok { throw ExitCode(status) }
     }

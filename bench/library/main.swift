@@ -90,7 +90,7 @@ func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
             try context.saveAndReset()
         }
     }
-    let stall = try await worstStall {
+    let stall = await worstStall {
         _ = await Scheduler(operations: [update], maxConcurrent: 1, mainContext: main).run()
     }
     let shown = try held[59_999]["value"]
