@@ -78,6 +78,24 @@ struct LibraryTests {
         #expect(seen?.count == 3)
     }
 
+    @Test("after interrupt(), the context's later statements throw instead of running; other contexts go on")
+    func interruptStopsLaterStatements() async throws {
+        let test = try SessionStore()
+        defer { test.cleanUp() }
+        try await test.seed(3)
+        let context = Context(store: test.store, name: "cancelled")
+        try await context.perform { context in
+            #expect(try context.fetch(FetchRequest(entity: "Session")).count == 3)
+            context.interrupt()   // between statements: nothing runs now
+            let error = #expect(throws: (any Error).self) { try context.fetch(FetchRequest(entity: "Session")) }
+            #expect("\(error.map { "\($0)" } ?? "")".contains("interrupt"))
+            try context.insert(into: "Session", values: ["id": 4, "user": "dee"])
+            #expect(throws: (any Error).self) { try context.save() }
+        }
+        let others = try await Context(store: test.store, name: "reader").perform { try $0.fetch(FetchRequest(entity: "Session")).count }
+        #expect(others == 3)
+    }
+
     @Test("an unknown column is a thrown error on write and on read, and changes nothing")
     func unknownColumn() async throws {
         let test = try SessionStore()
