@@ -51,6 +51,9 @@ extension InsertWriter {
         let fed = columns.map { entity.position(ofColumn: $0)! }
         let keyIndex = entity.primaryKeyIndexes[0]
         let values = group.map { row in batch.cells(of: row).map { batch.value(at: $0) } }
+        let keyFed = fed.firstIndex(of: keyIndex)!
+        // Each row's stored values, looked up once.
+        let olds = values.map { existing[$0[keyFed]]! }
         // Which rows the policy writes, and with which statement.
         var writes: [Int] = []   // offsets in `group`
         var kind = InsertStatements.Kind.upsertOurs
@@ -60,8 +63,7 @@ extension InsertWriter {
         case .storeTrump:
             kind = .upsertFillNulls
             writes = group.indices.filter { offset in
-                let old = existing[values[offset][fed.firstIndex(of: keyIndex)!]]!
-                return fed.indices.contains { old[fed[$0]] == .null && values[offset][$0] != .null }
+                fed.indices.contains { olds[offset][fed[$0]] == .null && values[offset][$0] != .null }
             }
         case .overwrite:
             kind = .replace
@@ -69,38 +71,40 @@ extension InsertWriter {
         case .rollback, .error:
             break
         }
-        var failed: Set<Int> = []   // offsets whose chunk failed: they go row by row
+        var failed = [Bool](repeating: false, count: group.count)   // by offset: its chunk failed, it goes row by row
         var start = 0
         while start < writes.count {
             let size = statements.nextChunk(writes.count - start, columns: columns.count)
             let chunk = writes[start..<(start + size)]
             if try !write(chunk.map { group[$0] }, kind: kind, layout: layout, columns: columns, of: rows, in: db) {
-                failed.formUnion(chunk)
+                for offset in chunk { failed[offset] = true }
             }
             start += size
         }
-        let keyFed = fed.firstIndex(of: keyIndex)!
-        let written = Set(writes)
+        var written = [Bool](repeating: false, count: group.count)
+        for offset in writes { written[offset] = true }
         // Overwrite's INSERT OR REPLACE stores a NOT NULL column's default where ours is NULL, and
         // SQLite's affinity may change a value: what it wrote is read back (one query per 1,000 rows).
         let replaced = kind == .replace
-            ? try storedRows(writes.filter { !failed.contains($0) }.map { values[$0][keyFed] }, in: db) : [:]
+            ? try storedRows(writes.filter { !failed[$0] }.map { values[$0][keyFed] }, in: db) : [:]
         for (offset, row) in group.enumerated() {
-            if failed.contains(offset) {
-                try resolveConflict(row, existing: existing[values[offset][keyFed]], of: &rows, in: db, changes: &changes, counts: &counts)
+            let old = olds[offset]
+            if failed[offset] {
+                try resolveConflict(row, existing: old, of: &rows, in: db, changes: &changes, counts: &counts)
                 continue
             }
-            let old = existing[values[offset][keyFed]]!
-            // The fed columns as the policy left them.
-            let after: [StoreValue] = fed.indices.map { position in
-                guard written.contains(offset) else { return old[fed[position]] }
-                if kind == .replace, let stored = replaced[values[offset][keyFed]] { return stored[fed[position]] }
+            // A fed column as the policy left it.
+            let isWritten = written[offset]
+            let stored = kind == .replace ? replaced[values[offset][keyFed]] : nil
+            func after(_ position: Int) -> StoreValue {
+                guard isWritten else { return old[fed[position]] }
+                if let stored { return stored[fed[position]] }
                 return kind == .upsertFillNulls && old[fed[position]] != .null ? old[fed[position]] : values[offset][position]
             }
             let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, old))
             let outcome: MergeConflict.Outcome
             switch policy {
-            case .storeTrump: outcome = fed.indices.allSatisfy({ after[$0] == old[fed[$0]] }) ? .keptStore : .merged
+            case .storeTrump: outcome = fed.indices.allSatisfy({ after($0) == old[fed[$0]] }) ? .keptStore : .merged
             case .objectTrump, .recompute: outcome = .keptOurs
             case .overwrite: outcome = .overwritten
             case .rollback, .error: outcome = .rolledBack
@@ -108,7 +112,7 @@ extension InsertWriter {
             let properties: [MergeConflict.Property] = fed.indices.compactMap { position in
                 let index = fed[position], ours = values[offset][position]
                 guard old[index] != ours else { return nil }
-                return .init(name: entity.columns[index].name, original: nil, store: old[index], ours: ours, resolved: after[position])
+                return .init(name: entity.columns[index].name, original: nil, store: old[index], ours: ours, resolved: after(position))
             }
             rows.conflicts.append((row, MergeConflict(
                 job: environment.job, objectID: id, kind: .constraint, policy: policy, outcome: outcome,
