@@ -14,18 +14,9 @@ final class InterruptHandler: Sendable {
 
     private let state = Mutex(State())
 
-    /// Takes over SIGINT and SIGTERM from their default actions. Keep the returned sources
-    /// alive for as long as signals should be handled.
-    func install() -> [any DispatchSourceSignal] {
-        var created: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in self?.received() }
-            source.resume()
-            created.append(source)
-        }
-        return created
+    /// Takes over SIGINT and SIGTERM from their default actions; from its return on, none is lost.
+    func install() {
+        SignalWatcher.start([SIGINT, SIGTERM]) { [weak self] _ in self?.received() }
     }
 
     /// The run that a first signal cancels.

@@ -1,6 +1,5 @@
 import BatchRunKit
 import Foundation
-import Synchronization
 
 /// Runs the items of a queue folder, each as a `batchrun run ITEM --resume` child process
 /// (processes, not threads: an item that crashes or leaks takes nothing else with it, and each
@@ -15,7 +14,7 @@ final class QueueWorker {
     let quiet: Bool
     private var running: [pid_t: QueueFolder.Claim] = [:]
     private var worst: Int32 = ExitStatus.ok
-    private let stopping = Mutex(false)
+    private var stopping = false
     private let wake: (read: Int32, write: Int32)
     private var watch: Int32 = -1
 
@@ -35,21 +34,20 @@ final class QueueWorker {
     /// Works until stopped (or, with `once`, until nothing is pending or running); returns the
     /// exit status: the worst of the items', or 130 after SIGINT or SIGTERM.
     func run() -> Int32 {
-        let sources = installSignals()
-        defer { withExtendedLifetime(sources) {} }
+        installSignals()
         watch = inotify_init1(Int32(IN_NONBLOCK))
         if watch >= 0 { _ = inotify_add_watch(watch, queue.folder(.pending), UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE)) }
         say("worker on \(queue.path): \(workers) at once\(once ? ", until the queue is empty" : "")")
         while true {
             reap()
-            let isStopping = stopping.withLock { $0 }
+            let isStopping = stopping
             if !isStopping {
                 while running.count < workers, let claim = claimNext() { start(claim) }
             }
             if running.isEmpty && (isStopping || once) { break }
             waitForSomething()
         }
-        return stopping.withLock { $0 } ? ExitStatus.interrupted : worst
+        return stopping ? ExitStatus.interrupted : worst
     }
 
     private func claimNext() -> QueueFolder.Claim? {
@@ -204,45 +202,37 @@ final class QueueWorker {
         if watch >= 0 { descriptors.append(pollfd(fd: watch, events: Int16(POLLIN), revents: 0)) }
         _ = poll(&descriptors, nfds_t(descriptors.count), 250)
         var buffer = [UInt8](repeating: 0, count: 4096)
-        for descriptor in [wake.read, watch] where descriptor >= 0 {
-            while read(descriptor, &buffer, buffer.count) > 0 {}
+        var stopRequested = false
+        while true {
+            let count = read(wake.read, &buffer, buffer.count)
+            guard count > 0 else { break }
+            if buffer[0..<count].contains(Self.stopByte) { stopRequested = true }
         }
+        if watch >= 0 { while read(watch, &buffer, buffer.count) > 0 {} }
+        if stopRequested { stop() }
     }
 
-    private func installSignals() -> [any DispatchSourceSignal] {
-        var sources: [any DispatchSourceSignal] = []
+    /// What the signal thread writes to the wake pipe: SIGINT or SIGTERM (stop), SIGCHLD (reap).
+    private static let stopByte: UInt8 = 2
+    private static let childByte: UInt8 = 1
+
+    /// SIGINT and SIGTERM stop the worker, SIGCHLD has it reap: each wakes its loop, which acts
+    /// on its own thread.
+    private func installSignals() {
         let wakeWrite = wake.write
-        for number in [SIGINT, SIGTERM, SIGCHLD] {
-            signal(number, number == SIGCHLD ? SIG_DFL : SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in
-                if number != SIGCHLD { self?.stop() }
-                var byte: UInt8 = 1
-                _ = write(wakeWrite, &byte, 1)
-            }
-            source.resume()
-            sources.append(source)
+        SignalWatcher.start([SIGINT, SIGTERM, SIGCHLD]) { number in
+            var byte = number == SIGCHLD ? Self.childByte : Self.stopByte
+            _ = write(wakeWrite, &byte, 1)
         }
-        return sources
     }
 
-    /// SIGINT or SIGTERM: no new items; running ones are cancelled (their children get one
+    /// SIGINT or SIGTERM (seen by the loop): no new items; running ones are cancelled (their children get one
     /// SIGINT and stop after their current batch) and go back to `pending/`.
     private func stop() {
-        let first = stopping.withLock { stopping in
-            defer { stopping = true }
-            return !stopping
-        }
-        guard first else { return }
+        guard !stopping else { return }
+        stopping = true
         say("stopping: no new items; cancelling the running ones, which go back to pending/")
-        for pid in runningPIDs() { kill(pid, SIGINT) }
-    }
-
-    /// Read from the signal queue while the main loop may change `running`: the pids are
-    /// copied under the main loop's own discipline by reading the process list of our children.
-    private func runningPIDs() -> [pid_t] {
-        let children = (try? String(contentsOfFile: "/proc/\(getpid())/task/\(getpid())/children", encoding: .utf8)) ?? ""
-        return children.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        for pid in running.keys { kill(pid, SIGINT) }
     }
 
     private func say(_ message: String) {

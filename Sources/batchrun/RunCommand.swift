@@ -58,8 +58,8 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let interrupts = InterruptHandler()
-        let signalSources = interrupts.install()
-        defer { withExtendedLifetime(signalSources) {} }
+        interrupts.install()
+        defer { withExtendedLifetime(interrupts) {} }
         let loaded = load.loadAll(files, selection: JobSelection(select: select, exclude: exclude))
         let style = TerminalStyle(mode: color)
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,

@@ -33,6 +33,30 @@ struct SignalTests {
         return folder
     }
 
+    @Test("a SIGINT in the first milliseconds is never lost: the run never ends ok")
+    func earlySignalNotLost() throws {
+        let folder = try longImport(rows: 200_000)
+        var generator = SystemRandomNumberGenerator()
+        var endings: [String] = []
+        for trial in 0..<16 {
+            try? FileManager.default.removeItem(atPath: folder.path("store.sqlite"))
+            let process = Process()
+            process.executableURL = Batchrun.binary
+            process.arguments = ["job.yaml", "--quiet"]
+            process.currentDirectoryURL = folder.url
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // From inside the process's start to its first batches (a dispatch source was armed
+            // late there, and a signal in between was dropped).
+            Thread.sleep(forTimeInterval: Double(trial % 8) * 0.005 + Double.random(in: 0...0.005, using: &generator))
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+            endings.append(process.terminationReason == .uncaughtSignal ? "signal \(process.terminationStatus)" : "exit \(process.terminationStatus)")
+        }
+        #expect(endings.allSatisfy { $0 == "signal \(SIGINT)" || $0 == "exit 130" }, "\(endings)")
+    }
+
     @Test("SIGINT midway: ends by SIGINT, report cancelled, store intact with whole batches, hooks ran")
     func interruptMidway() throws {
         let folder = try longImport(rows: 1_000_000)

@@ -35,12 +35,12 @@ struct InterruptedRuns {
                 if interrupted % 4 == 3 {
                     Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.06, using: &generator))
                 } else {
-                    // One read-only connection an attempt, polled every 20 ms, for at most a few whole runs.
+                    // Polled every 20 ms, for at most a few whole runs, each time with a new read-only
+                    // connection (one opened before the run's process has the store open may fail
+                    // every read: SQLite cannot set up a WAL store's shared memory read-only).
                     let deadline = Date().addingTimeInterval(max(10, 4 * wholeRun))
-                    var reader: DatabaseQueue?
                     while process.isRunning, Date() < deadline {
-                        reader = reader ?? (try? Self.reader(folder.path(store)))
-                        if let reader, let now = try? Self.rowsSoFar(reader), now > rows { break }
+                        if let now = try? Self.rowsSoFar(Self.reader(folder.path(store))), now > rows { break }
                         Thread.sleep(forTimeInterval: 0.02)
                     }
                     Thread.sleep(forTimeInterval: Double.random(in: delayAfterCommit, using: &generator))
