@@ -461,18 +461,11 @@ final class ContextCore {
     /// in place from the store (the same instances), or dropped when deleted; objects with
     /// changes keep them, and the next save checks them.
     func merge(_ save: DidSave) throws {
-        let objects = mergePlan(for: save)
+        dropDeleted(in: save)
+        let objects = unchangedObjects(with: save.refreshedIDs)
         guard !objects.isEmpty else { return }
         let ids = objects.map { $0.objectID! }
-        let rows = try read { db in try Self.currentRows(of: ids, model: store.model, in: db) }
-        apply(ids.map { rows[$0] }, to: objects)
-    }
-
-    /// A merge's first half, cheap: drops registered objects the save deleted (unless they
-    /// have changes) and returns the registered objects without changes that it updated.
-    func mergePlan(for save: DidSave) -> [ManagedObject] {
-        dropDeleted(in: save)
-        return unchangedObjects(with: Array(save.updated.values.joined()) + save.inserted.values.joined())
+        apply(try read { db in try Self.currentRows(of: ids, model: store.model, in: db) }, to: objects)
     }
 
     /// Drops the registered objects `save` deleted, unless they have changes.
@@ -492,18 +485,18 @@ final class ContextCore {
         return objects
     }
 
-    /// A merge's second half: `rows[i]`, read for `objects[i]`, becomes its values and
-    /// snapshot, in place; an object whose row is gone (nil) is dropped. Objects changed since
-    /// the plan keep their changes. No hashing: the rows were matched to the objects off the
-    /// main actor.
+    /// A merge's last step: `rows[i]`, read for `objects[i]` (`currentRows`), becomes its values
+    /// and snapshot, in place; an object whose row is gone (nil) is dropped. Objects changed
+    /// since they were found keep their changes. No hashing: the rows come in the objects' order.
     func apply(_ rows: [[StoreValue]?], to objects: [ManagedObject]) {
         for (object, row) in zip(objects, rows) where !object.hasChanges {
             if let row { object.refresh(with: row) } else if let id = object.objectID, registered[id] === object { registered[id] = nil }
         }
     }
 
-    /// The current rows of `ids`, read with one statement per entity and 500 keys.
-    static func currentRows(of ids: [ObjectID], model: Model, in db: Database) throws -> [ObjectID: [StoreValue]] {
+    /// The current rows of `ids`, in their order (nil for a row that is gone), read with one
+    /// statement per entity and 500 keys.
+    static func currentRows(of ids: [ObjectID], model: Model, in db: Database) throws -> [[StoreValue]?] {
         var rows: [ObjectID: [StoreValue]] = [:]
         rows.reserveCapacity(ids.count)
         for (entityName, group) in Dictionary(grouping: ids, by: \.entity) {
@@ -522,6 +515,6 @@ final class ContextCore {
                 }
             }
         }
-        return rows
+        return ids.map { rows[$0] }
     }
 }

@@ -60,7 +60,7 @@ public final class MainContext {
     /// matched to them off the main actor) refresh them in place.
     private func mergeOffMain(_ save: DidSave) async {
         core.dropDeleted(in: save)
-        let ids = Array(save.updated.values.joined()) + save.inserted.values.joined()
+        let ids = save.refreshedIDs
         var start = 0
         while start < ids.count {
             let objects = core.unchangedObjects(with: ids[start..<min(start + Self.mergeSlice, ids.count)])
@@ -68,10 +68,7 @@ public final class MainContext {
             guard !objects.isEmpty else { continue }
             let slice = objects.map { $0.objectID! }
             let store = self.store
-            if let rows = try? await store.backend.read({ db in
-                let rows = try ContextCore.currentRows(of: slice, model: store.model, in: db)
-                return slice.map { rows[$0] }
-            }) {
+            if let rows = try? await store.backend.read({ db in try ContextCore.currentRows(of: slice, model: store.model, in: db) }) {
                 core.apply(rows, to: objects)
             }
         }

@@ -20,6 +20,11 @@ public struct DidSave: Sendable, Hashable {
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
+    /// The IDs a merge refreshes: updated, then inserted.
+    var refreshedIDs: [ObjectID] {
+        Array(updated.values.joined()) + inserted.values.joined()
+    }
+
     /// Every ID the save touched.
     public var allIDs: [ObjectID] {
         [inserted, updated, deleted].flatMap { $0.values.flatMap { $0 } }
