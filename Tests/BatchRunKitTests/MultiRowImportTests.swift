@@ -35,7 +35,7 @@ struct MultiRowImportTests {
             Column(name: "id", type: .integer, isPrimaryKey: true), Column(name: "a", type: .text),
         ], primaryKey: ["id"]))
         let queue = try DatabaseQueue()
-        queue.inDatabase { db in statements.use(db) }
+        queue.inDatabase { db in statements.use(SQLiteConnection(db)) }
         #expect(statements.rowsPerStatement(columns: 2) == InsertStatements.maximumRows)
         var pieces: [Int] = []
         var left = 600
@@ -203,11 +203,11 @@ struct MultiRowImportTests {
         var failure: String?
         do {
             expected = try await reference.pool.write { db in
-                let writer = SaveWriter(db: db, store: reference, entity: entity, policy: policy, job: "load", readSequence: 0,
+                let writer = SaveWriter(db: SQLiteConnection(db), store: reference, entity: entity, policy: policy, job: "load", readSequence: 0,
                                         recompute: nil)
                 var records: [MergeConflictRecord] = []
                 for row in feed {
-                    if let conflict = try writer.insert(columns: row.map(\.key), values: row.map(\.value.databaseValue)).conflict {
+                    if let conflict = try writer.insert(columns: row.map(\.key), values: row.map(\.value)).conflict {
                         records.append(conflict.record(entity: entity))
                     }
                 }

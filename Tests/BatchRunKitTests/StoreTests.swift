@@ -29,9 +29,9 @@ struct StoreTests {
         var secondRan = false
         let error = #expect(throws: DatabaseError.self) {
             try store.backend.write(interruptedBy: interrupter) { db in
-                try db.execute(sql: "INSERT INTO Session (id, user) VALUES (1, 'ann')")
+                try db.execute("INSERT INTO Session (id, user) VALUES (1, 'ann')")
                 interrupter.interrupt()   // no statement runs now: SQLite's own flag would forget it
-                try db.execute(sql: million + "INSERT INTO Session (id, user) SELECT i + 1, 'u' || i FROM c")
+                try db.execute(million + "INSERT INTO Session (id, user) SELECT i + 1, 'u' || i FROM c")
                 secondRan = true
             }
         }
@@ -42,9 +42,9 @@ struct StoreTests {
         }
         #expect(!started)
         // The write rolled back; other work on the store goes on.
-        #expect(try store.backend.read(interruptedBy: nil) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Session") } == 0)
+        #expect(try store.backend.read(interruptedBy: nil) { db in try db.value("SELECT count(*) FROM Session") } == 0)
         try store.backend.write(interruptedBy: Interrupter()) { db in
-            try db.execute(sql: million + "SELECT count(*) FROM c")
+            try db.execute(million + "SELECT count(*) FROM c")
         }
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Checkpoints for library code: a value saved in the same transaction as a batch, read back
 /// when the work starts again, so a restarted loop continues after the last committed batch.
@@ -27,10 +26,11 @@ extension Context {
         return try save(bulk: nil, forgetting: false) { db, _ in
             try Self.createCheckpointTable(db)
             if let checkpoint {
-                try db.execute(sql: "INSERT OR REPLACE INTO _batchrun_checkpoints (name, value) VALUES (?, ?)",
-                               arguments: [name, String(decoding: try JSONEncoder().encode(checkpoint), as: UTF8.self)])
+                try db.execute("INSERT INTO _batchrun_checkpoints (name, value) VALUES (?, ?) "
+                               + "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                               [.text(name), .text(String(decoding: try JSONEncoder().encode(checkpoint), as: UTF8.self))])
             } else {
-                try db.execute(sql: "DELETE FROM _batchrun_checkpoints WHERE name = ?", arguments: [name])
+                try db.execute("DELETE FROM _batchrun_checkpoints WHERE name = ?", [.text(name)])
             }
         }
     }
@@ -41,13 +41,13 @@ extension Context {
             let name = self.name
             let text = try read { db -> String? in
                 guard try db.tableExists("_batchrun_checkpoints") else { return nil }
-                return try String.fetchOne(db, sql: "SELECT value FROM _batchrun_checkpoints WHERE name = ?", arguments: [name])
+                return try db.value("SELECT value FROM _batchrun_checkpoints WHERE name = ?", [.text(name)])?.string
             }
             return try text.map { try JSONDecoder().decode(StoreValue.self, from: Data($0.utf8)) }
         }
     }
 
-    private static func createCheckpointTable(_ db: Database) throws {
-        try db.execute(sql: "CREATE TABLE IF NOT EXISTS _batchrun_checkpoints (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    private static func createCheckpointTable(_ db: any StoreConnection) throws {
+        try db.execute("CREATE TABLE IF NOT EXISTS _batchrun_checkpoints (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
     }
 }

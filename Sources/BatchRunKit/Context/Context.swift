@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A private context: one unit of work with change tracking, isolated to its own serial
 /// queue (an actor with its own executor), saved through the store with optimistic conflict
@@ -79,11 +78,11 @@ public actor Context {
     // MARK: Raw reads and writes (inside the library)
 
     /// Reads from a consistent snapshot (inside `atomically`, from its transaction).
-    func read<T>(_ body: (Database) throws -> T) throws -> T { try core.read(body) }
+    func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T { try core.read(body) }
 
     /// The one save path, for steps that write without objects (imports, hot swaps, direct
     /// updates): `body` writes in one transaction and records what it changed.
-    func commit<T>(_ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
+    func commit<T>(_ body: (any StoreConnection, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
         try core.commit(body)
     }
 
@@ -142,7 +141,7 @@ public actor Context {
     }
 
     /// The one save path with a checkpoint, for steps that write without objects.
-    func commit<T>(checkpoint: CheckpointWrite?, _ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
+    func commit<T>(checkpoint: CheckpointWrite?, _ body: (any StoreConnection, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
         try core.commit(checkpoint: checkpoint, body)
     }
 

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
 /// Writes a checkpoint inside a save's transaction, given what the save changed.
-typealias CheckpointWrite = (Database, SaveChanges) throws -> Void
+typealias CheckpointWrite = (any StoreConnection, SaveChanges) throws -> Void
 
 /// The change tracking behind `Context` and `MainContext`: registered objects with their
 /// snapshots, pending inserts, updates and deletes, save, rollback, reset and merge.
@@ -26,7 +25,7 @@ final class ContextCore {
     /// The store's change generation before the first read since the last save.
     private var readGeneration: UInt64?
     /// Set while `atomically` runs: every read and save goes through this one transaction.
-    private var transaction: Database?
+    private var transaction: (any StoreConnection)?
     /// Saves committed inside `atomically`: posted, and their per-save blocks called, only
     /// after the outer commit.
     private var pendingSaves: [SaveResult] = []
@@ -80,10 +79,10 @@ final class ContextCore {
     /// `checkpoint` runs in the same transaction, after `body`: the save and its checkpoint
     /// commit together or not at all.
     func commit<T>(withIDs: Bool = false, checkpoint: CheckpointWrite? = nil,
-                   _ body: (Database, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
+                   _ body: (any StoreConnection, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
         var changes = SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil)
         var sequence: UInt64?
-        func work(_ db: Database) throws -> T {
+        func work(_ db: any StoreConnection) throws -> T {
             let value = try body(db, &changes)
             try checkpoint?(db, changes)
             let number = store.nextSaveSequence()
@@ -94,12 +93,7 @@ final class ContextCore {
         let value: T
         do {
             if let transaction {
-                var inner: T?
-                try transaction.inSavepoint {
-                    inner = try work(transaction)
-                    return .commit
-                }
-                value = inner!
+                value = try transaction.inSavepoint { try work(transaction) }
             } else {
                 value = try store.backend.write(interruptedBy: interrupter) { db in try work(db) }
             }
@@ -164,8 +158,7 @@ final class ContextCore {
         let objects = try read { db in
             var objects: [ManagedObject] = []
             objects.reserveCapacity(request.limit ?? 0)
-            try RawStatement.forEachRow(try db.makeStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
-                                        split: entity.columns.count, assigned: assigned) { values, changed in
+            try db.forEachRow(try db.prepare(request.sql(for: entity)), named: request.arguments(), positional: [], split: entity.columns.count, assigned: assigned) { values, changed in
                 objects.append(register(values, changed: changed, entity: entity, keyIndexes: keyIndexes, assigned: assigned))
             }
             return objects
@@ -182,8 +175,7 @@ final class ContextCore {
         let sequence = store.committedSequence, generation = store.changeGeneration
         return try await store.backend.read { db in
             var fetched = FetchedRows(sequence: sequence, generation: generation)
-            try RawStatement.forEachRow(try db.makeStatement(sql: request.sql(for: entity)), in: db, named: request.arguments(),
-                                        split: entity.columns.count, assigned: assigned) { values, changed in
+            try db.forEachRow(try db.prepare(request.sql(for: entity)), named: request.arguments(), positional: [], split: entity.columns.count, assigned: assigned) { values, changed in
                 fetched.rows.append((values, changed))
             }
             return fetched
@@ -240,12 +232,11 @@ final class ContextCore {
         try read { db in try Self.rows(request, model: store.model, in: db) }
     }
 
-    static func rows(_ request: RowRequest, model: Model, in db: Database) throws -> [ResultRow] {
+    static func rows(_ request: RowRequest, model: Model, in db: any StoreConnection) throws -> [ResultRow] {
         guard let entity = model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
         let columns = request.resultColumns(of: entity)
         var rows: [ResultRow] = []
-        try RawStatement.forEachRow(try db.makeStatement(sql: request.sql(for: entity)), in: db, named: request.params,
-                                    split: columns.count, assigned: []) { values, _ in
+        try db.forEachRow(try db.prepare(request.sql(for: entity)), named: request.params, positional: [], split: columns.count, assigned: []) { values, _ in
             rows.append(ResultRow(columns: columns, values: values))
         }
         return rows
@@ -259,7 +250,7 @@ final class ContextCore {
         let sql = "SELECT count(*) FROM (\(plain.sql(for: entity)))"
         return try read { db in
             var count = 0
-            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, named: plain.arguments(), split: 1, assigned: []) { row, _ in
+            try db.forEachRow(try db.prepare(sql), named: plain.arguments(), positional: [], split: 1, assigned: []) { row, _ in
                 if case .integer(let value) = row[0] { count = Int(value) }
             }
             return count
@@ -278,7 +269,7 @@ final class ContextCore {
     }
 
     /// Reads from a snapshot, or inside the transaction of `atomically`.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
         if let transaction { return try body(transaction) }
         return try store.backend.read(interruptedBy: interrupter) { db in try body(db) }
     }
@@ -370,8 +361,8 @@ final class ContextCore {
 
     /// The fast save: nothing was committed since the read, so no row can conflict and the
     /// batch's set-based statement changes exactly the objects' rows.
-    private func writeBulk(_ bulk: BulkChange, objects: [ManagedObject], in db: Database, into changes: inout SaveChanges) throws {
-        try db.execute(sql: bulk.sql, arguments: bulk.params.statementArguments)
+    private func writeBulk(_ bulk: BulkChange, objects: [ManagedObject], in db: any StoreConnection, into changes: inout SaveChanges) throws {
+        try db.execute(bulk.sql, SQLArguments(named: bulk.params))
         if let entity = objects.first?.entity.name, objects.allSatisfy({ $0.entity.name == entity && !$0.isDeleted })
             || objects.allSatisfy({ $0.entity.name == entity && $0.isDeleted }) {
             // One entity, one kind of change: the usual batch, gathered in one pass.
@@ -384,12 +375,12 @@ final class ContextCore {
             }
         }
         changes.deleted = objects.filter(\.isDeleted).count
-        changes.updated = db.changesCount - changes.deleted
+        changes.updated = db.changedRowCount - changes.deleted
     }
 
     /// `readBack`: inserted objects take their row as stored (defaults, a rowid SQLite assigned)
     /// as their snapshot; a save that forgets its objects skips it.
-    private func write(inserts: [ManagedObject], objects: [ManagedObject], in db: Database, readSequence: UInt64,
+    private func write(inserts: [ManagedObject], objects: [ManagedObject], in db: any StoreConnection, readSequence: UInt64,
                        readBack: Bool, into changes: inout SaveChanges) throws {
         var writers: [String: SaveWriter] = [:]
         func writer(_ entity: Entity) -> SaveWriter {
@@ -496,7 +487,7 @@ final class ContextCore {
 
     /// The current rows of `ids`, in their order (nil for a row that is gone), read with one
     /// statement per entity and 500 keys.
-    static func currentRows(of ids: [ObjectID], model: Model, in db: Database) throws -> [[StoreValue]?] {
+    static func currentRows(of ids: [ObjectID], model: Model, in db: any StoreConnection) throws -> [[StoreValue]?] {
         var rows: [ObjectID: [StoreValue]] = [:]
         rows.reserveCapacity(ids.count)
         for (entityName, group) in Dictionary(grouping: ids, by: \.entity) {
@@ -509,7 +500,7 @@ final class ContextCore {
                 let match = keys.count == 1 ? keys[0] : "(" + keys.joined(separator: ", ") + ")"
                 let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(match) IN ("
                     + Array(repeating: placeholder, count: chunk.count).joined(separator: ", ") + ")"
-                try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, positional: chunk.flatMap(\.key),
+                try db.forEachRow(try db.prepare(sql), named: [:], positional: chunk.flatMap(\.key),
                                             split: entity.columns.count, assigned: []) { row, _ in
                     rows[ObjectID(entity: entity.name, key: keyIndexes.map { row[$0] })] = row
                 }

@@ -1,11 +1,9 @@
-import GRDB
-import GRDBSQLite
 
 /// Writes one context's changes to one entity inside a save's transaction: each update and
 /// delete checked against the values the context read, each insert checked for constraint
 /// conflicts, and every conflict resolved by the merge policy.
 struct SaveWriter {
-    let db: Database
+    let db: any StoreConnection
     let store: Store
     let entity: Entity
     let policy: MergePolicy
@@ -26,7 +24,7 @@ struct SaveWriter {
     /// The statements of the hot loop, prepared once per save.
     private let statements = StatementCache()
 
-    init(db: Database, store: Store, entity: Entity, policy: MergePolicy, job: String, readSequence: UInt64,
+    init(db: any StoreConnection, store: Store, entity: Entity, policy: MergePolicy, job: String, readSequence: UInt64,
          recompute: RecomputeRule?) {
         self.db = db
         self.store = store
@@ -57,7 +55,7 @@ struct SaveWriter {
                 + " WHERE \(checkClause)"
         }
         let statement = try statements.statement(sql, in: db)
-        if try RawStatement.execute(statement, in: db, binding: changed.map { object.values[$0] } + checkOrder.map { snapshot[$0] }) > 0 {
+        if try changes(statement, changed.map { object.values[$0] } + checkOrder.map { snapshot[$0] }) > 0 {
             return nil
         }
         return try resolveChangedRow(object, id: id, deleting: false)
@@ -73,8 +71,7 @@ struct SaveWriter {
         let changedColumns = set.sorted()
         guard !changedColumns.isEmpty else { return (objects.compactMap(\.objectID), []) }
         let width = entity.columns.count + changedColumns.count
-        let limit = Int(sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
-        let perStatement = max(1, min(500, limit / width))
+        let perStatement = max(1, min(500, db.parameterLimit / width))
         var written: [ObjectID] = []
         written.reserveCapacity(objects.count)
         var returned = Set<ObjectID>(minimumCapacity: objects.count)
@@ -88,7 +85,7 @@ struct SaveWriter {
                 values += checkOrder.map { object.snapshot![$0] }
                 values += changedColumns.map { object.values[$0] }
             }
-            try RawStatement.forEachRow(statement, in: db, positional: values, split: entity.primaryKey.count, assigned: []) { key, _ in
+            try db.forEachRow(statement, named: [:], positional: values, split: entity.primaryKey.count, assigned: []) { key, _ in
                 let id = ObjectID(entity: entity.name, key: key)
                 written.append(id)
                 returned.insert(id)
@@ -121,7 +118,7 @@ struct SaveWriter {
     func delete(_ object: ManagedObject) throws -> (deleted: Bool, conflict: MergeConflict?) {
         guard let snapshot = object.snapshot, let id = object.objectID else { return (false, nil) }
         let statement = try statements.statement("DELETE FROM \(table) WHERE \(checkClause)", in: db)
-        if try RawStatement.execute(statement, in: db, binding: checkOrder.map { snapshot[$0] }) > 0 { return (true, nil) }
+        if try changes(statement, checkOrder.map { snapshot[$0] }) > 0 { return (true, nil) }
         if try currentRow(id) == nil { return (false, nil) }
         let conflict = try resolveChangedRow(object, id: id, deleting: true)
         return (try currentRow(id) == nil, conflict)
@@ -177,7 +174,7 @@ struct SaveWriter {
             try recomputeUpdate(id)
             conflict.outcome = .recomputed
         case (.objectTrump, _?, true), (.overwrite, _?, true):
-            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)").execute(arguments: keyArguments(id))
+            try db.execute("DELETE FROM \(table) WHERE \(keyMatch)", keyArguments(id))
             conflict.outcome = policy == .overwrite ? .overwritten : .keptOurs
         case (.recompute, _?, true):
             try recomputeDelete(id)
@@ -197,42 +194,45 @@ struct SaveWriter {
         guard !columns.isEmpty else { return }
         let set = columns.map { "\(SQL.quote(entity.columns[$0].name)) = :_batchrun_v\($0)" }.joined(separator: ", ")
         var arguments = keyArguments(id)
-        for index in columns { arguments += StatementArguments(["_batchrun_v\(index)": values[index].databaseValue]) }
-        try db.cachedStatement(sql: "UPDATE \(table) SET \(set) WHERE \(keyMatch)").execute(arguments: arguments)
+        for index in columns { arguments.named["_batchrun_v\(index)"] = values[index] }
+        try db.execute("UPDATE \(table) SET \(set) WHERE \(keyMatch)", arguments)
     }
 
     private func insertWhole(_ values: [StoreValue]) throws {
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (\(columnList)) VALUES (\(placeholders))")
-            .execute(arguments: StatementArguments(values.map(\.databaseValue)))
+        try db.execute("INSERT OR REPLACE INTO \(table) (\(columnList)) VALUES (\(placeholders))", SQLArguments(values))
     }
 
     private func recomputeUpdate(_ id: ObjectID) throws {
         guard let rule = recompute, !rule.assignments.isEmpty else { return }
         let set = rule.assignments.map { "\(SQL.quote($0.column)) = (\($0.expression))" }.joined(separator: ", ")
-        var arguments = StatementArguments(rule.params.mapValues(\.databaseValue))
-        arguments += keyArguments(id)
-        try db.cachedStatement(sql: "UPDATE \(table) SET \(set) WHERE \(keyMatch)").execute(arguments: arguments)
+        var arguments = keyArguments(id)
+        arguments.named.merge(rule.params) { key, _ in key }
+        try db.execute("UPDATE \(table) SET \(set) WHERE \(keyMatch)", arguments)
     }
 
     private func recomputeDelete(_ id: ObjectID) throws {
         let filter = recompute?.deleteWhere.map { " AND (\($0))" } ?? ""
-        var arguments = StatementArguments((recompute?.params ?? [:]).mapValues(\.databaseValue))
-        arguments += keyArguments(id)
-        try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)\(filter)").execute(arguments: arguments)
+        var arguments = keyArguments(id)
+        arguments.named.merge(recompute?.params ?? [:]) { key, _ in key }
+        try db.execute("DELETE FROM \(table) WHERE \(keyMatch)\(filter)", arguments)
     }
 
-    private func keyArguments(_ id: ObjectID) -> StatementArguments {
-        var named: [String: (any DatabaseValueConvertible)?] = [:]
-        for (index, value) in id.key.enumerated() { named["_batchrun_k\(index)"] = value.databaseValue }
-        return StatementArguments(named)
+    private func keyArguments(_ id: ObjectID) -> SQLArguments {
+        var named: [String: StoreValue] = [:]
+        for (index, value) in id.key.enumerated() { named["_batchrun_k\(index)"] = value }
+        return SQLArguments(named: named)
+    }
+
+    /// Runs a checked statement; the rows it changed.
+    private func changes(_ statement: PreparedStatement, _ values: [StoreValue]) throws -> Int {
+        try db.run(statement, values: values, returned: nil).check()
+        return db.changedRowCount
     }
 
     /// The row as it is in the store now (inside this transaction), or nil when it is gone.
     func currentRow(_ id: ObjectID) throws -> [StoreValue]? {
-        let statement = try db.cachedStatement(sql: "SELECT \(columnList) FROM \(table) WHERE \(keyMatch)")
-        guard let row = try Row.fetchOne(statement, arguments: keyArguments(id)) else { return nil }
-        return (0..<row.count).map { StoreValue(row[$0] as DatabaseValue) }
+        try db.rows("SELECT \(columnList) FROM \(table) WHERE \(keyMatch)", keyArguments(id)).first
     }
 
     // MARK: Inserts
@@ -241,20 +241,19 @@ struct SaveWriter {
     /// unique constraint is resolved by the policy. Returns the ID of the row written (nil when
     /// nothing was: the feed row was dropped or the store's row kept), whether it was a new
     /// row, and the conflict.
-    func insert(columns: [String], values: [DatabaseValue], sql: String? = nil) throws
-        -> (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
-    {
-        let statement = try db.cachedStatement(sql: sql ?? Self.insertSQL(entity: entity, columns: columns))
-        do {
-            try statement.execute(arguments: StatementArguments(values))
+    func insert(columns: [String], values: [StoreValue]) throws -> (id: ObjectID?, inserted: Bool, conflict: MergeConflict?) {
+        let statement = try statements.statement(Self.insertSQL(entity: entity, columns: columns), in: db)
+        switch try db.run(statement, values: values, returned: nil) {
+        case .done:
             return (insertedID(columns: columns, values: values), true, nil)
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
-            || error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-            guard let existing = try existingRow(columns: columns, values: values) else { throw error }
-            let conflict = try resolveConstraint(columns: columns, values: values.map(StoreValue.init), existing: existing)
+        case .keyTaken(let failure):
+            guard let existing = try existingRow(columns: columns, values: values) else { throw failure.error }
+            let conflict = try resolveConstraint(columns: columns, values: values, existing: existing)
             // Only an outcome that wrote something names the row as changed.
             let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
             return (wrote ? conflict.objectID : nil, false, conflict)
+        case .refused(let failure):
+            throw failure.error
         }
     }
 
@@ -269,24 +268,23 @@ struct SaveWriter {
         return "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) VALUES (\(placeholders.joined(separator: ", ")))"
     }
 
-    private func insertedID(columns: [String], values: [DatabaseValue]) -> ObjectID {
+    private func insertedID(columns: [String], values: [StoreValue]) -> ObjectID {
         if entity.hasRowidKey, !columns.contains(entity.primaryKey[0]) || values[columns.firstIndex(of: entity.primaryKey[0])!].isNull {
             return ObjectID(entity: entity.name, key: [.integer(db.lastInsertedRowID)])
         }
         return ObjectID(entity: entity.name, key: entity.primaryKey.map { name in
-            columns.firstIndex(of: name).map { StoreValue(values[$0]) } ?? .null
+            columns.firstIndex(of: name).map { values[$0] } ?? .null
         })
     }
 
     /// The row an insert collided with: by primary key first, then each unique column set.
-    private func existingRow(columns: [String], values: [DatabaseValue]) throws -> [StoreValue]? {
+    private func existingRow(columns: [String], values: [StoreValue]) throws -> [StoreValue]? {
         for set in entity.uniqueColumnSets {
             let positions = set.compactMap { columns.firstIndex(of: $0) }
             guard positions.count == set.count, !positions.contains(where: { values[$0].isNull }) else { continue }
             let match = set.map { "\(SQL.quote($0)) = ?" }.joined(separator: " AND ")
-            let statement = try db.cachedStatement(sql: "SELECT \(columnList) FROM \(table) WHERE \(match)")
-            if let row = try Row.fetchOne(statement, arguments: StatementArguments(positions.map { values[$0] })) {
-                return (0..<row.count).map { StoreValue(row[$0] as DatabaseValue) }
+            if let row = try db.rows("SELECT \(columnList) FROM \(table) WHERE \(match)", SQLArguments(positions.map { values[$0] })).first {
+                return row
             }
         }
         return nil
@@ -319,10 +317,9 @@ struct SaveWriter {
             try write(columns: fed.map(\.index), values: full, id: id)
             conflict.outcome = .keptOurs
         case .overwrite:
-            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)").execute(arguments: keyArguments(id))
+            try db.execute("DELETE FROM \(table) WHERE \(keyMatch)", keyArguments(id))
             let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES (\(placeholders))")
-                .execute(arguments: StatementArguments(values.map(\.databaseValue)))
+            try db.execute("INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES (\(placeholders))", SQLArguments(values))
             conflict.outcome = .overwritten
         case .rollback:
             conflict.outcome = .rolledBack

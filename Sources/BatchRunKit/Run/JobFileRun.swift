@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 
 /// Runs a loaded job file against its store: one `BatchOperation` per job, each job's steps in
@@ -140,7 +139,7 @@ public final class JobFileRun: Sendable {
         let names = Set(job.steps.compactMap { step -> String? in if case .fetch(let fetch) = step { return fetch.publishAs } else { return nil } })
         let outputs = state.publishedOutputs.filter { names.contains($0.key) }
         let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
-        let end: @Sendable (Database, Int64) throws -> Void = { db, id in
+        let end: @Sendable (any StoreConnection, Int64) throws -> Void = { db, id in
             _ = try recording.recordJob(job.name, definition: definition, over: over, in: db)
             try recording.ledger.finishJob(run: id, job: job.name, status: outcome.status, runSeconds: outcome.runSeconds,
                                            rows: rows, rowsTotal: rowsTotal, outputs: outputs, error: outcome.error, in: db)

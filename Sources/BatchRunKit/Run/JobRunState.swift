@@ -1,4 +1,3 @@
-import GRDB
 import Synchronization
 
 /// What the jobs of one run share while they run: published `as:` outputs and step reports.
@@ -17,14 +16,14 @@ final class JobRunState: Sendable {
         set { recordingState.withLock { $0 = newValue } }
     }
 
-    private let pendingEnds = Mutex<[@Sendable (Database, Int64) throws -> Void]>([])
+    private let pendingEnds = Mutex<[@Sendable (any StoreConnection, Int64) throws -> Void]>([])
     private let over = Mutex<Set<String>>([])
 
     func markRan(_ job: String) { jobs.withLock { _ = $0.ran.insert(job) } }
     func markStartsOver(_ job: String) { over.withLock { _ = $0.insert(job) } }
     func startsOver(_ job: String) -> Bool { over.withLock { $0.contains(job) } }
-    func addPendingEnd(_ end: @escaping @Sendable (Database, Int64) throws -> Void) { pendingEnds.withLock { $0.append(end) } }
-    func takePendingEnds() -> [@Sendable (Database, Int64) throws -> Void] {
+    func addPendingEnd(_ end: @escaping @Sendable (any StoreConnection, Int64) throws -> Void) { pendingEnds.withLock { $0.append(end) } }
+    func takePendingEnds() -> [@Sendable (any StoreConnection, Int64) throws -> Void] {
         pendingEnds.withLock { ends in defer { ends = [] }; return ends }
     }
     func ran(_ job: String) -> Bool { jobs.withLock { $0.ran.contains(job) } }

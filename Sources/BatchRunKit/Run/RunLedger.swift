@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The run state a job-file run keeps in its store, in tables batchrun owns:
 ///
@@ -19,14 +18,14 @@ final class RunLedger: Sendable {
     }
 
     /// True once a run was recorded in this store.
-    private static func hasTables(_ db: Database) throws -> Bool {
+    private static func hasTables(_ db: any StoreConnection) throws -> Bool {
         try db.tableExists("_batchrun_runs")
     }
 
     /// Creates the tables when missing, inside the transaction of a run's first write.
-    private static func createTables(in db: Database) throws {
+    private static func createTables(in db: any StoreConnection) throws {
         if try hasTables(db) { return }
-        try db.execute(sql: """
+        try db.executeScript("""
                 CREATE TABLE IF NOT EXISTS _batchrun_runs (
                     id INTEGER PRIMARY KEY, file TEXT NOT NULL, file_hash TEXT NOT NULL, params TEXT NOT NULL,
                     started_at TEXT NOT NULL, ended_at TEXT, status TEXT NOT NULL, elapsed_s REAL,
@@ -72,8 +71,8 @@ final class RunLedger: Sendable {
     func latestRun(file path: String) throws -> Run? {
         try store.backend.read(interruptedBy: nil) { db in
             guard try Self.hasTables(db) else { return nil }
-            return try Row.fetchOne(db, sql: "SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT 1", arguments: [path])
-                .map(Self.run)
+            return try db.namedRows("SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT 1", [.text(path)])
+                .first.map(Self.run)
         }
     }
 
@@ -81,50 +80,51 @@ final class RunLedger: Sendable {
     func runs(file path: String, limit: Int) throws -> [Run] {
         try store.backend.read(interruptedBy: nil) { db in
             guard try Self.hasTables(db) else { return [] }
-            return try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT ?",
-                             arguments: [path, limit]).map(Self.run)
+            return try db.namedRows("SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT ?",
+                                    [.text(path), StoreValue(limit)]).map(Self.run)
         }
     }
 
-    private static func run(_ row: Row) -> Run {
-        let params = (row["params"] as String?).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
-        return Run(id: row["id"], file: row["file"], fileHash: row["file_hash"], params: params, startedAt: row["started_at"],
-                   endedAt: row["ended_at"], status: row["status"], elapsedSeconds: row["elapsed_s"], pid: row["pid"],
-                   host: row["host"], processStart: row["process_start"], resumedFrom: row["resumed_from"])
+    private static func run(_ row: NamedRow) -> Run {
+        let params = row["params"].string.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+        return Run(id: row["id"].int64 ?? 0, file: row["file"].string ?? "", fileHash: row["file_hash"].string ?? "", params: params,
+                   startedAt: row["started_at"].string ?? "", endedAt: row["ended_at"].string, status: row["status"].string ?? "",
+                   elapsedSeconds: row["elapsed_s"].double, pid: Int32(truncatingIfNeeded: row["pid"].int64 ?? 0),
+                   host: row["host"].string ?? "", processStart: row["process_start"].string ?? "", resumedFrom: row["resumed_from"].int64)
     }
 
     /// Records a new run (`running`, by this process) inside `db`'s transaction; when it
     /// continues `previous`, the jobs' records and the steps' checkpoints and counts are carried
     /// over to it.
     func begin(file path: String, fileHash: String, params: [String: String], startedAt: Date, continuing previous: Int64?,
-               in db: Database) throws -> Int64 {
+               in db: any StoreConnection) throws -> Int64 {
         try Self.createTables(in: db)
         let encoded = String(decoding: try JSONEncoder.sorted.encode(params), as: UTF8.self)
-        try db.execute(sql: """
+        try db.execute("""
             INSERT INTO _batchrun_runs (file, file_hash, params, started_at, status, pid, host, process_start, resumed_from)
             VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)
-            """, arguments: [path, fileHash, encoded, Self.timestamp(startedAt), ProcessInfo.processInfo.processIdentifier,
-                             ProcessIdentity.host, ProcessIdentity.start(of: ProcessInfo.processInfo.processIdentifier) ?? "",
-                             previous])
+            """, [.text(path), .text(fileHash), .text(encoded), .text(Self.timestamp(startedAt)),
+                  .integer(Int64(ProcessInfo.processInfo.processIdentifier)), .text(ProcessIdentity.host),
+                  .text(ProcessIdentity.start(of: ProcessInfo.processInfo.processIdentifier) ?? ""), StoreValue(previous)])
         let id = db.lastInsertedRowID
         if let previous {
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO _batchrun_jobs (run_id, job, definition, status, done_earlier, rows_total, outputs)
                 SELECT ?, job, definition, status, status = 'ok', rows_total, outputs FROM _batchrun_jobs WHERE run_id = ? ORDER BY rowid
-                """, arguments: [id, previous])
-            try db.execute(sql: """
+                """, [.integer(id), .integer(previous)])
+            try db.execute("""
                 INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
                 SELECT ?, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected
                 FROM _batchrun_progress WHERE run_id = ?
-                """, arguments: [id, previous])
+                """, [.integer(id), .integer(previous)])
         }
         return id
     }
 
     /// Records how the run ended.
-    func finish(run id: Int64, status: RunReport.Status, elapsedSeconds: Double, in db: Database) throws {
-        try db.execute(sql: "UPDATE _batchrun_runs SET status = ?, ended_at = ?, elapsed_s = ? WHERE id = ?",
-                       arguments: [status.rawValue, Self.timestamp(Date()), elapsedSeconds, id])
+    func finish(run id: Int64, status: RunReport.Status, elapsedSeconds: Double, in db: any StoreConnection) throws {
+        try db.execute("UPDATE _batchrun_runs SET status = ?, ended_at = ?, elapsed_s = ? WHERE id = ?",
+                       [.text(status.rawValue), .text(Self.timestamp(Date())), .real(elapsedSeconds), .integer(id)])
     }
 
     // MARK: Jobs and steps
@@ -142,13 +142,13 @@ final class RunLedger: Sendable {
         try store.backend.read(interruptedBy: nil) { db in
             var jobs: [String: JobRecord] = [:]
             guard try Self.hasTables(db) else { return jobs }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_jobs WHERE run_id = ?", arguments: [id]) {
-                let outputs = (row["outputs"] as String?).flatMap {
+            for row in try db.namedRows("SELECT * FROM _batchrun_jobs WHERE run_id = ?", [.integer(id)]) {
+                let outputs = row["outputs"].string.flatMap {
                     try? JSONDecoder().decode([String: [String: StoreValue]].self, from: Data($0.utf8))
                 } ?? [:]
-                let rows = (row["rows_total"] as String?).flatMap { try? JSONDecoder().decode(RowCounts.self, from: Data($0.utf8)) }
-                jobs[row["job"]] = JobRecord(definition: row["definition"], status: row["status"], outputs: outputs,
-                                             rowsTotal: rows ?? RowCounts())
+                let rows = row["rows_total"].string.flatMap { try? JSONDecoder().decode(RowCounts.self, from: Data($0.utf8)) }
+                jobs[row["job"].string ?? ""] = JobRecord(definition: row["definition"].string ?? "", status: row["status"].string ?? "",
+                                                          outputs: outputs, rowsTotal: rows ?? RowCounts())
             }
             return jobs
         }
@@ -159,12 +159,12 @@ final class RunLedger: Sendable {
         try store.backend.read(interruptedBy: nil) { db in
             guard try Self.hasTables(db) else { return [] }
             let decoder = JSONDecoder()
-            return try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_jobs WHERE run_id = ? ORDER BY rowid", arguments: [id]).map { row in
-                let rows = (row["rows"] as String?).flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
-                let total = (row["rows_total"] as String?).flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
-                var job = JobReport(name: row["job"], status: JobStatus(rawValue: row["status"]) ?? .failed,
-                                    runSeconds: row["run_s"], error: row["error"], rows: rows ?? RowCounts(),
-                                    resumed: (row["done_earlier"] as Bool? ?? false) ? "done earlier" : nil)
+            return try db.namedRows("SELECT * FROM _batchrun_jobs WHERE run_id = ? ORDER BY rowid", [.integer(id)]).map { row in
+                let rows = row["rows"].string.flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
+                let total = row["rows_total"].string.flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
+                var job = JobReport(name: row["job"].string ?? "", status: JobStatus(rawValue: row["status"].string ?? "") ?? .failed,
+                                    runSeconds: row["run_s"].double ?? 0, error: row["error"].string, rows: rows ?? RowCounts(),
+                                    resumed: row["done_earlier"].bool == true ? "done earlier" : nil)
                 job.rowsTotal = total ?? job.rows
                 return job
             }
@@ -183,11 +183,11 @@ final class RunLedger: Sendable {
         try store.backend.read(interruptedBy: nil) { db in
             var steps: [Int: StepRecord] = [:]
             guard try Self.hasTables(db) else { return steps }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM _batchrun_progress WHERE run_id = ? AND job = ?", arguments: [id, job]) {
-                let position = (row["checkpoint"] as String?).flatMap { try? JSONDecoder().decode(StepPosition.self, from: Data($0.utf8)) }
-                steps[row["step"]] = StepRecord(position: position, done: row["done"], rows: RowCounts(
-                    fetched: row["fetched"], inserted: row["inserted"], updated: row["updated"], deleted: row["deleted"],
-                    rejected: row["rejected"]))
+            for row in try db.namedRows("SELECT * FROM _batchrun_progress WHERE run_id = ? AND job = ?", [.integer(id), .text(job)]) {
+                let position = row["checkpoint"].string.flatMap { try? JSONDecoder().decode(StepPosition.self, from: Data($0.utf8)) }
+                steps[row["step"].int ?? 0] = StepRecord(position: position, done: row["done"].bool == true, rows: RowCounts(
+                    fetched: row["fetched"].int ?? 0, inserted: row["inserted"].int ?? 0, updated: row["updated"].int ?? 0,
+                    deleted: row["deleted"].int ?? 0, rejected: row["rejected"].int ?? 0))
             }
             return steps
         }
@@ -195,47 +195,47 @@ final class RunLedger: Sendable {
 
     /// A job's record says `running` with its definition; when it starts over, its steps'
     /// earlier checkpoints and counts are dropped in the same transaction.
-    func startJob(run id: Int64, job: String, definition: String, over: Bool, in db: Database) throws {
-        if over { try db.execute(sql: "DELETE FROM _batchrun_progress WHERE run_id = ? AND job = ?", arguments: [id, job]) }
-        try db.execute(sql: """
+    func startJob(run id: Int64, job: String, definition: String, over: Bool, in db: any StoreConnection) throws {
+        if over { try db.execute("DELETE FROM _batchrun_progress WHERE run_id = ? AND job = ?", [.integer(id), .text(job)]) }
+        try db.execute("""
             INSERT INTO _batchrun_jobs (run_id, job, definition, status) VALUES (?, ?, ?, 'running')
             ON CONFLICT (run_id, job) DO UPDATE SET definition = excluded.definition, status = 'running',
                 done_earlier = 0, rows_total = CASE WHEN ? THEN NULL ELSE rows_total END, outputs = NULL
-            """, arguments: [id, job, definition, over])
+            """, [.integer(id), .text(job), .text(definition), StoreValue(over)])
     }
 
     /// A step's checkpoint, inside its batch's transaction: its new position, and the rows the
     /// batch adds to its totals.
-    func saveCheckpoint(run id: Int64, job: String, step: Int, position: StepPosition, rows: RowCounts, in db: Database) throws {
+    func saveCheckpoint(run id: Int64, job: String, step: Int, position: StepPosition, rows: RowCounts, in db: any StoreConnection) throws {
         let encoded = String(decoding: try JSONEncoder.sorted.encode(position), as: UTF8.self)
-        try db.execute(sql: """
+        try db.execute("""
             INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (run_id, job, step) DO UPDATE SET checkpoint = excluded.checkpoint, done = excluded.done,
                 fetched = fetched + excluded.fetched, inserted = inserted + excluded.inserted,
                 updated = updated + excluded.updated, deleted = deleted + excluded.deleted, rejected = rejected + excluded.rejected
-            """, arguments: [id, job, step, encoded, position == .done, rows.fetched, rows.inserted, rows.updated,
-                             rows.deleted, rows.rejected])
+            """, [.integer(id), .text(job), StoreValue(step), .text(encoded), StoreValue(position == .done), StoreValue(rows.fetched),
+                  StoreValue(rows.inserted), StoreValue(rows.updated), StoreValue(rows.deleted), StoreValue(rows.rejected)])
     }
 
     /// Marks a step done (its last batch already carries its checkpoint; a fetch's rows are
     /// those of its last attempt, since it reads again when it runs again).
-    func finishStep(run id: Int64, job: String, step: Int, rows: RowCounts, in db: Database) throws {
-        try db.execute(sql: """
+    func finishStep(run id: Int64, job: String, step: Int, rows: RowCounts, in db: any StoreConnection) throws {
+        try db.execute("""
             INSERT INTO _batchrun_progress (run_id, job, step, done, fetched) VALUES (?, ?, ?, 1, ?)
             ON CONFLICT (run_id, job, step) DO UPDATE SET done = 1, fetched = excluded.fetched
-            """, arguments: [id, job, step, rows.fetched])
+            """, [.integer(id), .text(job), StoreValue(step), StoreValue(rows.fetched)])
     }
 
     /// Records how a job ended in this attempt; `db` is the job's own transaction for an atomic job.
     func finishJob(run id: Int64, job: String, status: JobStatus, runSeconds: Double, rows: RowCounts, rowsTotal: RowCounts,
-                   outputs: [String: [String: StoreValue]], error: String?, in db: Database) throws {
-        try db.execute(sql: """
+                   outputs: [String: [String: StoreValue]], error: String?, in db: any StoreConnection) throws {
+        try db.execute("""
             UPDATE _batchrun_jobs SET status = ?, run_s = ?, rows = ?, rows_total = ?, outputs = ?, error = ?
             WHERE run_id = ? AND job = ?
-            """, arguments: [status.rawValue, runSeconds, String(decoding: try JSONEncoder.sorted.encode(rows), as: UTF8.self),
-                             String(decoding: try JSONEncoder.sorted.encode(rowsTotal), as: UTF8.self),
-                             String(decoding: try JSONEncoder.sorted.encode(outputs), as: UTF8.self), error, id, job])
+            """, [.text(status.rawValue), .real(runSeconds), .text(String(decoding: try JSONEncoder.sorted.encode(rows), as: UTF8.self)),
+                  .text(String(decoding: try JSONEncoder.sorted.encode(rowsTotal), as: UTF8.self)),
+                  .text(String(decoding: try JSONEncoder.sorted.encode(outputs), as: UTF8.self)), StoreValue(error), .integer(id), .text(job)])
     }
 
     /// The runs of the job file at `path`, newest first, with each job's run time and rows.
@@ -246,11 +246,11 @@ final class RunLedger: Sendable {
             var jobs: [Int64: [RunSummary.JobTime]] = [:], rows: [Int64: RowCounts] = [:]
             let sql = "SELECT run_id, job, status, run_s, done_earlier, rows FROM _batchrun_jobs WHERE run_id IN ("
                 + runs.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, rowid"
-            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(runs.map(\.id))) {
-                let id: Int64 = row["run_id"]
-                jobs[id, default: []].append(RunSummary.JobTime(name: row["job"], status: row["status"], runSeconds: row["run_s"],
-                                                                doneEarlier: row["done_earlier"]))
-                if let text = row["rows"] as String?, let counts = try? JSONDecoder().decode(RowCounts.self, from: Data(text.utf8)) {
+            for row in try db.namedRows(sql, SQLArguments(runs.map { .integer($0.id) })) {
+                let id = row["run_id"].int64 ?? 0
+                jobs[id, default: []].append(RunSummary.JobTime(name: row["job"].string ?? "", status: row["status"].string ?? "",
+                                                                runSeconds: row["run_s"].double ?? 0, doneEarlier: row["done_earlier"].bool == true))
+                if let text = row["rows"].string, let counts = try? JSONDecoder().decode(RowCounts.self, from: Data(text.utf8)) {
                     rows[id, default: RowCounts()] += counts
                 }
             }

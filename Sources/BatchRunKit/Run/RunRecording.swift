@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 
 /// The run state of the run in progress. Nothing is written before the run's first batch: the
@@ -31,27 +30,27 @@ final class RunRecording: Sendable {
 
     /// Inside a write transaction: the run's id, its record written by this transaction when no
     /// earlier one committed it (and forgotten again if this one rolls back).
-    func runID(in db: Database) throws -> Int64 {
+    func runID(in db: any StoreConnection) throws -> Int64 {
         if let id = written.withLock({ $0.runID }) { return id }
         let id = try ledger.begin(file: file, fileHash: fileHash, params: params, startedAt: startedAt,
                                   continuing: continuation?.runID, in: db)
         written.withLock { $0.runID = id }
-        db.afterNextTransaction(onCommit: { _ in }, onRollback: { [weak self] _ in
+        db.onRollback { [weak self] in
             self?.written.withLock { $0 = (nil, []) }
-        })
+        }
         return id
     }
 
     /// Inside a write transaction: the job's record (`running`, its definition), written once
     /// per run; a job that starts over drops its earlier checkpoints in the same transaction.
-    func recordJob(_ job: String, definition: String, over: Bool, in db: Database) throws -> Int64 {
+    func recordJob(_ job: String, definition: String, over: Bool, in db: any StoreConnection) throws -> Int64 {
         let id = try runID(in: db)
         if written.withLock({ $0.jobs.contains(job) }) { return id }
         try ledger.startJob(run: id, job: job, definition: definition, over: over, in: db)
         written.withLock { _ = $0.jobs.insert(job) }
-        db.afterNextTransaction(onCommit: { _ in }, onRollback: { [weak self] _ in
+        db.onRollback { [weak self] in
             _ = self?.written.withLock { $0.jobs.remove(job) }
-        })
+        }
         return id
     }
 

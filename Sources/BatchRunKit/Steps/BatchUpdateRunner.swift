@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Runs a `batch-update`. In the job's context (the default), each batch is read without the
 /// write lock, with the `set` expressions evaluated in that read, then saved with the check
@@ -33,8 +32,7 @@ public enum BatchUpdateRunner {
         // RETURNING the keys: the save names the rows it changed, like every other save.
         let sql = step.sql(for: entity) + " RETURNING " + SQL.quoteList(entity.primaryKey)
         let (_, result) = try context.commit { db, changes in
-            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, named: environment.params,
-                                        split: entity.primaryKey.count, assigned: []) { key, _ in
+            try db.forEachRow(try db.prepare(sql), named: environment.params, positional: [], split: entity.primaryKey.count, assigned: []) { key, _ in
                 if entity.hasRowidKey, case .integer(let rowid) = key[0] {
                     changes.record(rowid: rowid, entity: entity.name, .updated)
                 } else {

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Runs a `delete` in the job's context: each batch reads keys and values of up to
 /// `batch_size` matching rows, then deletes them in one save that checks every row is still as

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Runs a `fetch`: one snapshot read, rows streamed to the output; the first row becomes the
 /// `as:` outputs (all NULL when there is no row).
@@ -14,10 +13,7 @@ public enum FetchRunner {
         var writer = try step.output.map { try OutputWriters.make($0, columns: columns) }
         do {
             try context.read { db in
-                let cursor = try Row.fetchCursor(db, sql: step.sql(for: environment.entity),
-                                                 arguments: environment.params.statementArguments)
-                while let row = try cursor.next() {
-                    let values = (0..<row.count).map { StoreValue(row[$0] as DatabaseValue) }
+                try db.forEachRow(step.sql(for: environment.entity), SQLArguments(named: environment.params)) { values in
                     if firstRow == nil { firstRow = values }
                     try writer?.write(values)
                     report.rows.fetched += 1
@@ -45,14 +41,12 @@ public enum FetchRunner {
 }
 
 enum StepErrors {
-    /// SQLite's message without GRDB's decoration.
+    /// The database's message without its client's decoration.
     static func describe(_ error: any Error) -> String {
-        if let error = error as? DatabaseError {
-            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                return "another connection held the store's write lock for longer than busy_timeout"
-            }
-            return error.message ?? "\(error)"
+        if StoreFailure(of: error) == .busy {
+            return "another connection held the store's write lock for longer than busy_timeout"
         }
+        if let error = error as? any StoreDatabaseError { return error.databaseMessage }
         return "\(error)"
     }
 
@@ -64,7 +58,7 @@ enum StepErrors {
             stepError.report.runSeconds = report.runSeconds
             return stepError
         }
-        if let error = error as? DatabaseError, error.resultCode == .SQLITE_INTERRUPT {
+        if StoreFailure(of: error) == .interrupted {
             return StepError("cancelled", report: report, cancelled: true)
         }
         if let conflictError = error as? MergeConflictError, let entity {
@@ -73,7 +67,7 @@ enum StepErrors {
             report.conflictRecords.append(conflictError.conflict.record(entity: entity))
             return StepError(conflictError.description, report: report)
         }
-        if let error = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_READONLY].contains(error.resultCode) {
+        if StoreFailure(of: error) != nil {
             return StepError("\(prefix): \(store.describeFailure(error))", report: report, cause: error)
         }
         return StepError("\(prefix): \(describe(error))", report: report, cause: error)

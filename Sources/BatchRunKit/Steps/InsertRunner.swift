@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// Runs an `insert`: a thread of its own reads and converts the feed into batches of typed
 /// cells while the job's thread writes them, each batch one transaction (the whole feed one

@@ -1,14 +1,11 @@
-import GRDB
-import GRDBSQLite
 
 /// The prepared statements of one insert step, kept for the whole step on the writer's
 /// connection: multi-row INSERTs and the set-based conflict statements, one per feed layout,
 /// kind and number of rows.
 ///
-/// A statement holds as many rows as SQLite's bound-parameter limit allows (at most
+/// A statement holds as many rows as the store's bound-parameter limit allows (at most
 /// `maximumRows`); a shorter run of rows goes as pieces of a power of two rows, so a step
 /// prepares at most a dozen statements per layout and kind whatever its batches hold.
-/// Text is bound without a copy (`SQLITE_STATIC`): `clearBindings()` after each batch.
 final class InsertStatements {
     enum Kind: Hashable {
         /// `INSERT INTO t (columns) VALUES (...), ...`
@@ -37,9 +34,9 @@ final class InsertStatements {
     static let maximumRows = 128
 
     let entity: Entity
-    private var statements: [Key: Statement] = [:]
-    private var connection: OpaquePointer?
-    /// SQLite's bound-parameter limit on the connection (`SQLITE_LIMIT_VARIABLE_NUMBER`).
+    private var statements: [Key: PreparedStatement] = [:]
+    private var connection: ObjectIdentifier?
+    /// The connection's bound-parameter limit.
     private(set) var parameterLimit = 999
 
     init(entity: Entity) {
@@ -47,11 +44,11 @@ final class InsertStatements {
     }
 
     /// Starts a batch on `db`: statements prepared on another connection are dropped.
-    func use(_ db: Database) {
-        guard db.sqliteConnection != connection else { return }
+    func use(_ db: any StoreConnection) {
+        guard db.identity != connection else { return }
         statements = [:]
-        connection = db.sqliteConnection
-        parameterLimit = Int(sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+        connection = db.identity
+        parameterLimit = db.parameterLimit
     }
 
     /// Rows per statement for `columns` bound values per row.
@@ -68,29 +65,21 @@ final class InsertStatements {
     }
 
     /// The statement of `kind` for `rows` rows of a layout's `columns`.
-    func statement(_ kind: Kind, layout: Int, columns: [String], rows: Int, in db: Database) throws -> Statement {
+    func statement(_ kind: Kind, layout: Int, columns: [String], rows: Int, in db: any StoreConnection) throws -> PreparedStatement {
         let key = Key(kind: kind, layout: layout, rows: rows)
         if let statement = statements[key] { return statement }
-        // Our own statement (not GRDB's cache): it is bound and stepped through the C API.
-        let statement = try db.makeStatement(sql: sql(kind, columns: columns, rows: rows))
+        let statement = try db.prepare(sql(kind, columns: columns, rows: rows))
         statements[key] = statement
         return statement
     }
 
     /// The largest rowid of the entity's table, 0 when it is empty.
-    func largestRowid(in db: Database) throws -> Int64 {
-        let handle = try statement(.largestRowid, layout: 0, columns: [], rows: 0, in: db).sqliteStatement
-        defer { sqlite3_reset(handle) }
-        guard sqlite3_step(handle) == SQLITE_ROW else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_errcode(db.sqliteConnection)),
-                                message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    func largestRowid(in db: any StoreConnection) throws -> Int64 {
+        var largest: Int64 = 0
+        try db.forEachRow(try statement(.largestRowid, layout: 0, columns: [], rows: 0, in: db), positional: []) { row in
+            if case .integer(let value) = row[0] { largest = value }
         }
-        return sqlite3_column_int64(handle, 0)
-    }
-
-    /// Unbinds every statement (text was bound without a copy from a batch that ends).
-    func clearBindings() {
-        for statement in statements.values { sqlite3_clear_bindings(statement.sqliteStatement) }
+        return largest
     }
 
     func sql(_ kind: Kind, columns: [String], rows: Int) -> String {

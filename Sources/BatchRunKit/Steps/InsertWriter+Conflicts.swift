@@ -1,5 +1,3 @@
-import GRDB
-import GRDBSQLite
 
 /// Constraint conflicts resolved set-based: a batch's rows whose primary key is taken (found
 /// with the store's old values by `existingRows`, one query per 1,000 keys) are written by
@@ -13,7 +11,7 @@ extension InsertWriter {
     /// set-based; a later row with the same key goes on its own, against the row as the first
     /// left it. A chunk whose statement fails (another unique column, a bad value) goes row by
     /// row, where the failure is resolved or reported as before.
-    func resolveTaken(_ taken: [Int], existing: [StoreValue: [StoreValue]], of rows: inout Rows, in db: Database,
+    func resolveTaken(_ taken: [Int], existing: [StoreValue: [StoreValue]], of rows: inout Rows, in db: any StoreConnection,
                       changes: inout SaveChanges, counts: inout StepReport) throws {
         let batch = rows.batch
         if environment.mergePolicy == .error {
@@ -45,7 +43,7 @@ extension InsertWriter {
 
     /// Rows of one layout, each key taken once.
     private func resolve(_ group: [Int], layout: Int, existing: [StoreValue: [StoreValue]], of rows: inout Rows,
-                         in db: Database, changes: inout SaveChanges, counts: inout StepReport) throws {
+                         in db: any StoreConnection, changes: inout SaveChanges, counts: inout StepReport) throws {
         let entity = environment.entity, policy = environment.mergePolicy, batch = rows.batch
         let columns = rows.layouts[layout].columns.map(\.name)
         let fed = columns.map { entity.position(ofColumn: $0)! }
@@ -126,35 +124,16 @@ extension InsertWriter {
     }
 
     /// One statement for `chunk` (overwrite: the rows deleted first). False when it failed and
-    /// SQLite backed it out.
+    /// the store backed it out.
     private func write(_ chunk: [Int], kind: InsertStatements.Kind, layout: Int, columns: [String], of rows: Rows,
-                       in db: Database) throws -> Bool {
-        let batch = rows.batch
+                       in db: any StoreConnection) throws -> Bool {
         if kind == .replace {
             // Overwrite replaces the row whole: columns the feed does not give take their defaults.
-            let delete = try statements.statement(.deleteKeys, layout: 0, columns: [], rows: chunk.count, in: db).sqliteStatement
-            for (offset, row) in chunk.enumerated() {
-                try RawStatement.bind(key(of: row, in: rows), at: Int32(offset + 1), of: delete)
-            }
-            let code = sqlite3_step(delete)
-            sqlite3_reset(delete)
-            guard code == SQLITE_DONE else { return try failed(code, in: db) }
+            let delete = try statements.statement(.deleteKeys, layout: 0, columns: [], rows: chunk.count, in: db)
+            guard case .done = try db.run(delete, values: chunk.map { key(of: $0, in: rows) }, returned: nil) else { return false }
         }
-        let handle = try statements.statement(kind, layout: layout, columns: columns, rows: chunk.count, in: db).sqliteStatement
-        var parameter: Int32 = 1
-        for row in chunk { parameter = Self.bind(batch, row: row, to: handle, from: parameter) }
-        let code = sqlite3_step(handle)
-        sqlite3_reset(handle)
-        guard code == SQLITE_DONE else { return try failed(code, in: db) }
+        let statement = try statements.statement(kind, layout: layout, columns: columns, rows: chunk.count, in: db)
+        guard case .done = try db.run(statement, rows: chunk, of: rows.batch, returned: nil) else { return false }
         return true
-    }
-
-    /// A failed set-based statement: an interrupt, a busy, full or read-only store stops the batch; anything
-    /// else sends its rows the one-row way.
-    private func failed(_ code: Int32, in db: Database) throws -> Bool {
-        if Self.stopsTheBatch(code) {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-        }
-        return false
     }
 }

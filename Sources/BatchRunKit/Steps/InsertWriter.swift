@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// The writing side of an insert.
 struct InsertWriter {
@@ -100,10 +98,10 @@ struct InsertWriter {
     }
 
     /// Hot swap's first statement: every row of the entity goes, its keys recorded as deleted.
-    private func deleteAll(in db: Database, changes: inout SaveChanges) throws {
+    private func deleteAll(in db: any StoreConnection, changes: inout SaveChanges) throws {
         let entity = environment.entity
         let sql = "DELETE FROM \(SQL.quote(entity.tableName)) RETURNING \(SQL.quoteList(entity.primaryKey))"
-        try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, split: entity.primaryKey.count, assigned: []) { key, _ in
+        try db.forEachRow(try db.prepare(sql), named: [:], positional: [], split: entity.primaryKey.count, assigned: []) { key, _ in
             changes.record(ObjectID(entity: entity.name, key: key), .deleted)
             changes.deleted += 1
         }
@@ -139,11 +137,10 @@ struct InsertWriter {
     /// few statements for the whole batch (`InsertWriter+Conflicts`); a multi-row INSERT that
     /// fails (a key taken inside the batch, a unique column, a bad value) is backed out by
     /// SQLite and its rows go again one at a time, each conflict resolved on its own.
-    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: Database, changes: inout SaveChanges,
+    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: any StoreConnection, changes: inout SaveChanges,
                         counts: inout StepReport) throws {
         let entity = environment.entity
         statements.use(db)
-        defer { statements.clearBindings() }
         var rows = Rows(batch: batch, layouts: layouts,
                         keyPositions: layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } })
         let existing = try existingRows(for: batch, keyPositions: rows.keyPositions, in: db)
@@ -176,7 +173,7 @@ struct InsertWriter {
     }
 
     /// Inserts rows of one layout, as many per statement as the parameter limit allows.
-    private func insert(_ run: ArraySlice<Int>, layout: Int, of rows: inout Rows, in db: Database, changes: inout SaveChanges,
+    private func insert(_ run: ArraySlice<Int>, layout: Int, of rows: inout Rows, in db: any StoreConnection, changes: inout SaveChanges,
                         counts: inout StepReport) throws {
         let columns = rows.layouts[layout].columns.count
         var start = run.startIndex
@@ -188,7 +185,7 @@ struct InsertWriter {
     }
 
     /// One multi-row INSERT; when it fails, its rows one at a time.
-    private func insertChunk(_ chunk: ArraySlice<Int>, layout: Int, of rows: inout Rows, in db: Database,
+    private func insertChunk(_ chunk: ArraySlice<Int>, layout: Int, of rows: inout Rows, in db: any StoreConnection,
                              changes: inout SaveChanges, counts: inout StepReport) throws {
         let entity = environment.entity, batch = rows.batch
         let keys = rows.keyPositions[layout]
@@ -207,28 +204,19 @@ struct InsertWriter {
         let columns = rows.layouts[layout].columns.map(\.name)
         let statement = try statements.statement(assigned && !consecutive ? .insertReturningRowid : .insert, layout: layout,
                                                  columns: columns, rows: chunk.count, in: db)
-        let handle = statement.sqliteStatement
-        var parameter: Int32 = 1
-        for row in chunk { parameter = Self.bind(batch, row: row, to: handle, from: parameter) }
         var rowids: [Int64] = []
-        var code = sqlite3_step(handle)
-        while code == SQLITE_ROW {
-            rowids.append(sqlite3_column_int64(handle, 0))
-            code = sqlite3_step(handle)
-        }
-        sqlite3_reset(handle)
-        guard code == SQLITE_DONE else {
-            if Self.stopsTheBatch(code) {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-            }
-            // Backed out whole by SQLite: one row at a time finds the row and resolves or reports it.
+        let outcome = try db.run(statement, rows: chunk, of: batch, returned: assigned && !consecutive ? { row in
+            if case .integer(let rowid) = row[0] { rowids.append(rowid) }
+        } : nil)
+        guard case .done = outcome else {
+            // Backed out whole: one row at a time finds the row and resolves or reports it.
             for row in chunk { try insertOne(row, of: &rows, in: db, changes: &changes, counts: &counts) }
             return
         }
         counts.rows.inserted += chunk.count
         changes.inserted += chunk.count
         if consecutive {
-            let last = sqlite3_last_insert_rowid(db.sqliteConnection)
+            let last = db.lastInsertedRowID
             for rowid in (last - Int64(chunk.count) + 1)...last { changes.record(rowid: rowid, entity: entity.name, .inserted) }
         } else if assigned {
             for rowid in rowids { changes.record(rowid: rowid, entity: entity.name, .inserted) }
@@ -241,64 +229,31 @@ struct InsertWriter {
 
     /// One row, with its own statement: a key or unique collision is resolved by the policy,
     /// any other failure names the feed line.
-    private func insertOne(_ row: Int, of rows: inout Rows, in db: Database, changes: inout SaveChanges,
+    private func insertOne(_ row: Int, of rows: inout Rows, in db: any StoreConnection, changes: inout SaveChanges,
                            counts: inout StepReport) throws {
         let entity = environment.entity, batch = rows.batch
         let layout = batch.layouts[row]
         let keys = rows.keyPositions[layout]
-        let connection = db.sqliteConnection
-        let handle = try statements.statement(.insert, layout: layout, columns: rows.layouts[layout].columns.map(\.name),
-                                              rows: 1, in: db).sqliteStatement
-        _ = Self.bind(batch, row: row, to: handle, from: 1)
-        let code = sqlite3_step(handle)
-        sqlite3_reset(handle)
-        if code == SQLITE_DONE {
+        let statement = try statements.statement(.insert, layout: layout, columns: rows.layouts[layout].columns.map(\.name),
+                                                 rows: 1, in: db)
+        switch try db.run(statement, rows: CollectionOfOne(row), of: batch, returned: nil) {
+        case .done:
             counts.rows.inserted += 1
             changes.inserted += 1
-            if let rowid = rowidKey(batch, row: row, keys: keys, connection: connection) {
+            if let rowid = rowidKey(batch, row: row, keys: keys, in: db) {
                 changes.record(rowid: rowid, entity: entity.name, .inserted)
             } else {
                 changes.record(insertedID(batch, row: row, keys: keys), .inserted)
             }
-            return
+        case .keyTaken:
+            try resolveConflict(row, of: &rows, in: db, changes: &changes, counts: &counts)
+        case .refused(let failure):
+            throw StepError("\(place(batch.lines[row])): \(failure.message)", report: counts)
         }
-        let extended = sqlite3_extended_errcode(connection)
-        let message = String(cString: sqlite3_errmsg(connection))
-        if extended == Self.constraintPrimaryKey || extended == Self.constraintUnique {
-            return try resolveConflict(row, of: &rows, in: db, changes: &changes, counts: &counts)
-        }
-        if Self.stopsTheBatch(code) { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message) }
-        throw StepError("\(place(batch.lines[row])): \(message)", report: counts)
-    }
-
-    /// Binds a row's cells to parameters from `first` on; returns the next parameter.
-    /// Text and blobs are bound without a copy: the batch outlives the statement's use.
-    static func bind(_ batch: RowBatch, row: Int, to handle: OpaquePointer?, from first: Int32) -> Int32 {
-        var parameter = first
-        let range = batch.cells(of: row)
-        batch.bytes.withUnsafeBufferPointer { bytes in
-            batch.cells.withUnsafeBufferPointer { cells in
-                for index in range {
-                    let cell = cells[index]
-                    switch cell.kind {
-                    case .null: sqlite3_bind_null(handle, parameter)
-                    case .integer: sqlite3_bind_int64(handle, parameter, cell.number)
-                    case .real: sqlite3_bind_double(handle, parameter, Double(bitPattern: UInt64(bitPattern: cell.number)))
-                    case .text:
-                        sqlite3_bind_text(handle, parameter, UnsafeRawPointer(bytes.baseAddress! + Int(cell.number))
-                            .assumingMemoryBound(to: CChar.self), cell.length, nil)   // SQLITE_STATIC
-                    case .blob:
-                        sqlite3_bind_blob(handle, parameter, bytes.baseAddress! + Int(cell.number), cell.length, nil)
-                    }
-                    parameter += 1
-                }
-            }
-        }
-        return parameter
     }
 
     /// The slow path for a row that collided: the policy decides, the conflict is kept.
-    func resolveConflict(_ row: Int, existing: [StoreValue]? = nil, of rows: inout Rows, in db: Database,
+    func resolveConflict(_ row: Int, existing: [StoreValue]? = nil, of rows: inout Rows, in db: any StoreConnection,
                          changes: inout SaveChanges, counts: inout StepReport) throws {
         let batch = rows.batch, layout = rows.layouts[batch.layouts[row]]
         let writer = SaveWriter(db: db, store: store, entity: environment.entity, policy: environment.mergePolicy,
@@ -311,7 +266,7 @@ struct InsertWriter {
                 let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
                 outcome = (wrote ? conflict.objectID : nil, false, conflict)
             } else {
-                outcome = try writer.insert(columns: layout.columns.map(\.name), values: values.map(\.databaseValue))
+                outcome = try writer.insert(columns: layout.columns.map(\.name), values: values)
             }
         } catch let error as MergeConflictError {
             throw RowConflict(place: place(batch.lines[row]), error: error)
@@ -330,13 +285,13 @@ struct InsertWriter {
     }
 
     /// The rowid of the row just inserted, for an entity keyed by it.
-    private func rowidKey(_ batch: RowBatch, row: Int, keys: [Int?], connection: OpaquePointer?) -> Int64? {
+    private func rowidKey(_ batch: RowBatch, row: Int, keys: [Int?], in db: any StoreConnection) -> Int64? {
         guard environment.entity.hasRowidKey else { return nil }
         if let position = keys[0] {
             let cell = batch.cells[batch.cells(of: row).lowerBound + position]
             if cell.kind == .integer { return cell.number }
         }
-        return sqlite3_last_insert_rowid(connection)
+        return db.lastInsertedRowID
     }
 
     private func insertedID(_ batch: RowBatch, row: Int, keys: [Int?]) -> ObjectID {
@@ -347,7 +302,7 @@ struct InsertWriter {
 
     /// The rows that already hold the batch's primary keys (one-column keys only; other
     /// collisions are caught when the INSERT fails), read with one query per 1,000 keys.
-    func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: Database) throws -> [StoreValue: [StoreValue]] {
+    func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: any StoreConnection) throws -> [StoreValue: [StoreValue]] {
         let entity = environment.entity
         guard entity.primaryKey.count == 1 else { return [:] }
         var keys: [StoreValue] = []
@@ -359,22 +314,22 @@ struct InsertWriter {
         guard !keys.isEmpty else { return [:] }
         if entity.hasRowidKey {
             // Keys above the largest one stored cannot be taken: an append-only feed skips the lookup.
-            let largest = try Int64.fetchOne(db, sql: "SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
-            guard let largest else { return [:] }
+            let largest = try db.value("SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
+            guard case .integer(let largest) = largest else { return [:] }
             if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return [:] }
         }
         return try storedRows(keys, in: db)
     }
 
     /// The stored rows with these (one-column) primary keys, by key, read with one query per 1,000 keys.
-    func storedRows(_ keys: [StoreValue], in db: Database) throws -> [StoreValue: [StoreValue]] {
+    func storedRows(_ keys: [StoreValue], in db: any StoreConnection) throws -> [StoreValue: [StoreValue]] {
         let entity = environment.entity
         var found: [StoreValue: [StoreValue]] = [:]
         let keyIndex = entity.primaryKeyIndexes[0]
         for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
             let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
                 + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
-            try RawStatement.forEachRow(try db.makeStatement(sql: sql), in: db, positional: Array(chunk),
+            try db.forEachRow(try db.prepare(sql), named: [:], positional: Array(chunk),
                                         split: entity.columns.count, assigned: []) { row, _ in
                 found[row[keyIndex]] = row
             }
@@ -382,16 +337,3 @@ struct InsertWriter {
         return found
     }
 }
-
-extension InsertWriter {
-    /// SQLite's extended codes for a primary-key and a unique violation (macros Swift does not import).
-    static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
-    static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
-
-    /// Failures that stop the batch (it rolls back, retried when busy) rather than naming a
-    /// feed line: an interrupt, a busy or locked store, a full disk, a read-only store.
-    static func stopsTheBatch(_ code: Int32) -> Bool {
-        [SQLITE_INTERRUPT, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_READONLY].contains(code & 0xff)
-    }
-}
-

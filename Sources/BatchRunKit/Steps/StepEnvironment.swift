@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a step needs to run: its entity, resolved params, batch size, merge policy, and how to
 /// learn that the job was cancelled.
@@ -58,7 +57,7 @@ extension StepEnvironment {
 
     static func isRetryable(_ error: any Error) -> Bool {
         if error is MergeConflictError { return true }
-        if let error = error as? DatabaseError { return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED }
+        if StoreFailure(of: error) == .busy { return true }
         if let error = error as? StepError, let cause = error.cause { return isRetryable(cause) }
         return false
     }
@@ -92,7 +91,7 @@ public func displayPath(_ path: String) -> String {
 /// Writes a step's checkpoint inside a batch's transaction: the step's new position, and the
 /// rows this batch adds to the step's totals.
 struct StepCheckpoint: Sendable {
-    let write: @Sendable (Database, StepPosition, RowCounts) throws -> Void
+    let write: @Sendable (any StoreConnection, StepPosition, RowCounts) throws -> Void
 
     /// The same, as the save path takes it.
     func at(_ position: StepPosition, rejected: Int = 0) -> CheckpointWrite {

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The coordinator: the model, the database behind it (an SQLite file in WAL mode, with one
 /// serialized writer and pooled snapshot readers), and the saves posted after their commits.
@@ -18,7 +17,7 @@ public final class Store: Sendable {
     public let path: String
     public let model: Model
     /// The database behind the store; everything that differs between databases is there.
-    let backend: SQLiteBackend
+    let backend: any StoreBackend
     let notifications = SaveNotifications()
     let changeLog = ChangeLog()
 
@@ -27,9 +26,6 @@ public final class Store: Sendable {
         self.model = model
         backend = try SQLiteBackend(path: path, model: model, busyTimeout: busyTimeout)
     }
-
-    /// GRDB's pool, for the tests (everything else reads and writes through `backend`).
-    var pool: DatabasePool { backend.pool }
 
     /// Why an operation on the store failed, as a user can act on it.
     func describeFailure(_ error: any Error) -> String {
@@ -68,7 +64,7 @@ public final class Store: Sendable {
 
     /// True when nothing was committed to the store, by this process or any other program,
     /// since `changeGeneration` returned `since`. Called inside a write transaction.
-    func isUnchanged(since: UInt64, in db: Database) throws -> Bool {
-        try backend.isUnchanged(since: since, in: db)
+    func isUnchanged(since: UInt64, in connection: any StoreConnection) throws -> Bool {
+        try backend.isUnchanged(since: since, in: connection)
     }
 }

@@ -5,37 +5,34 @@
 /// (REPEATABLE READ read-only transactions, one writer connection per store, the cancel
 /// request, `pg_current_xact_id`/`xmin` for "committed since").
 ///
-/// Steps still run their own SQL on the `Connection` they are handed, in SQLite's dialect.
+/// The layers above see a transaction as a `StoreConnection`.
 ///
 /// ```swift
-/// let count = try store.backend.read(interruptedBy: nil) { db in
-///     try Int.fetchOne(db, sql: "SELECT count(*) FROM \"Session\"")
+/// let count = try store.backend.read(interruptedBy: nil) { connection in
+///     try connection.value("SELECT count(*) FROM \"Session\"")
 /// }
 /// ```
 protocol StoreBackend: Sendable {
-    /// A connection as statements run on it (GRDB's `Database` for SQLite).
-    associatedtype Connection
-
     /// Runs `body` on a pooled reader, in a snapshot transaction (it sees one committed
     /// state); `interrupter` can stop its statement from another thread.
-    func read<T>(interruptedBy interrupter: Interrupter?, _ body: (Connection) throws -> T) throws -> T
+    func read<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T
 
     /// `read` without blocking the caller's thread (the main actor's reads).
-    func read<T: Sendable>(_ body: @Sendable (Connection) throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T
 
     /// Runs `body` in one transaction on the store's one serialized writer; it commits when
     /// `body` returns and rolls back when it throws.
-    func write<T>(interruptedBy interrupter: Interrupter?, _ body: (Connection) throws -> T) throws -> T
+    func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T
 
     /// `write` without blocking the caller's thread.
-    func write<T: Sendable>(_ body: @Sendable (Connection) throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T
 
     /// A number that grows with every commit by anyone; taken before a read.
     var changeGeneration: UInt64 { get }
 
     /// True when nothing was committed to the store, by this process or any other, since
     /// `changeGeneration` returned `generation`. Called inside a write transaction.
-    func isUnchanged(since generation: UInt64, in connection: Connection) throws -> Bool
+    func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool
 
     /// Why an operation on the store failed, as a user can act on it (which lock and for how
     /// long, a full disk, a read-only file system).

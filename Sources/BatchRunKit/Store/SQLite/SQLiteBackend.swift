@@ -13,11 +13,9 @@ import Synchronization
 ///
 /// ```swift
 /// let backend = try SQLiteBackend(path: "var/nightly.sqlite", model: model, busyTimeout: 5)
-/// try backend.write(interruptedBy: nil) { db in try db.execute(sql: "DELETE FROM \"Session\"") }
+/// try backend.write(interruptedBy: nil) { connection in try connection.execute("DELETE FROM \"Session\"") }
 /// ```
 final class SQLiteBackend: StoreBackend {
-    typealias Connection = Database
-
     let path: String
     /// Seconds a connection waits for a lock before failing with SQLITE_BUSY.
     let busyTimeout: Double
@@ -80,26 +78,27 @@ final class SQLiteBackend: StoreBackend {
 
     // MARK: StoreBackend
 
-    func read<T>(interruptedBy interrupter: Interrupter?, _ body: (Database) throws -> T) throws -> T {
+    func read<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
         try pool.read { db in try Self.running(body, on: db, interruptedBy: interrupter) }
     }
 
-    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        try await pool.read(body)
+    func read<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await pool.read { db in try body(SQLiteConnection(db)) }
     }
 
-    func write<T>(interruptedBy interrupter: Interrupter?, _ body: (Database) throws -> T) throws -> T {
+    func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
         try writer().write { db in try Self.running(body, on: db, interruptedBy: interrupter) }
     }
 
-    func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        try await writer().write(body)
+    func write<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await writer().write { db in try body(SQLiteConnection(db)) }
     }
 
     var changeGeneration: UInt64 { generation.current }
 
-    func isUnchanged(since generation: UInt64, in db: Database) throws -> Bool {
-        try self.generation.isUnchanged(since: generation, writer: db)
+    func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool {
+        // Every connection this backend hands out is a SQLiteConnection.
+        try self.generation.isUnchanged(since: generation, writer: unsafeDowncast(connection, to: SQLiteConnection.self).db)
     }
 
     func describeFailure(_ error: any Error) -> String {
@@ -111,8 +110,9 @@ final class SQLiteBackend: StoreBackend {
     /// statement in flight, and a progress handler (every 1,000 virtual-machine steps) stops
     /// statements started after an interrupt that came between two statements, which SQLite's
     /// own flag forgets once no statement runs. Removed before the transaction commits.
-    private static func running<T>(_ body: (Database) throws -> T, on db: Database, interruptedBy interrupter: Interrupter?) throws -> T {
-        guard let interrupter else { return try body(db) }
+    private static func running<T>(_ body: (any StoreConnection) throws -> T, on db: Database,
+                                   interruptedBy interrupter: Interrupter?) throws -> T {
+        guard let interrupter else { return try body(SQLiteConnection(db)) }
         let connection = db.sqliteConnection
         // `interrupter` outlives the handler: the caller holds it until this function returns.
         sqlite3_progress_handler(connection, 1_000, { context in
@@ -126,7 +126,7 @@ final class SQLiteBackend: StoreBackend {
         let handle = UInt(bitPattern: connection)
         return try interrupter.running(stoppedBy: { sqlite3_interrupt(OpaquePointer(bitPattern: handle)) },
                                        orThrow: { DatabaseError(resultCode: .SQLITE_INTERRUPT, message: "interrupted") }) {
-            try body(db)
+            try body(SQLiteConnection(db))
         }
     }
 

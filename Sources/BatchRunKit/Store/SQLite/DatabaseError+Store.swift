@@ -1,0 +1,16 @@
+import GRDB
+
+/// SQLite's result codes as the kinds of failure the layers above act on.
+extension DatabaseError: StoreDatabaseError {
+    var storeFailure: StoreFailure? {
+        switch resultCode {
+        case .SQLITE_INTERRUPT: return .interrupted
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy
+        case .SQLITE_FULL: return .diskFull
+        case .SQLITE_READONLY: return .readOnly
+        default: return nil
+        }
+    }
+
+    var databaseMessage: String { message ?? "\(self)" }
+}
