@@ -10,8 +10,8 @@ final class InsertStatements {
     enum Kind: Hashable {
         /// `INSERT INTO t (columns) VALUES (...), ...`
         case insert
-        /// The same, `RETURNING rowid`: the rowids SQLite assigns.
-        case insertReturningRowid
+        /// The same, `RETURNING key`: the keys the store assigns to an integer key left out.
+        case insertReturningKey
         /// `... ON CONFLICT (key) DO UPDATE SET c = excluded.c ...` (object-trump, recompute).
         case upsertOurs
         /// `... ON CONFLICT (key) DO UPDATE SET c = coalesce(c, excluded.c) ...` (store-trump).
@@ -20,8 +20,8 @@ final class InsertStatements {
         case replace
         /// `DELETE FROM t WHERE key IN (?, ...)` (overwrite).
         case deleteKeys
-        /// `SELECT max(rowid) FROM t`.
-        case largestRowid
+        /// `SELECT max(key) FROM t` (an integer key).
+        case largestKey
     }
 
     private struct Key: Hashable {
@@ -73,10 +73,10 @@ final class InsertStatements {
         return statement
     }
 
-    /// The largest rowid of the entity's table, 0 when it is empty.
-    func largestRowid(in db: any StoreConnection) throws -> Int64 {
+    /// The largest key of the entity's table (an integer key), 0 when it is empty.
+    func largestKey(in db: any StoreConnection) throws -> Int64 {
         var largest: Int64 = 0
-        try db.forEachRow(try statement(.largestRowid, layout: 0, columns: [], rows: 0, in: db), positional: []) { row in
+        try db.forEachRow(try statement(.largestKey, layout: 0, columns: [], rows: 0, in: db), positional: []) { row in
             if case .integer(let value) = row[0] { largest = value }
         }
         return largest
@@ -90,7 +90,7 @@ final class InsertStatements {
         let keyColumns = Set(entity.primaryKey)
         let others = columns.filter { !keyColumns.contains($0) }.map(SQL.quote)
         switch kind {
-        case .insert, .insertReturningRowid:
+        case .insert, .insertReturningKey:
             // A NULL for a not-null column with a default takes the default, as one-row inserts do.
             let tuple = "(" + columns.map { name -> String in
                 if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
@@ -99,7 +99,7 @@ final class InsertStatements {
                 return "?"
             }.joined(separator: ", ") + ")"
             return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(tuple))"
-                + (kind == .insertReturningRowid ? " RETURNING rowid" : "")
+                + (kind == .insertReturningKey ? " RETURNING \(keyList)" : "")
         case .upsertOurs:
             return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) ON CONFLICT (\(keyList)) DO UPDATE SET "
                 + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
@@ -108,8 +108,8 @@ final class InsertStatements {
                 + others.map { "\($0) = coalesce(\($0), excluded.\($0))" }.joined(separator: ", ")
         case .replace:
             return "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain))"
-        case .largestRowid:
-            return "SELECT max(rowid) FROM \(table)"
+        case .largestKey:
+            return "SELECT max(\(keyList)) FROM \(table)"
         case .deleteKeys:
             return "DELETE FROM \(table) WHERE \(keyList) IN (" + Array(repeating: "?", count: rows).joined(separator: ", ") + ")"
         }

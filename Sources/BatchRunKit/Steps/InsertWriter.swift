@@ -200,9 +200,9 @@ struct InsertWriter {
             batch.cells[batch.cells(of: row).lowerBound + keys[0]!].kind != .integer
         })
         var consecutive = false
-        if assigned && keys[0] == nil { consecutive = try statements.largestRowid(in: db) <= Int64.max - Int64(chunk.count) }
+        if assigned && keys[0] == nil { consecutive = try statements.largestKey(in: db) <= Int64.max - Int64(chunk.count) }
         let columns = rows.layouts[layout].columns.map(\.name)
-        let statement = try statements.statement(assigned && !consecutive ? .insertReturningRowid : .insert, layout: layout,
+        let statement = try statements.statement(assigned && !consecutive ? .insertReturningKey : .insert, layout: layout,
                                                  columns: columns, rows: chunk.count, in: db)
         var rowids: [Int64] = []
         let outcome = try db.run(statement, rows: chunk, of: batch, returned: assigned && !consecutive ? { row in
