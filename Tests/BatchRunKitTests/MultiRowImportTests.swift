@@ -31,12 +31,12 @@ struct MultiRowImportTests {
 
     @Test("chunks: full statements, then power-of-two pieces for a short run")
     func chunkSizes() throws {
-        let statements = InsertStatements(entity: Entity(name: "T", columns: [
+        let statements = SQLiteBulkLoader(entity: Entity(name: "T", columns: [
             Column(name: "id", type: .integer, isPrimaryKey: true), Column(name: "a", type: .text),
         ], primaryKey: ["id"]))
         let queue = try DatabaseQueue()
         queue.inDatabase { db in statements.use(SQLiteConnection(db)) }
-        #expect(statements.rowsPerStatement(columns: 2) == InsertStatements.maximumRows)
+        #expect(statements.rowsPerStatement(columns: 2) == SQLiteBulkLoader.maximumRows)
         var pieces: [Int] = []
         var left = 600
         while left > 0 {

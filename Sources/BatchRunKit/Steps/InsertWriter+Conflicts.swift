@@ -54,17 +54,17 @@ extension InsertWriter {
         let olds = values.map { existing[$0[keyFed]]! }
         // Which rows the policy writes, and with which statement.
         var writes: [Int] = []   // offsets in `group`
-        var kind = InsertStatements.Kind.upsertOurs
+        var resolution = BulkResolution.ours
         switch policy {
         case .objectTrump, .recompute:
             if fed.contains(where: { $0 != keyIndex }) { writes = Array(group.indices) }
         case .storeTrump:
-            kind = .upsertFillNulls
+            resolution = .fillNulls
             writes = group.indices.filter { offset in
                 fed.indices.contains { olds[offset][fed[$0]] == .null && values[offset][$0] != .null }
             }
         case .overwrite:
-            kind = .replace
+            resolution = .replace
             writes = Array(group.indices)
         case .rollback, .error:
             break
@@ -72,9 +72,11 @@ extension InsertWriter {
         var failed = [Bool](repeating: false, count: group.count)   // by offset: its chunk failed, it goes row by row
         var start = 0
         while start < writes.count {
-            let size = statements.nextChunk(writes.count - start, columns: columns.count)
+            let size = loader.nextChunk(writes.count - start, columns: columns.count)
             let chunk = writes[start..<(start + size)]
-            if try !write(chunk.map { group[$0] }, kind: kind, layout: layout, columns: columns, of: rows, in: db) {
+            let written = try loader.resolve(chunk.map { group[$0] }, keys: chunk.map { values[$0][keyFed] }, of: batch, layout: layout,
+                                             columns: columns, as: resolution, in: db)
+            if case .done = written {} else {
                 for offset in chunk { failed[offset] = true }
             }
             start += size
@@ -83,7 +85,7 @@ extension InsertWriter {
         for offset in writes { written[offset] = true }
         // Overwrite's INSERT OR REPLACE stores a NOT NULL column's default where ours is NULL, and
         // SQLite's affinity may change a value: what it wrote is read back (one query per 1,000 rows).
-        let replaced = kind == .replace
+        let replaced = resolution == .replace
             ? try storedRows(writes.filter { !failed[$0] }.map { values[$0][keyFed] }, in: db) : [:]
         for (offset, row) in group.enumerated() {
             let old = olds[offset]
@@ -93,11 +95,11 @@ extension InsertWriter {
             }
             // A fed column as the policy left it.
             let isWritten = written[offset]
-            let stored = kind == .replace ? replaced[values[offset][keyFed]] : nil
+            let stored = resolution == .replace ? replaced[values[offset][keyFed]] : nil
             func after(_ position: Int) -> StoreValue {
                 guard isWritten else { return old[fed[position]] }
                 if let stored { return stored[fed[position]] }
-                return kind == .upsertFillNulls && old[fed[position]] != .null ? old[fed[position]] : values[offset][position]
+                return resolution == .fillNulls && old[fed[position]] != .null ? old[fed[position]] : values[offset][position]
             }
             let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, old))
             let outcome: MergeConflict.Outcome
@@ -121,19 +123,5 @@ extension InsertWriter {
                 changes.record(id, .updated)
             }
         }
-    }
-
-    /// One statement for `chunk` (overwrite: the rows deleted first). False when it failed and
-    /// the store backed it out.
-    private func write(_ chunk: [Int], kind: InsertStatements.Kind, layout: Int, columns: [String], of rows: Rows,
-                       in db: any StoreConnection) throws -> Bool {
-        if kind == .replace {
-            // Overwrite replaces the row whole: columns the feed does not give take their defaults.
-            let delete = try statements.statement(.deleteKeys, layout: 0, columns: [], rows: chunk.count, in: db)
-            guard case .done = try db.run(delete, values: chunk.map { key(of: $0, in: rows) }, returned: nil) else { return false }
-        }
-        let statement = try statements.statement(kind, layout: layout, columns: columns, rows: chunk.count, in: db)
-        guard case .done = try db.run(statement, rows: chunk, of: rows.batch, returned: nil) else { return false }
-        return true
     }
 }

@@ -5,14 +5,14 @@ struct InsertWriter {
     let environment: StepEnvironment
     let store: Store
     let place: FeedPlace
-    /// The step's prepared statements, kept from batch to batch.
-    let statements: InsertStatements
+    /// The step's bulk loader, kept from batch to batch.
+    let loader: any BulkLoader
 
     init(environment: StepEnvironment, store: Store, place: FeedPlace) {
         self.environment = environment
         self.store = store
         self.place = place
-        statements = InsertStatements(entity: environment.entity)
+        loader = store.backend.makeBulkLoader(for: environment.entity)
     }
 
     /// Each batch in its own transaction; counts join the report once the batch is committed.
@@ -140,7 +140,6 @@ struct InsertWriter {
     mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: any StoreConnection, changes: inout SaveChanges,
                         counts: inout StepReport) throws {
         let entity = environment.entity
-        statements.use(db)
         var rows = Rows(batch: batch, layouts: layouts,
                         keyPositions: layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } })
         let existing = try existingRows(for: batch, keyPositions: rows.keyPositions, in: db)
@@ -178,7 +177,7 @@ struct InsertWriter {
         let columns = rows.layouts[layout].columns.count
         var start = run.startIndex
         while start < run.endIndex {
-            let size = statements.nextChunk(run.endIndex - start, columns: columns)
+            let size = loader.nextChunk(run.endIndex - start, columns: columns)
             try insertChunk(run[start..<(start + size)], layout: layout, of: &rows, in: db, changes: &changes, counts: &counts)
             start += size
         }
@@ -192,22 +191,12 @@ struct InsertWriter {
         if chunk.count == 1 {
             return try insertOne(chunk.first!, of: &rows, in: db, changes: &changes, counts: &counts)
         }
-        // A rowid key the feed does not give is SQLite's to assign. Without the key column, each
-        // row takes the largest rowid + 1, so the chunk's rowids are the run ending at the last
-        // one, unless the largest is near Int64.max (SQLite then picks at random); a NULL key
-        // among given ones, or that case, reads them back with RETURNING (which doubles the cost).
-        let assigned = entity.hasRowidKey && (keys[0] == nil || chunk.contains { row in
+        // An integer key the feed leaves out, or gives as NULL, is the store's to assign.
+        let assigning = entity.hasRowidKey && (keys[0] == nil || chunk.contains { row in
             batch.cells[batch.cells(of: row).lowerBound + keys[0]!].kind != .integer
         })
-        var consecutive = false
-        if assigned && keys[0] == nil { consecutive = try statements.largestKey(in: db) <= Int64.max - Int64(chunk.count) }
-        let columns = rows.layouts[layout].columns.map(\.name)
-        let statement = try statements.statement(assigned && !consecutive ? .insertReturningKey : .insert, layout: layout,
-                                                 columns: columns, rows: chunk.count, in: db)
-        var rowids: [Int64] = []
-        let outcome = try db.run(statement, rows: chunk, of: batch, returned: assigned && !consecutive ? { row in
-            if case .integer(let rowid) = row[0] { rowids.append(rowid) }
-        } : nil)
+        let (outcome, assigned) = try loader.insert(chunk, of: batch, layout: layout, columns: rows.layouts[layout].columns.map(\.name),
+                                                    assigningKeys: assigning, in: db)
         guard case .done = outcome else {
             // Backed out whole: one row at a time finds the row and resolves or reports it.
             for row in chunk { try insertOne(row, of: &rows, in: db, changes: &changes, counts: &counts) }
@@ -215,11 +204,8 @@ struct InsertWriter {
         }
         counts.rows.inserted += chunk.count
         changes.inserted += chunk.count
-        if consecutive {
-            let last = db.lastInsertedRowID
-            for rowid in (last - Int64(chunk.count) + 1)...last { changes.record(rowid: rowid, entity: entity.name, .inserted) }
-        } else if assigned {
-            for rowid in rowids { changes.record(rowid: rowid, entity: entity.name, .inserted) }
+        if assigning {
+            for key in assigned { changes.record(rowid: key, entity: entity.name, .inserted) }
         } else if entity.hasRowidKey {
             for row in chunk { changes.record(rowid: batch.cells[batch.cells(of: row).lowerBound + keys[0]!].number, entity: entity.name, .inserted) }
         } else {
@@ -234,14 +220,17 @@ struct InsertWriter {
         let entity = environment.entity, batch = rows.batch
         let layout = batch.layouts[row]
         let keys = rows.keyPositions[layout]
-        let statement = try statements.statement(.insert, layout: layout, columns: rows.layouts[layout].columns.map(\.name),
-                                                 rows: 1, in: db)
-        switch try db.run(statement, rows: CollectionOfOne(row), of: batch, returned: nil) {
+        let assigning = entity.hasRowidKey && (keys[0] == nil || batch.cells[batch.cells(of: row).lowerBound + keys[0]!].kind != .integer)
+        let (outcome, assigned) = try loader.insert(CollectionOfOne(row), of: batch, layout: layout,
+                                                    columns: rows.layouts[layout].columns.map(\.name), assigningKeys: assigning, in: db)
+        switch outcome {
         case .done:
             counts.rows.inserted += 1
             changes.inserted += 1
-            if let rowid = rowidKey(batch, row: row, keys: keys, in: db) {
-                changes.record(rowid: rowid, entity: entity.name, .inserted)
+            if let key = assigned.first {
+                changes.record(rowid: key, entity: entity.name, .inserted)
+            } else if entity.hasRowidKey {
+                changes.record(rowid: batch.cells[batch.cells(of: row).lowerBound + keys[0]!].number, entity: entity.name, .inserted)
             } else {
                 changes.record(insertedID(batch, row: row, keys: keys), .inserted)
             }
@@ -282,16 +271,6 @@ struct InsertWriter {
             }
             changes.record(id, outcome.inserted ? .inserted : .updated)
         }
-    }
-
-    /// The rowid of the row just inserted, for an entity keyed by it.
-    private func rowidKey(_ batch: RowBatch, row: Int, keys: [Int?], in db: any StoreConnection) -> Int64? {
-        guard environment.entity.hasRowidKey else { return nil }
-        if let position = keys[0] {
-            let cell = batch.cells[batch.cells(of: row).lowerBound + position]
-            if cell.kind == .integer { return cell.number }
-        }
-        return db.lastInsertedRowID
     }
 
     private func insertedID(_ batch: RowBatch, row: Int, keys: [Int?]) -> ObjectID {

@@ -37,4 +37,7 @@ protocol StoreBackend: Sendable {
     /// Why an operation on the store failed, as a user can act on it (which lock and for how
     /// long, a full disk, a read-only file system).
     func describeFailure(_ error: any Error) -> String
+
+    /// The bulk loader of one insert step into `entity`'s table.
+    func makeBulkLoader(for entity: Entity) -> any BulkLoader
 }

@@ -101,6 +101,10 @@ final class SQLiteBackend: StoreBackend {
         try self.generation.isUnchanged(since: generation, writer: unsafeDowncast(connection, to: SQLiteConnection.self).db)
     }
 
+    func makeBulkLoader(for entity: Entity) -> any BulkLoader {
+        SQLiteBulkLoader(entity: entity)
+    }
+
     func describeFailure(_ error: any Error) -> String {
         guard let error = error as? DatabaseError else { return "\(error)" }
         return Self.reason(for: error, busyTimeout: busyTimeout, path: path)
