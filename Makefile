@@ -7,6 +7,8 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # System packages the build and tests need (the tests drive the sqlite3 program as an outside
 # writer), installed with apt-get when missing.
 SYSTEM_PACKAGES := libsqlite3-dev sqlite3
+# The tests also start throwaway PostgreSQL servers (initdb and pg_ctl as the postgres user).
+TEST_PACKAGES := postgresql
 
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180
@@ -15,7 +17,7 @@ FUZZ_TARGETS := jobfile csv tsv ndjson json
 FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
 
-.PHONY: all deps bench-deps build debug run test bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo
+.PHONY: all deps test-deps bench-deps build debug run test bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo
 
 all: build
 
@@ -39,6 +41,13 @@ deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
+test-deps: deps
+	@missing=""; for p in $(TEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing with apt-get"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
 build: deps
 	$(SWIFT) build -c release --product batchrun
 
@@ -54,7 +63,7 @@ check: build
 plan: build
 	$(RELEASE) plan $(JOB)
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) fuzz-short

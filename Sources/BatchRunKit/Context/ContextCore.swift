@@ -262,7 +262,7 @@ final class ContextCore {
         if let object = registered[id] { return object }
         guard let entity = store.model[id.entity] else { throw ContextError.unknownEntity(id.entity) }
         var request = FetchRequest(entity: id.entity)
-        let match = entity.primaryKey.enumerated().map { "\(SQL.quote($1)) IS :_batchrun_id\($0)" }.joined(separator: " AND ")
+        let match = entity.primaryKey.enumerated().map { "\(SQL.quote($1)) IS NOT DISTINCT FROM :_batchrun_id\($0)" }.joined(separator: " AND ")
         request.whereClause = match
         for (index, value) in id.key.enumerated() { request.params["_batchrun_id\(index)"] = value }
         return try fetch(request).first

@@ -134,16 +134,3 @@ public final class ManagedObject {
         return key.contains(.null) ? nil : ObjectID(entity: entity.name, key: key)
     }
 }
-
-extension Entity {
-    /// Every column set whose values must be unique: the primary key, `unique:` groups and
-    /// columns marked `unique`.
-    public var uniqueColumnSets: [[String]] {
-        [primaryKey] + uniques + columns.filter(\.isUnique).map { [$0.name] }
-    }
-
-    /// True when the primary key is one integer column, SQLite's rowid.
-    public var hasRowidKey: Bool {
-        primaryKey.count == 1 && column(named: primaryKey[0])?.type == .integer
-    }
-}

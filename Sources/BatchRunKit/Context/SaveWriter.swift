@@ -39,7 +39,7 @@ struct SaveWriter {
         let keys = entity.primaryKeyIndexes
         let others = entity.columns.indices.filter { !keys.contains($0) }
         checkOrder = keys + others
-        checkClause = (keys.map { "\(SQL.quote(entity.columns[$0].name)) = ?" } + others.map { "\(SQL.quote(entity.columns[$0].name)) IS ?" })
+        checkClause = (keys.map { "\(SQL.quote(entity.columns[$0].name)) = ?" } + others.map { "\(SQL.quote(entity.columns[$0].name)) IS NOT DISTINCT FROM ?" })
             .joined(separator: " AND ")
     }
 
@@ -99,13 +99,13 @@ struct SaveWriter {
     private func checkedUpdateSQL(set columns: [Int], rows: Int) -> String {
         updateSQL.sql(for: [-rows] + columns) {
             // v's columns: checkOrder's (key columns first), then the new values.
-            let tuple = "(" + Array(repeating: "?", count: checkOrder.count + columns.count).joined(separator: ", ") + ")"
+            let tuple = "(" + (checkOrder + columns).map { db.placeholder(of: entity.columns[$0].type) }.joined(separator: ", ") + ")"
             let assignments = columns.enumerated().map { offset, index in
                 "\(SQL.quote(entity.columns[index].name)) = v.column\(checkOrder.count + offset + 1)"
             }
             let keyCount = entity.primaryKey.count
             let checks = checkOrder.enumerated().map { offset, index in
-                "\(table).\(SQL.quote(entity.columns[index].name)) \(offset < keyCount ? "=" : "IS") v.column\(offset + 1)"
+                "\(table).\(SQL.quote(entity.columns[index].name)) \(offset < keyCount ? "=" : "IS NOT DISTINCT FROM") v.column\(offset + 1)"
             }
             return "UPDATE \(table) SET \(assignments.joined(separator: ", ")) FROM (VALUES "
                 + Array(repeating: tuple, count: rows).joined(separator: ", ") + ") AS v WHERE "

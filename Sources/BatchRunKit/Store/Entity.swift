@@ -116,3 +116,17 @@ public struct Entity: Sendable, Hashable {
         hasher.combine(columns)
     }
 }
+
+extension Entity {
+    /// Every column set whose values must be unique: the primary key, `unique:` groups and
+    /// columns marked `unique`.
+    public var uniqueColumnSets: [[String]] {
+        [primaryKey] + uniques + columns.filter(\.isUnique).map { [$0.name] }
+    }
+
+    /// True when the primary key is one integer column (SQLite's rowid, an identity column on
+    /// PostgreSQL): the store assigns it to a row that leaves it out.
+    public var hasRowidKey: Bool {
+        primaryKey.count == 1 && column(named: primaryKey[0])?.type == .integer
+    }
+}

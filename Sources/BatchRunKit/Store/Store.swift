@@ -27,6 +27,16 @@ public final class Store: Sendable {
         backend = try SQLiteBackend(path: path, model: model, busyTimeout: busyTimeout)
     }
 
+    /// A store in a PostgreSQL database (`postgresql://USER@HOST:PORT/DB`; the password from
+    /// `PGPASSWORD` or `~/.pgpass`). Not yet offered to job files: the steps' SQL does not all
+    /// run on PostgreSQL yet.
+    init(postgres url: String, model: Model) throws {
+        let backend = try PostgresBackend(url: url, model: model)
+        path = backend.location.description
+        self.model = model
+        self.backend = backend
+    }
+
     /// Why an operation on the store failed, as a user can act on it.
     func describeFailure(_ error: any Error) -> String {
         backend.describeFailure(error)

@@ -66,6 +66,10 @@ protocol StoreConnection: AnyObject {
 
     /// True when a table of that name exists.
     func tableExists(_ name: String) throws -> Bool
+
+    /// A `?` placeholder whose value is read as a column of `type` where nothing else gives
+    /// its type (a `VALUES` list): `?` on SQLite, a cast on PostgreSQL.
+    func placeholder(of type: ColumnType) -> String
 }
 
 extension StoreConnection {

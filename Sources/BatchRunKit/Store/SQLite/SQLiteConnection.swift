@@ -37,6 +37,8 @@ final class SQLiteConnection: StoreConnection {
         return result!
     }
 
+    func placeholder(of type: ColumnType) -> String { "?" }
+
     func tableExists(_ name: String) throws -> Bool {
         try db.tableExists(name)
     }

@@ -1,0 +1,212 @@
+import Foundation
+import PostgresNIO
+
+/// The PostgreSQL backend: one writer connection that serializes this process's writes (READ
+/// COMMITTED transactions), pooled reader connections for snapshot reads (REPEATABLE READ, READ
+/// ONLY), and a control connection that cancels a statement (`pg_cancel_backend`) when a
+/// context is interrupted. Opening connects, creates missing tables with the contract's type
+/// mapping and verifies existing ones, as on SQLite.
+///
+/// "Committed since" is not tracked yet: every save takes the checked path, which is correct
+/// whatever another program wrote, only slower than the fast path SQLite's saves can take.
+///
+/// ```swift
+/// let backend = try PostgresBackend(url: "postgresql://batch@db.internal/nightly", model: model)
+/// try backend.write(interruptedBy: nil) { connection in try connection.execute("DELETE FROM \"Session\"") }
+/// ```
+final class PostgresBackend: StoreBackend {
+    /// The server's address, as the URL gives it (no password).
+    let location: PostgresLocation
+    private let connections: Connections
+    private let control: PostgresConnection
+
+    init(url: String, model: Model) throws {
+        location = try PostgresLocation(url: url)
+        do {
+            let writer = try Self.connect(location)
+            connections = Connections(writer: writer, writerPID: try Self.backendPID(of: writer))
+            control = try Self.connect(location).connection
+            try write(interruptedBy: nil) { connection in
+                try Self.verify(model: model, in: connection)
+                for statement in PostgresSchemaSQL.statements(for: model) { try connection.executeScript(statement) }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.cannotOpen(path: location.description, reason: Self.describe(error, location: location))
+        }
+    }
+
+    deinit {
+        connections.closeAll()
+        try? control.close().wait()
+    }
+
+    // MARK: StoreBackend
+
+    func read<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
+        let (connection, pid) = try connections.takeReader { try Self.connect(location) }
+        defer { connections.putBack(connection, pid: pid) }
+        return try transaction(on: connection, pid: pid, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                               interruptedBy: interrupter, body)
+    }
+
+    func read<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await withoutActuallyEscaping(body) { body in
+            try await offThread { try self.read(interruptedBy: nil, body) }
+        }
+    }
+
+    func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
+        try connections.withWriter { connection, pid in
+            try transaction(on: connection, pid: pid, begin: "BEGIN", interruptedBy: interrupter, body)
+        }
+    }
+
+    func write<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await withoutActuallyEscaping(body) { body in
+            try await offThread { try self.write(interruptedBy: nil, body) }
+        }
+    }
+
+    var changeGeneration: UInt64 { 0 }
+
+    func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool {
+        false
+    }
+
+    func describeFailure(_ error: any Error) -> String {
+        Self.describe(error, location: location)
+    }
+
+    private static func describe(_ error: any Error, location: PostgresLocation) -> String {
+        if error is PSQLError { return "cannot reach the server at \(location)" }
+        guard let error = error as? PostgresError else { return "\(error)" }
+        switch error.storeFailure {
+        case .busy: return "another transaction held a lock the store needed (\(error.databaseMessage))"
+        case .diskFull: return "the server's disk is full"
+        case .readOnly: return "the store cannot be written (\(error.databaseMessage))"
+        default: break
+        }
+        if error.sqlState == nil { return "cannot reach the server at \(location) (\(error.message))" }
+        return error.databaseMessage
+    }
+
+    func makeBulkLoader(for entity: Entity) -> any BulkLoader {
+        PostgresBulkLoader(entity: entity)
+    }
+
+    // MARK: Transactions
+
+    /// `body` in one transaction on `connection`; `interrupter` cancels its statement in flight
+    /// (and any started afterwards throws without running).
+    private func transaction<T>(on connection: PostgresStoreConnection, pid: Int32, begin: String, interruptedBy interrupter: Interrupter?,
+                                _ body: (any StoreConnection) throws -> T) throws -> T {
+        let control = self.control
+        func run() throws -> T {
+            try connection.simple(begin)
+            do {
+                let value = try body(connection)
+                try connection.commit()
+                connection.transactionEnded(committed: true)
+                return value
+            } catch {
+                try? connection.simple("ROLLBACK")
+                connection.transactionEnded(committed: false)
+                throw error
+            }
+        }
+        guard let interrupter else { return try run() }
+        return try interrupter.running(stoppedBy: {
+            // The cancel request goes on the control connection; its answer is not awaited.
+            var bindings = PostgresBindings()
+            bindings.append(StoreValue.integer(Int64(pid)))
+            _ = control.query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend($1::int)", binds: bindings),
+                              logger: Logger(label: "batchrun.postgres"))
+        }, orThrow: { PostgresInterrupted() }) {
+            try run()
+        }
+    }
+
+    /// Runs `work` on a thread of its own (the async forms must not block the caller's).
+    private func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    // MARK: Connecting
+
+    private static func connect(_ location: PostgresLocation) throws -> PostgresStoreConnection {
+        let configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
+                                                             password: location.password, database: location.database, tls: .disable)
+        let connection = try PostgresConnection.connect(on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration,
+                                                        id: 0, logger: Logger(label: "batchrun.postgres")).wait()
+        return PostgresStoreConnection(connection)
+    }
+
+    private static func backendPID(of connection: PostgresStoreConnection) throws -> Int32 {
+        guard case .integer(let pid)? = try connection.value("SELECT pg_backend_pid()") else { return 0 }
+        return Int32(pid)
+    }
+
+    /// Checks that every existing table has every declared column; throws before anything is created.
+    private static func verify(model: Model, in connection: any StoreConnection) throws {
+        var mismatches: [(entity: String, table: String, missing: [String])] = []
+        for entity in model.entities where try connection.tableExists(entity.tableName) {
+            let existing = Set(try connection.rows(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?",
+                [.text(entity.tableName)]).compactMap { $0.first?.string?.lowercased() })
+            let missing = entity.columnNames.filter { !existing.contains($0.lowercased()) }
+            if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
+        }
+        if !mismatches.isEmpty { throw StoreError.schemaMismatch(mismatches) }
+    }
+}
+
+/// The backend's connections: the writer, used under its lock by one transaction at a time, and
+/// idle readers.
+private final class Connections: @unchecked Sendable {
+    // SAFETY: `writer` is touched only inside `withWriter`, under `writerLock`; `readers` only
+    // under `lock`. A reader taken out is used by the thread that took it alone, until it is
+    // put back. So no connection (not Sendable: it caches statement texts) is used by two
+    // threads at once.
+    private let writerLock = NSLock()
+    private let writer: PostgresStoreConnection
+    private let writerPID: Int32
+    private let lock = NSLock()
+    private var readers: [(connection: PostgresStoreConnection, pid: Int32)] = []
+
+    init(writer: PostgresStoreConnection, writerPID: Int32) {
+        self.writer = writer
+        self.writerPID = writerPID
+    }
+
+    func withWriter<T>(_ body: (PostgresStoreConnection, Int32) throws -> T) rethrows -> T {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        return try body(writer, writerPID)
+    }
+
+    func takeReader(connecting: () throws -> PostgresStoreConnection) throws -> (PostgresStoreConnection, Int32) {
+        if let idle = lock.withLock({ readers.popLast() }) { return idle }
+        let connection = try connecting()
+        guard case .integer(let pid)? = try connection.value("SELECT pg_backend_pid()") else { return (connection, 0) }
+        return (connection, Int32(pid))
+    }
+
+    func putBack(_ connection: PostgresStoreConnection, pid: Int32) {
+        lock.withLock { readers.append((connection, pid)) }
+    }
+
+    func closeAll() {
+        withWriter { writer, _ in _ = try? writer.connection.close().wait() }
+        for (reader, _) in lock.withLock({ readers }) { _ = try? reader.connection.close().wait() }
+    }
+}
+
+/// A statement stopped by an interrupt before it reached the server.
+struct PostgresInterrupted: StoreDatabaseError {
+    var storeFailure: StoreFailure? { .interrupted }
+    var databaseMessage: String { "interrupted" }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import PostgresNIO
+import Synchronization
+
+/// `StoreConnection` over one PostgresNIO connection, used from the calling thread: each
+/// statement waits for its result (`EventLoopFuture.wait()`, allowed on any thread that is not
+/// an event loop's). Placeholders are turned into `$n` (`PostgresPlaceholders`), and every value
+/// is sent as untyped text, so the server reads it as the type the statement needs (a column's
+/// bigint, boolean or timestamptz). A statement whose refusal is an outcome (`run`) runs in a
+/// savepoint, since a failed statement would otherwise abort the whole transaction.
+///
+/// ```swift
+/// let connection = PostgresStoreConnection(try PostgresConnection.connect(...).wait())
+/// try connection.execute("UPDATE \"Session\" SET status = ? WHERE id = ?", [.text("closed"), .integer(7)])
+/// ```
+final class PostgresStoreConnection: StoreConnection {
+    let connection: PostgresConnection
+    private let logger = Logger(label: "batchrun.postgres")
+    private var texts: [String: PostgresPlaceholders] = [:]
+    private var rollbackBlocks: [@Sendable () -> Void] = []
+    private(set) var changedRowCount = 0
+
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    var identity: ObjectIdentifier { ObjectIdentifier(connection) }
+
+    /// PostgreSQL's protocol counts parameters in 16 bits.
+    var parameterLimit: Int { 65_535 }
+
+    /// PostgreSQL has no rowid: keys the store assigns come back with `RETURNING`.
+    var lastInsertedRowID: Int64 { 0 }
+
+    func prepare(_ sql: String) throws -> PreparedStatement {
+        PreparedStatement(sql: sql, native: PreparedText(placeholders(sql)))
+    }
+
+    func run(_ statement: PreparedStatement, rows: some Collection<Int>, of batch: RowBatch,
+             returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome {
+        var values: [StoreValue] = []
+        for row in rows {
+            for cell in batch.cells(of: row) { values.append(batch.value(at: cell)) }
+        }
+        return try run(statement, values: values, returned: returned)
+    }
+
+    func run(_ statement: PreparedStatement, values: [StoreValue], returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome {
+        let text = Self.text(statement)
+        try simple("SAVEPOINT batchrun_statement")
+        do {
+            let rows = try query(text.sql, text.values(positional: values, named: [:]))
+            try simple("RELEASE SAVEPOINT batchrun_statement")
+            if let returned { for row in rows.values { returned(row) } }
+            return .done
+        } catch let error as PostgresError {
+            try simple("ROLLBACK TO SAVEPOINT batchrun_statement")
+            try simple("RELEASE SAVEPOINT batchrun_statement")
+            if StoreFailure(of: error) != nil { throw error }
+            let refusal = StatementFailure(message: error.databaseMessage, error: error)
+            return error.sqlState == "23505" ? .keyTaken(refusal) : .refused(refusal)
+        }
+    }
+
+    func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
+                    assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws {
+        let text = Self.text(statement)
+        let rows = try query(text.sql, text.values(positional: positional, named: named))
+        for row in rows.values {
+            let read = split < row.count ? Array(row[0..<split]) : row
+            if assigned.isEmpty {
+                try body(read, read)
+            } else {
+                var changed = read
+                for (offset, position) in assigned.enumerated() { changed[position] = row[split + offset] }
+                try body(read, changed)
+            }
+        }
+    }
+
+    func forEachRow(_ sql: String, _ arguments: SQLArguments, _ body: ([StoreValue]) throws -> Void) throws {
+        let text = placeholders(sql)
+        for row in try query(text.sql, text.values(positional: arguments.positional, named: arguments.named)).values {
+            try body(row)
+        }
+    }
+
+    func namedRows(_ sql: String, _ arguments: SQLArguments) throws -> [NamedRow] {
+        let text = placeholders(sql)
+        let rows = try query(text.sql, text.values(positional: arguments.positional, named: arguments.named))
+        let positions = Dictionary(rows.columns.enumerated().map { ($1, $0) }) { first, _ in first }
+        return rows.values.map { NamedRow(values: $0, positions: positions) }
+    }
+
+    func executeScript(_ sql: String) throws {
+        try simple(sql)
+    }
+
+    func onRollback(_ rolledBack: @escaping @Sendable () -> Void) {
+        rollbackBlocks.append(rolledBack)
+    }
+
+    /// Called by the backend when the transaction ends: the rollback blocks run if it rolled back.
+    func transactionEnded(committed: Bool) {
+        let blocks = rollbackBlocks
+        rollbackBlocks = []
+        if !committed { for block in blocks { block() } }
+    }
+
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try simple("SAVEPOINT batchrun_block")
+        do {
+            let value = try body()
+            try simple("RELEASE SAVEPOINT batchrun_block")
+            return value
+        } catch {
+            try? simple("ROLLBACK TO SAVEPOINT batchrun_block")
+            try? simple("RELEASE SAVEPOINT batchrun_block")
+            throw error
+        }
+    }
+
+    func placeholder(of type: ColumnType) -> String { "CAST(? AS \(PostgresSchemaSQL.type(type)))" }
+
+    func tableExists(_ name: String) throws -> Bool {
+        try value("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?",
+                  [.text(name)]) != .integer(0)
+    }
+
+    // MARK: Talking to the server
+
+    /// Rows as they came, with the columns' names.
+    struct Rows {
+        var columns: [String] = []
+        var values: [[StoreValue]] = []
+    }
+
+    /// Runs one statement with `values` for `$1`, `$2`, ...; waits for all its rows.
+    func query(_ sql: String, _ values: [StoreValue]) throws -> Rows {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values { bindings.append(value) }
+        let collector = RowCollector()
+        let metadata = try PostgresError.translating(sql) {
+            try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger) { row in
+                try collector.add(row)
+            }.wait()
+        }
+        changedRowCount = metadata.rows ?? 0
+        return collector.rows.withLock { $0 }
+    }
+
+    /// Commits; a transaction the server had already aborted answers ROLLBACK, which throws.
+    func commit() throws {
+        let metadata = try PostgresError.translating("COMMIT") {
+            try connection.query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger) { _ in }.wait()
+        }
+        if metadata.command != "COMMIT" { throw PostgresRolledBack() }
+    }
+
+    /// A statement of the simple protocol (no values; several statements allowed).
+    func simple(_ sql: String) throws {
+        _ = try PostgresError.translating(sql) { try connection.simpleQuery(sql).wait() }
+    }
+
+    private func placeholders(_ sql: String) -> PostgresPlaceholders {
+        if let text = texts[sql] { return text }
+        let text = PostgresPlaceholders(sql)
+        texts[sql] = text
+        return text
+    }
+
+    private static func text(_ statement: PreparedStatement) -> PostgresPlaceholders {
+        // Every PreparedStatement of this connection was made by `prepare` above.
+        unsafeDowncast(statement.native, to: PreparedText.self).placeholders
+    }
+
+    /// A prepared statement: its text with `$n` placeholders (the server parses it at each run).
+    private final class PreparedText {
+        let placeholders: PostgresPlaceholders
+        init(_ placeholders: PostgresPlaceholders) { self.placeholders = placeholders }
+    }
+
+    /// Rows decoded on the event loop's thread, read by the waiting thread after the query ends.
+    private final class RowCollector: Sendable {
+        let rows = Mutex(Rows())
+
+        func add(_ row: PostgresRow) throws {
+            var values: [StoreValue] = []
+            var names: [String] = []
+            for cell in row {
+                values.append(try PostgresValues.storeValue(cell))
+                names.append(cell.columnName)
+            }
+            rows.withLock { rows in
+                if rows.values.isEmpty { rows.columns = names }
+                rows.values.append(values)
+            }
+        }
+    }
+}
+
+/// A COMMIT the server answered with ROLLBACK: an earlier statement had aborted the transaction.
+struct PostgresRolledBack: Error, CustomStringConvertible {
+    var description: String { "the transaction was rolled back by the server" }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import PostgresNIO
+
+/// `StoreValue`s to and from PostgreSQL: values go as untyped text, which the server reads as
+/// the type the statement needs; results come in binary and are read by their column's type.
+///
+/// ```swift
+/// var bindings = PostgresBindings()
+/// bindings.append(StoreValue.integer(7))           // '7', read by the server as bigint, boolean, ...
+/// let value = try PostgresValues.storeValue(cell)  // bigint -> .integer, timestamptz -> ISO 8601 text
+/// ```
+enum PostgresValues {
+    /// One cell of a row whose columns are known only at run time.
+    static func storeValue(_ cell: PostgresCell) throws -> StoreValue {
+        guard var bytes = cell.bytes else { return .null }
+        switch cell.dataType {
+        case .int8: return .integer(bytes.readInteger(as: Int64.self)!)
+        case .int4: return .integer(Int64(bytes.readInteger(as: Int32.self)!))
+        case .int2: return .integer(Int64(bytes.readInteger(as: Int16.self)!))
+        case .float8: return .real(Double(bitPattern: bytes.readInteger(as: UInt64.self)!))
+        case .float4: return .real(Double(Float(bitPattern: bytes.readInteger(as: UInt32.self)!)))
+        case .bool: return .integer(bytes.readInteger(as: UInt8.self)! != 0 ? 1 : 0)
+        case .bytea: return .blob(bytes.readBytes(length: bytes.readableBytes) ?? [])
+        case .timestamptz, .timestamp:
+            // Microseconds since 2000-01-01 00:00:00 UTC, as the contract's ISO 8601 text.
+            let micros = bytes.readInteger(as: Int64.self)!
+            let date = Date(timeIntervalSince1970: 946_684_800 + Double(micros) / 1_000_000)
+            return StoreValue(date)
+        case .numeric:
+            return .real(Double(try cell.decode(String.self)) ?? .nan)
+        default:
+            // text, varchar, name and any other type PostgreSQL can show as text
+            if cell.format == .text { return .text(bytes.readString(length: bytes.readableBytes) ?? "") }
+            if let text = try? cell.decode(String.self) { return .text(text) }
+            return .blob(bytes.readBytes(length: bytes.readableBytes) ?? [])
+        }
+    }
+
+    /// A value as the text PostgreSQL reads for any type it fits.
+    static func text(_ value: StoreValue) -> String? {
+        switch value {
+        case .null: return nil
+        case .integer(let int): return String(int)
+        case .real(let double):
+            if double.isNaN { return "NaN" }
+            if double.isInfinite { return double > 0 ? "Infinity" : "-Infinity" }
+            return "\(double)"
+        case .text(let text): return text
+        case .blob(let bytes):
+            let digits: [UInt8] = Array("0123456789abcdef".utf8)
+            var hex: [UInt8] = [UInt8(ascii: "\\"), UInt8(ascii: "x")]
+            hex.reserveCapacity(2 + bytes.count * 2)
+            for byte in bytes {
+                hex.append(digits[Int(byte >> 4)])
+                hex.append(digits[Int(byte & 0x0f)])
+            }
+            return String(decoding: hex, as: UTF8.self)
+        }
+    }
+}
+
+extension PostgresBindings {
+    /// Binds a value as untyped text (OID 0), or NULL.
+    mutating func append(_ value: StoreValue) {
+        guard let text = PostgresValues.text(value) else { return appendNull() }
+        append(UntypedText(value: text))
+    }
+}
+
+/// Text with no type: the server infers it from where the parameter is used, as libpq's
+/// untyped parameters.
+private struct UntypedText: PostgresDynamicTypeEncodable {
+    var value: String
+    var psqlType: PostgresDataType { .null }   // OID 0: unspecified
+    var psqlFormat: PostgresFormat { .text }
+
+    func encode<E: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<E>) {
+        byteBuffer.writeString(value)
+    }
+}
+
+/// A statement's failure as the server told it: SQLSTATE and message (PostgresNIO's own error
+/// prints neither, to keep values out of logs; batchrun's reports show the server's message).
+struct PostgresError: StoreDatabaseError, CustomStringConvertible {
+    /// The server's SQLSTATE; nil when the server was not reached.
+    let sqlState: String?
+    let message: String
+    let sql: String
+
+    /// Runs `work`, turning PostgresNIO's error into this one.
+    static func translating<T>(_ sql: String, _ work: () throws -> T) throws -> T {
+        do {
+            return try work()
+        } catch let error as PSQLError {
+            throw PostgresError(sqlState: error.serverInfo?[.sqlState],
+                                message: error.serverInfo?[.message] ?? "the connection to the server failed (\(error.code))", sql: sql)
+        }
+    }
+
+    var description: String { message }
+
+    var storeFailure: StoreFailure? {
+        switch sqlState {
+        case "57014": return .interrupted   // query_canceled
+        case "55P03", "40001", "40P01": return .busy   // lock_not_available, serialization_failure, deadlock
+        case "53100": return .diskFull
+        case "25006": return .readOnly   // read_only_sql_transaction
+        default: return nil
+        }
+    }
+
+    var databaseMessage: String { message }
+}

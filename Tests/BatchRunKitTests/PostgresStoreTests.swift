@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+@testable import BatchRunKit
+
+/// The PostgreSQL backend against a real server (a throwaway cluster this test process starts):
+/// opening with the contract's type mapping, contexts reading and writing through it, an
+/// outside writer's change caught as a conflict, and cancellation of a running statement.
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    static let model = Model(entities: [
+        Entity(name: "Reading", columns: [
+            Column(name: "id", type: .integer, isPrimaryKey: true),
+            Column(name: "sensor", type: .text, notNull: true),
+            Column(name: "value", type: .real),
+            Column(name: "taken_at", type: .datetime),
+            Column(name: "ok", type: .boolean),
+            Column(name: "raw", type: .blob),
+            Column(name: "status", type: .text, notNull: true, defaultLiteral: "'open'"),
+        ], primaryKey: ["id"]),
+    ])
+
+    @Test("placeholders become $n; literals, identifiers, comments, casts and dollar quotes are left alone")
+    func placeholders() {
+        let text = PostgresPlaceholders("SELECT '?', \"a?\", x::text, $$ :b ? $$ FROM t -- ? :c\nWHERE a = ? AND b = :b /* :d */ OR c = :b AND d = ?")
+        #expect(text.sql == "SELECT '?', \"a?\", x::text, $$ :b ? $$ FROM t -- ? :c\nWHERE a = $1 AND b = $2 /* :d */ OR c = $2 AND d = $3")
+        #expect(text.parameters == [.position(0), .name("b"), .position(1)])
+        #expect(text.values(positional: [1, 2], named: ["b": "x"]) == [1, "x", 2])
+        #expect(PostgresPlaceholders("SELECT 'it''s ?' WHERE a = ?").sql == "SELECT 'it''s ?' WHERE a = $1")
+    }
+
+    @Test("a URL with a password is refused; the password comes from PGPASSWORD or ~/.pgpass")
+    func passwords() throws {
+        #expect(throws: StoreError.self) { try PostgresLocation(url: "postgresql://u:secret@h/db", environment: [:]) }
+        let pgpass = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: pgpass) }
+        try "# comment\nother:5432:*:u:no\nh:5433:db:u:from\\:file\n".write(to: pgpass, atomically: true, encoding: .utf8)
+        #expect(try PostgresLocation(url: "postgresql://u@h:5433/db", environment: ["PGPASSFILE": pgpass.path]).password == "from:file")
+        #expect(try PostgresLocation(url: "postgresql://u@h:5433/db", environment: ["PGPASSFILE": pgpass.path, "PGPASSWORD": "env"]).password == "env")
+        #expect(try PostgresLocation(url: "postgresql://u@h/db", environment: [:]).password == nil)
+    }
+
+    @Test("opening creates the tables with the contract's types; a table missing a column stops the open")
+    func opening() throws {
+        let url = try PostgresServer.database()
+        _ = try Store(postgres: url, model: Self.model)
+        let types = try PostgresServer.psql(url, """
+            SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position)
+            FROM information_schema.columns WHERE table_name = 'Reading'
+            """)
+        #expect(types == "id bigint, sensor text, value double precision, taken_at timestamp with time zone, ok boolean, raw bytea, status text")
+        _ = try Store(postgres: url, model: Self.model)   // opens again over the existing table
+        try PostgresServer.psql(url, "ALTER TABLE \"Reading\" DROP COLUMN raw")
+        #expect(throws: StoreError.self) { try Store(postgres: url, model: Self.model) }
+    }
+
+    @Test("objects inserted, fetched, updated and deleted through a context keep every value's type")
+    func roundTrip() async throws {
+        let url = try PostgresServer.database()
+        let store = try Store(postgres: url, model: Self.model)
+        let context = Context(store: store, name: "load")
+        let taken = Date(timeIntervalSince1970: 1_769_847_300.25)
+        try await context.perform { context in
+            for id in 1...300 {
+                try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s\(id % 7)", "value": .real(Double(id) / 4),
+                                                             "taken_at": StoreValue(taken), "ok": StoreValue(id % 2 == 0),
+                                                             "raw": .blob([0, 255, UInt8(id % 256)])])
+            }
+            try context.save()
+        }
+        // Columns: id, sensor, value, taken_at, ok, raw, status.
+        let rows = try await context.perform { context in try context.fetch(FetchRequest(entity: "Reading")).map(\.values) }
+        #expect(rows.count == 300)
+        #expect(rows[0] == [1, "s1", .real(0.25), StoreValue(taken), 0, .blob([0, 255, 1]), "open"])
+        #expect(rows[1] == [2, "s2", .real(0.5), StoreValue(taken), 1, .blob([0, 255, 2]), "open"])
+        let saved = try await context.perform { context -> SaveResult in
+            for object in context.registeredObjects where try object["id"].int! <= 10 { try object.set("status", to: "done") }
+            for object in context.registeredObjects where try object["id"].int! > 290 { context.delete(object) }   // 10 rows
+            return try context.save()
+        }
+        #expect(saved.updated == 10 && saved.deleted == 10 && saved.conflicts.isEmpty)
+        #expect(try PostgresServer.psql(url, "SELECT count(*), count(*) FILTER (WHERE status = 'done') FROM \"Reading\"") == "290|10")
+    }
+
+    @Test("a row another program changed after the read is a conflict, resolved by the merge policy")
+    func outsideWriter() async throws {
+        let url = try PostgresServer.database()
+        let store = try Store(postgres: url, model: Self.model)
+        let context = Context(store: store, name: "job", mergePolicy: .objectTrump)
+        try await context.perform { context in
+            for id in 1...3 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
+            try context.saveAndReset()
+            _ = try context.fetch(FetchRequest(entity: "Reading"))
+        }
+        try PostgresServer.psql(url, "UPDATE \"Reading\" SET sensor = 'outside' WHERE id = 2")
+        let saved = try await context.perform { context -> SaveResult in
+            for object in context.registeredObjects { try object.set("value", to: 2.0) }
+            return try context.save()
+        }
+        #expect(saved.conflicts.count == 1)
+        let conflict = try #require(saved.conflicts.first)
+        #expect(conflict.objectID == ObjectID(entity: "Reading", key: [.integer(2)]) && conflict.outcome == .merged)
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(sensor || '=' || value, ',' ORDER BY id) FROM \"Reading\"")
+                == "s=2,outside=2,s=2")
+    }
+
+    @Test("an interrupt cancels the statement running on the server")
+    func interrupt() throws {
+        let store = try Store(postgres: try PostgresServer.database(), model: Self.model)
+        let interrupter = Interrupter()
+        let started = Date()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { interrupter.interrupt() }
+        #expect(throws: (any Error).self) {
+            try store.backend.read(interruptedBy: interrupter) { connection in try connection.execute("SELECT pg_sleep(20)") }
+        }
+        #expect(Date().timeIntervalSince(started) < 10)
+        // The connection goes on: the next read runs.
+        #expect(try store.backend.read(interruptedBy: nil) { try $0.value("SELECT 1 + 1") } == .integer(2))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// A throwaway PostgreSQL server for this test process, started at first use by
+/// `Support/pg-throwaway.sh` (a free port on 127.0.0.1, a temporary folder, trust
+/// authentication). The script's watchdog stops it and removes its folder once this process is
+/// gone, also when it was killed. Each test takes a database of its own.
+enum PostgresServer {
+    /// The server's binaries (the newest installed PostgreSQL).
+    static let binaries: String = {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        let newest = versions.compactMap(Int.init).max().map(String.init) ?? "15"
+        return "\(root)/\(newest)/bin"
+    }()
+
+    private static let started: Result<String, any Error> = Result {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pg-throwaway.sh").path
+        let output = try run("/bin/bash", [script, "start", "--owner", String(getpid())])
+        guard let url = output.split(separator: "\n").last.map(String.init), url.hasPrefix("postgresql://") else {
+            throw ServerError(message: "pg-throwaway.sh printed no URL: \(output)")
+        }
+        return url
+    }
+
+    /// The server's URL (its `postgres` database).
+    static var url: String {
+        get throws { try started.get() }
+    }
+
+    /// A new, empty database on the server; its URL.
+    static func database(_ prefix: String = "t") throws -> String {
+        let server = try url
+        let name = "\(prefix)_\(UInt32.random(in: .min ... .max))"
+        try psql(server, "CREATE DATABASE \(name)")
+        return String(server.dropLast("postgres".count)) + name
+    }
+
+    /// Runs SQL through `psql` (an outside writer), stopping at the first error; its output.
+    @discardableResult
+    static func psql(_ url: String, _ sql: String) throws -> String {
+        try run("\(binaries)/psql", [url, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
+    }
+
+    /// Runs a program and waits for it with `posix_spawn` and `waitpid` (Foundation's `Process`
+    /// missed the exit of the start script inside this static initializer and waited forever).
+    private static func run(_ executable: String, _ arguments: [String]) throws -> String {
+        var output: [Int32] = [0, 0]
+        guard pipe(&output) == 0 else { throw ServerError(message: "pipe: \(errno)") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 2)
+        posix_spawn_file_actions_addclose(&actions, output[0])
+        posix_spawn_file_actions_addclose(&actions, output[1])
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        close(output[1])
+        defer { close(output[0]) }
+        guard spawned == 0 else { throw ServerError(message: "cannot run \(executable): \(spawned)") }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(output[0], &buffer, buffer.count)
+            if count > 0 { bytes += buffer[0..<count] } else if count == 0 || errno != EINTR { break }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard status == 0 else {
+            throw ServerError(message: "\(executable) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
+        }
+        return text
+    }
+
+    struct ServerError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+}
