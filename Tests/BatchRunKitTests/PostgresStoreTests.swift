@@ -81,6 +81,22 @@ struct PostgresStoreTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*), count(*) FILTER (WHERE status = 'done') FROM \"Reading\"") == "290|10")
     }
 
+    @Test("objects that leave the integer key out get the keys the server assigns")
+    func assignedKeys() async throws {
+        let store = try Store(postgres: try PostgresServer.database(), model: Self.model)
+        let context = Context(store: store, name: "load")
+        let ids = try await context.perform { context -> [ObjectID?] in
+            let objects = try (1...3).map { try context.insert(into: "Reading", values: ["sensor": StoreValue("s\($0)")]) }
+            try context.save()
+            return objects.map(\.objectID)
+        }
+        #expect(ids == (1...3).map { ObjectID(entity: "Reading", key: [.integer(Int64($0))]) })
+        let sensors = try await context.perform { context in
+            try context.fetch(FetchRequest(entity: "Reading")).map { try $0["sensor"] }
+        }
+        #expect(sensors == ["s1", "s2", "s3"])
+    }
+
     @Test("a row another program changed after the read is a conflict, resolved by the merge policy")
     func outsideWriter() async throws {
         let url = try PostgresServer.database()

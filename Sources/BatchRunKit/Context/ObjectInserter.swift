@@ -80,12 +80,14 @@ struct ObjectInserter {
                                     writer: (Entity) -> SaveWriter) throws {
         let entity = object.entity, assigned = object.assignedColumns
         let statement = try self.statement(entity, assigned, rows: 1)
-        var stored: [StoreValue]?
-        switch try db.run(statement, values: assigned.map { object.values[$0] }, returned: readBack ? { stored = $0 } : nil) {
+        // The row comes back whole with `readBack`, else the key alone for an integer key (which
+        // the store assigns when the object leaves it out).
+        var returned: [StoreValue]?
+        switch try db.run(statement, values: assigned.map { object.values[$0] }, returned: { returned = $0 }) {
         case .done:
-            if let stored { object.values = stored }
-            let id = stored.map { ObjectID(entity: entity.name, key: ManagedObject.key(entity, $0)) }
-                ?? object.objectID ?? ObjectID(entity: entity.name, single: .integer(db.lastInsertedRowID))
+            if readBack, let returned { object.values = returned }
+            let id = returned.map { readBack ? ObjectID(entity: entity.name, key: ManagedObject.key(entity, $0)) : ObjectID(entity: entity.name, key: $0) }
+                ?? object.objectID ?? ObjectID(entity: entity.name, key: ManagedObject.key(entity, object.values))
             object.assignID(id)
             changes.record(id, .inserted)
             changes.inserted += 1
@@ -119,7 +121,11 @@ struct ObjectInserter {
             let values = sql[sql.range(of: " VALUES ")!.upperBound...]
             sql += String(repeating: ", " + values, count: rows - 1)
         }
-        if readBack { sql += " RETURNING \(SQL.quoteList(entity.columnNames))" }
+        if readBack {
+            sql += " RETURNING \(SQL.quoteList(entity.columnNames))"
+        } else if rows == 1 && entity.hasRowidKey {
+            sql += " RETURNING \(SQL.quote(entity.primaryKey[0]))"
+        }
         let statement = try db.prepare(sql)
         statements[shape] = statement
         return statement

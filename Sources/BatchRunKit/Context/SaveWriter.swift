@@ -242,9 +242,13 @@ struct SaveWriter {
     /// nothing was: the feed row was dropped or the store's row kept), whether it was a new
     /// row, and the conflict.
     func insert(columns: [String], values: [StoreValue]) throws -> (id: ObjectID?, inserted: Bool, conflict: MergeConflict?) {
-        let statement = try statements.statement(Self.insertSQL(entity: entity, columns: columns), in: db)
-        switch try db.run(statement, values: values, returned: nil) {
+        // A key the store assigns comes back with RETURNING.
+        let assigning = entity.hasRowidKey && (columns.firstIndex(of: entity.primaryKey[0]).map { values[$0].isNull } ?? true)
+        let sql = Self.insertSQL(entity: entity, columns: columns) + (assigning ? " RETURNING \(SQL.quote(entity.primaryKey[0]))" : "")
+        var assigned: StoreValue?
+        switch try db.run(try statements.statement(sql, in: db), values: values, returned: assigning ? { assigned = $0.first } : nil) {
         case .done:
+            if let assigned { return (ObjectID(entity: entity.name, single: assigned), true, nil) }
             return (insertedID(columns: columns, values: values), true, nil)
         case .keyTaken(let failure):
             guard let existing = try existingRow(columns: columns, values: values) else { throw failure.error }
@@ -269,9 +273,6 @@ struct SaveWriter {
     }
 
     private func insertedID(columns: [String], values: [StoreValue]) -> ObjectID {
-        if entity.hasRowidKey, !columns.contains(entity.primaryKey[0]) || values[columns.firstIndex(of: entity.primaryKey[0])!].isNull {
-            return ObjectID(entity: entity.name, key: [.integer(db.lastInsertedRowID)])
-        }
         return ObjectID(entity: entity.name, key: entity.primaryKey.map { name in
             columns.firstIndex(of: name).map { values[$0] } ?? .null
         })

@@ -100,13 +100,13 @@ final class RunLedger: Sendable {
                in db: any StoreConnection) throws -> Int64 {
         try Self.createTables(in: db)
         let encoded = String(decoding: try JSONEncoder.sorted.encode(params), as: UTF8.self)
-        try db.execute("""
+        let inserted = try db.value("""
             INSERT INTO _batchrun_runs (file, file_hash, params, started_at, status, pid, host, process_start, resumed_from)
-            VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) RETURNING id
             """, [.text(path), .text(fileHash), .text(encoded), .text(Self.timestamp(startedAt)),
                   .integer(Int64(ProcessInfo.processInfo.processIdentifier)), .text(ProcessIdentity.host),
                   .text(ProcessIdentity.start(of: ProcessInfo.processInfo.processIdentifier) ?? ""), StoreValue(previous)])
-        let id = db.lastInsertedRowID
+        guard case .integer(let id)? = inserted else { throw StoreError.cannotOpen(path: store.path, reason: "the run was not recorded") }
         if let previous {
             try db.execute("""
                 INSERT INTO _batchrun_jobs (run_id, job, definition, status, done_earlier, rows_total, outputs)
