@@ -1,0 +1,45 @@
+/// `CREATE TABLE` and `CREATE INDEX` statements for an entity, in the SQL both backends read;
+/// each backend gives its type names and how a one-column integer key is declared.
+///
+/// ```swift
+/// let ddl = TableDefinition(typeName: { $0.sqlType }, integerKey: "PRIMARY KEY")
+/// let statements = ddl.statements(for: model)
+/// ```
+struct TableDefinition: Sendable {
+    /// A column type's name in the database.
+    let typeName: @Sendable (ColumnType) -> String
+    /// What follows the type of a one-column integer key (SQLite: `PRIMARY KEY`, an alias of
+    /// the rowid; PostgreSQL: an identity column).
+    let integerKey: String
+
+    func createTable(_ entity: Entity) -> String {
+        var parts: [String] = entity.columns.map { column in
+            var definition = "\(SQL.quote(column.name)) \(typeName(column.type))"
+            if entity.hasRowidKey && column.name == entity.primaryKey[0] {
+                definition += " \(integerKey)"
+            } else if column.notNull || entity.primaryKey.contains(column.name) {
+                definition += " NOT NULL"
+            }
+            if column.isUnique { definition += " UNIQUE" }
+            if let literal = column.defaultLiteral { definition += " DEFAULT \(literal)" }
+            return definition
+        }
+        if !entity.hasRowidKey { parts.append("PRIMARY KEY (\(SQL.quoteList(entity.primaryKey)))") }
+        for unique in entity.uniques { parts.append("UNIQUE (\(SQL.quoteList(unique)))") }
+        return "CREATE TABLE IF NOT EXISTS \(SQL.quote(entity.tableName)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
+    }
+
+    static func indexName(_ entity: Entity, _ columns: [String]) -> String {
+        ([entity.tableName] + columns + ["idx"]).joined(separator: "_")
+    }
+
+    func createIndexes(_ entity: Entity) -> [String] {
+        entity.indexes.map { columns in
+            "CREATE INDEX IF NOT EXISTS \(SQL.quote(Self.indexName(entity, columns))) ON \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns)))"
+        }
+    }
+
+    func statements(for model: Model) -> [String] {
+        model.entities.flatMap { [createTable($0)] + createIndexes($0) }
+    }
+}
