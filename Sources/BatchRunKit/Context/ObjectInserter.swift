@@ -1,4 +1,3 @@
-
 /// Writes a save's inserted objects: objects of one shape (entity and assigned columns) with
 /// their keys go in multi-row `INSERT`s of up to `rowsPerStatement` rows, the others one row at
 /// a time; a chunk that meets a taken key or unique value is written again row by row, where

@@ -1,4 +1,3 @@
-
 /// Writes one context's changes to one entity inside a save's transaction: each update and
 /// delete checked against the values the context read, each insert checked for constraint
 /// conflicts, and every conflict resolved by the merge policy.

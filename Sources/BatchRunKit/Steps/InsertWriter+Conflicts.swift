@@ -1,4 +1,3 @@
-
 /// Constraint conflicts resolved set-based: a batch's rows whose primary key is taken (found
 /// with the store's old values by `existingRows`, one query per 1,000 keys) are written by
 /// the merge policy with one statement per chunk of rows, and recorded exactly as the one-row
@@ -74,9 +73,9 @@ extension InsertWriter {
         while start < writes.count {
             let size = loader.nextChunk(writes.count - start, columns: columns.count)
             let chunk = writes[start..<(start + size)]
-            let written = try loader.resolve(chunk.map { group[$0] }, keys: chunk.map { values[$0][keyFed] }, of: batch, layout: layout,
+            let outcome = try loader.resolve(chunk.map { group[$0] }, keys: chunk.map { values[$0][keyFed] }, of: batch, layout: layout,
                                              columns: columns, as: resolution, in: db)
-            if case .done = written {} else {
+            if case .done = outcome {} else {
                 for offset in chunk { failed[offset] = true }
             }
             start += size
