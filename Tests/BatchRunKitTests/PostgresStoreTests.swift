@@ -65,19 +65,21 @@ struct PostgresStoreTests {
                                                              "taken_at": StoreValue(taken), "ok": StoreValue(id % 2 == 0),
                                                              "raw": .blob([0, 255, UInt8(id % 256)])])
             }
+            try context.insert(into: "Reading", values: ["sensor": "assigned"])   // the server assigns the key after the given ones
             try context.save()
         }
         // Columns: id, sensor, value, taken_at, ok, raw, status.
         let rows = try await context.perform { context in try context.fetch(FetchRequest(entity: "Reading")).map(\.values) }
-        #expect(rows.count == 300)
+        #expect(rows.count == 301)
         #expect(rows[0] == [1, "s1", .real(0.25), StoreValue(taken), 0, .blob([0, 255, 1]), "open"])
         #expect(rows[1] == [2, "s2", .real(0.5), StoreValue(taken), 1, .blob([0, 255, 2]), "open"])
+        #expect(rows[300] == [301, "assigned", nil, nil, nil, nil, "open"])
         let saved = try await context.perform { context -> SaveResult in
             for object in context.registeredObjects where try object["id"].int! <= 10 { try object.set("status", to: "done") }
-            for object in context.registeredObjects where try object["id"].int! > 290 { context.delete(object) }   // 10 rows
+            for object in context.registeredObjects where try object["id"].int! > 290 { context.delete(object) }   // 11 rows
             return try context.save()
         }
-        #expect(saved.updated == 10 && saved.deleted == 10 && saved.conflicts.isEmpty)
+        #expect(saved.updated == 10 && saved.deleted == 11 && saved.conflicts.isEmpty)
         #expect(try PostgresServer.psql(url, "SELECT count(*), count(*) FILTER (WHERE status = 'done') FROM \"Reading\"") == "290|10")
     }
 

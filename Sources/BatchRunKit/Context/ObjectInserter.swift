@@ -29,9 +29,14 @@ struct ObjectInserter {
     mutating func insert(_ objects: [ManagedObject], into changes: inout SaveChanges,
                          writer: (Entity) -> SaveWriter) throws {
         var start = 0
+        var givenKeys: [String: Entity] = [:]   // entities whose integer keys some objects give
         while start < objects.count {
             let first = objects[start]
             var end = start + 1
+            if first.objectID != nil, first.entity.hasRowidKey { givenKeys[first.entity.name] = first.entity }
+            if first.objectID == nil, givenKeys.removeValue(forKey: first.entity.name) != nil {
+                try db.advanceAssignedKeys(of: first.entity)   // its key comes after the keys given before it
+            }
             if first.objectID != nil {
                 let limit = Self.rowsPerStatement(columns: first.assignedColumns.count)
                 while end < objects.count, end - start < limit, objects[end].objectID != nil,
@@ -48,6 +53,7 @@ struct ObjectInserter {
             }
             start = end
         }
+        for entity in givenKeys.values { try db.advanceAssignedKeys(of: entity) }
     }
 
     /// One multi-row INSERT; false (and nothing written) when a row collides.

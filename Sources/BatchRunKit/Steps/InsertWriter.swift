@@ -163,6 +163,7 @@ struct InsertWriter {
         }
         if !run.isEmpty { try insert(run[...], layout: runLayout, of: &rows, in: db, changes: &changes, counts: &counts) }
         if !taken.isEmpty { try resolveTaken(taken, existing: existing, of: &rows, in: db, changes: &changes, counts: &counts) }
+        if entity.hasRowidKey, rows.keyPositions.contains(where: { $0[0] != nil }) { try db.advanceAssignedKeys(of: entity) }
         rows.conflicts.sort { $0.row < $1.row }
         for (_, conflict) in rows.conflicts {
             counts.conflicts += 1

@@ -67,6 +67,11 @@ protocol StoreConnection: AnyObject {
     /// True when a table of that name exists.
     func tableExists(_ name: String) throws -> Bool
 
+    /// After rows with given integer keys went into `entity`'s table: keys the store assigns
+    /// from now on come after them (SQLite's rowid does so by itself; PostgreSQL's identity
+    /// sequence is moved past the largest key).
+    func advanceAssignedKeys(of entity: Entity) throws
+
     /// A `?` placeholder whose value is read as a column of `type` where nothing else gives
     /// its type (a `VALUES` list): `?` on SQLite, a cast on PostgreSQL.
     func placeholder(of type: ColumnType) -> String

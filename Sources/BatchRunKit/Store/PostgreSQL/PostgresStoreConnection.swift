@@ -122,6 +122,14 @@ final class PostgresStoreConnection: StoreConnection {
 
     func placeholder(of type: ColumnType) -> String { "CAST(? AS \(PostgresSchemaSQL.type(type)))" }
 
+    func advanceAssignedKeys(of entity: Entity) throws {
+        guard entity.hasRowidKey else { return }
+        let table = SQL.quote(entity.tableName), key = SQL.quote(entity.primaryKey[0])
+        let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        try execute("SELECT setval(pg_get_serial_sequence(\(literal(table)), \(literal(entity.primaryKey[0]))), "
+                    + "greatest((SELECT max(\(key)) FROM \(table)), 1), (SELECT max(\(key)) FROM \(table)) IS NOT NULL)")
+    }
+
     func tableExists(_ name: String) throws -> Bool {
         try value("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?",
                   [.text(name)]) != .integer(0)

@@ -39,6 +39,8 @@ final class SQLiteConnection: StoreConnection {
 
     func placeholder(of type: ColumnType) -> String { "?" }
 
+    func advanceAssignedKeys(of entity: Entity) throws {}
+
     func tableExists(_ name: String) throws -> Bool {
         try db.tableExists(name)
     }
