@@ -121,11 +121,7 @@ struct ObjectInserter {
     private mutating func statement(_ entity: Entity, _ columns: [Int], rows: Int) throws -> PreparedStatement {
         let shape = Shape(entity: entity.name, columns: columns, rows: rows)
         if let statement = statements[shape] { return statement }
-        var sql = SaveWriter.insertSQL(entity: entity, columns: columns.map { entity.columns[$0].name })
-        if rows > 1 {
-            let values = sql[sql.range(of: " VALUES ")!.upperBound...]
-            sql += String(repeating: ", " + values, count: rows - 1)
-        }
+        var sql = InsertSQL.insert(entity, columns: columns.map { entity.columns[$0].name }, rows: rows)
         if readBack {
             sql += " RETURNING \(SQL.quoteList(entity.columnNames))"
         } else if rows == 1 && entity.hasRowidKey {

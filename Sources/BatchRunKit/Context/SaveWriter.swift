@@ -243,7 +243,7 @@ struct SaveWriter {
     func insert(columns: [String], values: [StoreValue]) throws -> (id: ObjectID?, inserted: Bool, conflict: MergeConflict?) {
         // A key the store assigns comes back with RETURNING.
         let assigning = entity.hasRowidKey && (columns.firstIndex(of: entity.primaryKey[0]).map { values[$0].isNull } ?? true)
-        let sql = Self.insertSQL(entity: entity, columns: columns) + (assigning ? " RETURNING \(SQL.quote(entity.primaryKey[0]))" : "")
+        let sql = InsertSQL.insert(entity, columns: columns, rows: 1) + (assigning ? " RETURNING \(SQL.quote(entity.primaryKey[0]))" : "")
         var assigned: StoreValue?
         switch try db.run(try statements.statement(sql, in: db), values: values, returned: assigning ? { assigned = $0.first } : nil) {
         case .done:
@@ -258,17 +258,6 @@ struct SaveWriter {
         case .refused(let failure):
             throw failure.error
         }
-    }
-
-    /// `INSERT INTO t (columns) VALUES (?, ...)`; a NULL for a not-null column with a default takes the default.
-    static func insertSQL(entity: Entity, columns: [String]) -> String {
-        let placeholders = columns.map { name -> String in
-            if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
-                return "coalesce(?, \(literal))"
-            }
-            return "?"
-        }
-        return "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) VALUES (\(placeholders.joined(separator: ", ")))"
     }
 
     private func insertedID(columns: [String], values: [StoreValue]) -> ObjectID {

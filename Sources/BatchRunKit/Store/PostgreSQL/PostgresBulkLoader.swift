@@ -26,11 +26,9 @@ final class PostgresBulkLoader: BulkLoader {
 
     func insert(_ rows: some Collection<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
-        let keyList = SQL.quoteList(entity.primaryKey)
         var keys: [Int64] = []
-        let sql = "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) VALUES "
-            + Array(repeating: tuple(columns), count: rows.count).joined(separator: ", ")
-            + (assigningKeys ? " RETURNING \(keyList)" : "")
+        let sql = InsertSQL.insert(entity, columns: columns, rows: rows.count, assignedKey: assignedKeyPlaceholder)
+            + (assigningKeys ? " RETURNING \(SQL.quoteList(entity.primaryKey))" : "")
         let outcome = try connection.run(try statement(sql, in: connection), rows: rows, of: batch, returned: assigningKeys ? { row in
             if case .integer(let key) = row[0] { keys.append(key) }
         } : nil)
@@ -39,39 +37,24 @@ final class PostgresBulkLoader: BulkLoader {
 
     func resolve(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],
                  as resolution: BulkResolution, in connection: any StoreConnection) throws -> StatementOutcome {
-        let table = SQL.quote(entity.tableName), keyList = SQL.quoteList(entity.primaryKey)
-        let others = columns.filter { !entity.primaryKey.contains($0) }.map(SQL.quote)
-        let values = Array(repeating: "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")", count: rows.count)
-            .joined(separator: ", ")
-        let insert = "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values)"
         let sql: String
         switch resolution {
-        case .ours:
-            sql = insert + " ON CONFLICT (\(keyList)) DO UPDATE SET " + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        case .fillNulls:
-            sql = insert + " ON CONFLICT (\(keyList)) DO UPDATE SET "
-                + others.map { "\($0) = coalesce(\(table).\($0), excluded.\($0))" }.joined(separator: ", ")
+        case .ours, .fillNulls:
+            sql = InsertSQL.upsert(entity, columns: columns, rows: rows.count, resolution)
         case .replace:
-            let delete = "DELETE FROM \(table) WHERE \(keyList) IN (" + Array(repeating: "?", count: rows.count).joined(separator: ", ") + ")"
+            let delete = "DELETE FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quoteList(entity.primaryKey)) IN ("
+                + Array(repeating: "?", count: rows.count).joined(separator: ", ") + ")"
             let deleted = try connection.run(try statement(delete, in: connection), values: keys, returned: nil)
             guard case .done = deleted else { return deleted }
-            sql = insert
+            sql = InsertSQL.insert(entity, columns: columns, rows: rows.count)
         }
         return try connection.run(try statement(sql, in: connection), rows: rows, of: batch, returned: nil)
     }
 
-    /// A row's placeholders; a NULL for a NOT NULL column with a default takes the default, and
-    /// a NULL integer key the next identity value.
-    private func tuple(_ columns: [String]) -> String {
-        "(" + columns.map { name -> String in
-            if entity.hasRowidKey && name == entity.primaryKey[0] {
-                return "coalesce(?, nextval(pg_get_serial_sequence('\(SQL.quote(entity.tableName).replacingOccurrences(of: "'", with: "''"))', '\(name.replacingOccurrences(of: "'", with: "''"))')))"
-            }
-            if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
-                return "coalesce(?, \(literal))"
-            }
-            return "?"
-        }.joined(separator: ", ") + ")"
+    /// A NULL integer key takes the next identity value.
+    private var assignedKeyPlaceholder: String {
+        let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        return "coalesce(?, nextval(pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), \(literal(entity.primaryKey[0])))))"
     }
 
     private func statement(_ sql: String, in connection: any StoreConnection) throws -> PreparedStatement {

@@ -148,7 +148,7 @@ final class PostgresStoreConnection: StoreConnection {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { bindings.append(value) }
         let collector = RowCollector()
-        let metadata = try PostgresError.translating(sql) {
+        let metadata = try PostgresError.translating {
             try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger) { row in
                 try collector.add(row)
             }.wait()
@@ -159,7 +159,7 @@ final class PostgresStoreConnection: StoreConnection {
 
     /// Commits; a transaction the server had already aborted answers ROLLBACK, which throws.
     func commit() throws {
-        let metadata = try PostgresError.translating("COMMIT") {
+        let metadata = try PostgresError.translating {
             try connection.query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger) { _ in }.wait()
         }
         if metadata.command != "COMMIT" { throw PostgresRolledBack() }
@@ -167,7 +167,7 @@ final class PostgresStoreConnection: StoreConnection {
 
     /// A statement of the simple protocol (no values; several statements allowed).
     func simple(_ sql: String) throws {
-        _ = try PostgresError.translating(sql) { try connection.simpleQuery(sql).wait() }
+        _ = try PostgresError.translating { try connection.simpleQuery(sql).wait() }
     }
 
     private func placeholders(_ sql: String) -> PostgresPlaceholders {

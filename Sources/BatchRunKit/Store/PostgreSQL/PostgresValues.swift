@@ -85,15 +85,14 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     /// The server's SQLSTATE; nil when the server was not reached.
     let sqlState: String?
     let message: String
-    let sql: String
 
     /// Runs `work`, turning PostgresNIO's error into this one.
-    static func translating<T>(_ sql: String, _ work: () throws -> T) throws -> T {
+    static func translating<T>(_ work: () throws -> T) throws -> T {
         do {
             return try work()
         } catch let error as PSQLError {
             throw PostgresError(sqlState: error.serverInfo?[.sqlState],
-                                message: error.serverInfo?[.message] ?? "the connection to the server failed (\(error.code))", sql: sql)
+                                message: error.serverInfo?[.message] ?? "the connection to the server failed (\(error.code))")
         }
     }
 

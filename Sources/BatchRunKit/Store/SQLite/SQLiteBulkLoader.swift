@@ -129,31 +129,16 @@ final class SQLiteBulkLoader: BulkLoader {
     }
 
     func sql(_ kind: Kind, columns: [String], rows: Int) -> String {
-        let table = SQL.quote(entity.tableName)
-        let plain = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        func values(_ tuple: String) -> String { Array(repeating: tuple, count: rows).joined(separator: ", ") }
-        let keyList = SQL.quoteList(entity.primaryKey)
-        let keyColumns = Set(entity.primaryKey)
-        let others = columns.filter { !keyColumns.contains($0) }.map(SQL.quote)
+        let table = SQL.quote(entity.tableName), keyList = SQL.quoteList(entity.primaryKey)
         switch kind {
-        case .insert, .insertReturningKey:
-            // A NULL for a not-null column with a default takes the default, as one-row inserts do.
-            let tuple = "(" + columns.map { name -> String in
-                if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
-                    return "coalesce(?, \(literal))"
-                }
-                return "?"
-            }.joined(separator: ", ") + ")"
-            return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(tuple))"
-                + (kind == .insertReturningKey ? " RETURNING \(keyList)" : "")
-        case .upsertOurs:
-            return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) ON CONFLICT (\(keyList)) DO UPDATE SET "
-                + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        case .upsertFillNulls:
-            return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain)) ON CONFLICT (\(keyList)) DO UPDATE SET "
-                + others.map { "\($0) = coalesce(\($0), excluded.\($0))" }.joined(separator: ", ")
+        case .insert: return InsertSQL.insert(entity, columns: columns, rows: rows)
+        case .insertReturningKey: return InsertSQL.insert(entity, columns: columns, rows: rows) + " RETURNING \(keyList)"
+        case .upsertOurs: return InsertSQL.upsert(entity, columns: columns, rows: rows, .ours)
+        case .upsertFillNulls: return InsertSQL.upsert(entity, columns: columns, rows: rows, .fillNulls)
         case .replace:
-            return "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES \(values(plain))"
+            return "INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES "
+                + Array(repeating: "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")", count: rows)
+                    .joined(separator: ", ")
         case .largestKey:
             return "SELECT max(\(keyList)) FROM \(table)"
         case .deleteKeys:
