@@ -53,13 +53,19 @@ let package = Package(
             dependencies: ["BatchRunKit"],
             path: "fuzz/Sources"
         ),
+        // What the tests that need a PostgreSQL server share: a throwaway server they start.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            exclude: ["pg-throwaway.sh"]
+        ),
         .testTarget(
             name: "BatchRunKitTests",
             dependencies: [
                 "BatchRunKit",
+                "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            exclude: ["Support/pg-throwaway.sh"]
+            ]
         ),
         .testTarget(
             name: "BatchRunKitLibraryTests",
@@ -69,6 +75,7 @@ let package = Package(
             name: "batchrunTests",
             dependencies: [
                 "batchrun",
+                "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]

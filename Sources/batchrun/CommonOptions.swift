@@ -7,7 +7,7 @@ struct LoadOptions: ParsableArguments {
     @Option(name: .customLong("param"), help: ArgumentHelp("Set or override a param (NAME=VALUE); repeatable.", valueName: "NAME=VALUE"))
     var params: [String] = []
 
-    @Option(help: ArgumentHelp("Use this SQLite file instead of the job file's store.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("Use this store instead of the job file's: an SQLite file, or postgresql://USER@HOST:PORT/DB.", valueName: "PATH|URL"))
     var store: String?
 
     @Option(name: .customLong("relative-to"), help: ArgumentHelp("Resolve the job file's relative paths against this folder instead of the file's own (queue items resolve against their queue).", valueName: "DIR"))

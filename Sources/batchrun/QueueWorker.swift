@@ -92,7 +92,7 @@ final class QueueWorker {
         var loader = JobFileLoader(params: QueueFolder.params(ofItemAt: claim.path))
         loader.baseDirectory = queue.path
         guard let file = try? loader.load(path: claim.path),
-              let store = try? Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout),
+              let store = try? Store(file.store, model: file.model),
               let report = try? JobFileRun.recordedReport(of: file, in: store), report.status == .ok else { return nil }
         return report
     }

@@ -42,8 +42,9 @@ struct ReportCommand: ParsableCommand {
 
     /// The runs of the report's file before it, when its store can be read from here.
     static func history(of report: RunReport) -> RunHistory? {
-        guard FileManager.default.fileExists(atPath: report.store),
-              let store = try? Store(path: report.store, model: Model(entities: [])),
+        let spec = StoreSpec(kind: StoreSpec.isPostgresURL(report.store) ? .postgres : .sqlite, path: report.store)
+        guard spec.kind == .postgres || FileManager.default.fileExists(atPath: report.store),
+              let store = try? Store(spec, model: Model(entities: [])),
               let summaries = try? JobFileRun.history(ofFileAt: report.file, in: store, limit: 21) else { return nil }
         return JobFileRun.earlierRuns(than: report.runID, in: summaries)
     }

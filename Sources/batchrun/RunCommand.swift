@@ -70,7 +70,7 @@ struct RunCommand: AsyncParsableCommand {
             if interrupts.interrupted { break }
             let store: Store
             do {
-                store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
+                store = try Store(file.store, model: file.model)
             } catch {
                 printer.error("\(file.path): \(error)\nnothing was run")
                 // Tables that do not match the job file make the file invalid for this store; a

@@ -31,7 +31,7 @@ struct RunsCommand: ParsableCommand {
         let file = load.loadAll([file])[0]
         let runs: [RunSummary]
         do {
-            let store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
+            let store = try Store(file.store, model: file.model)
             runs = try JobFileRun.history(of: file, in: store, limit: limit)
         } catch {
             FileHandle.standardError.write(Data("error: \(file.path): \(error)\n".utf8))

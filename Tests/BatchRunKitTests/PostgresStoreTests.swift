@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+import TestSupport
 
 /// The PostgreSQL backend against a real server (a throwaway cluster this test process starts):
 /// opening with the contract's type mapping, contexts reading and writing through it, an

@@ -23,7 +23,7 @@ func freshStore() throws {
 func timedRun(recordsRun: Bool) async throws -> Double {
     try freshStore()
     let started = Date()
-    let store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
+    let store = try Store(file.store, model: file.model)
     let report = await JobFileRun(file: file, store: store, recordsRun: recordsRun).run()
     guard report.status == .ok else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "run ended \(report.status)"]) }
     return Date().timeIntervalSince(started)

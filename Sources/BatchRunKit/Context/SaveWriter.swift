@@ -151,7 +151,7 @@ struct SaveWriter {
         case (_, nil, false):
             // Our update met a row deleted in the store: only overwrite brings it back.
             if policy == .overwrite {
-                try insertWhole(object.values)
+                try replaceWhole(columns: entity.columnNames, values: object.values)
                 conflict.outcome = .overwritten
             } else {
                 conflict.outcome = policy == .rollback ? .rolledBack : policy == .recompute ? .recomputed : .keptStore
@@ -197,9 +197,16 @@ struct SaveWriter {
         try db.execute("UPDATE \(table) SET \(set) WHERE \(keyMatch)", arguments)
     }
 
-    private func insertWhole(_ values: [StoreValue]) throws {
-        let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        try db.execute("INSERT OR REPLACE INTO \(table) (\(columnList)) VALUES (\(placeholders))", SQLArguments(values))
+    /// Inserts a row in place of every row that holds its key or one of its unique values
+    /// (SQLite's `INSERT OR REPLACE`, in SQL both databases read).
+    private func replaceWhole(columns: [String], values: [StoreValue]) throws {
+        for set in entity.uniqueColumnSets {
+            let positions = set.compactMap { columns.firstIndex(of: $0) }
+            guard positions.count == set.count, !positions.contains(where: { values[$0].isNull }) else { continue }
+            let match = set.map { "\(SQL.quote($0)) = ?" }.joined(separator: " AND ")
+            try db.execute("DELETE FROM \(table) WHERE \(match)", SQLArguments(positions.map { values[$0] }))
+        }
+        try db.execute(InsertSQL.insert(entity, columns: columns, rows: 1), SQLArguments(values))
     }
 
     private func recomputeUpdate(_ id: ObjectID) throws {
@@ -307,8 +314,7 @@ struct SaveWriter {
             conflict.outcome = .keptOurs
         case .overwrite:
             try db.execute("DELETE FROM \(table) WHERE \(keyMatch)", keyArguments(id))
-            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            try db.execute("INSERT OR REPLACE INTO \(table) (\(SQL.quoteList(columns))) VALUES (\(placeholders))", SQLArguments(values))
+            try replaceWhole(columns: columns, values: values)
             conflict.outcome = .overwritten
         case .rollback:
             conflict.outcome = .rolledBack

@@ -28,13 +28,6 @@ public struct JobFile: Sendable {
     }
 }
 
-/// Where the store is: `store: PATH` or `store: { sqlite: PATH, busy_timeout: 5s }`.
-public struct StoreSpec: Sendable, Hashable {
-    /// Resolved against the job file's folder (or the current folder for `--store`).
-    public var path: String
-    public var busyTimeout: Double
-}
-
 /// `defaults:` applied to every job that does not set its own.
 public struct JobDefaults: Sendable, Hashable {
     public var batchSize = 1000

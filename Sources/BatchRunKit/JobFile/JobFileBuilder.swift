@@ -33,6 +33,9 @@ struct JobFileBuilder {
     var needEntries: [(job: String, needed: String, node: YAMLNode)] = []
     var jobKeys: [String: YAMLNode] = [:]
     var expressionChecker: ExpressionChecker?
+    /// The database the file's store is in: on PostgreSQL an entity's table name is folded to
+    /// lowercase (unless `table:` names it), as PostgreSQL folds the unquoted names expressions use.
+    var storeKind = StoreSpec.Kind.sqlite
 
     init(path: String, source: String, loader: JobFileLoader) {
         self.path = path
@@ -53,6 +56,7 @@ struct JobFileBuilder {
             version = 1
         }
         let store = top["store"].flatMap(storeSpec)
+        storeKind = store?.kind ?? .sqlite
         if let node = top["entities"] { model = entities(node) }
         if let node = top["defaults"] { defaults = jobDefaults(node) }
         params = fileParams(top["params"])
@@ -76,17 +80,35 @@ struct JobFileBuilder {
     func storeSpec(_ node: YAMLNode) -> StoreSpec? {
         var spec: StoreSpec?
         if node.mapping != nil {
-            guard let fields = reader.mapping(node, "store", allowed: ["sqlite", "busy_timeout"], required: ["sqlite"])
-            else { return nil }
+            guard let fields = reader.mapping(node, "store", allowed: ["sqlite", "postgres", "busy_timeout"]) else { return nil }
             let busy = fields["busy_timeout"].flatMap { reader.duration($0, "busy_timeout") } ?? 5
-            if let path = fields["sqlite"].flatMap({ reader.string($0, "store.sqlite") }) {
-                spec = StoreSpec(path: resolve(path), busyTimeout: busy)
+            switch (fields["sqlite"], fields["postgres"]) {
+            case (let file?, nil):
+                if let path = reader.string(file, "store.sqlite") { spec = StoreSpec(path: resolve(path), busyTimeout: busy) }
+            case (nil, let server?):
+                if let url = reader.string(server, "store.postgres") {
+                    if StoreSpec.isPostgresURL(url) {
+                        spec = StoreSpec(kind: .postgres, path: url, busyTimeout: busy)
+                    } else {
+                        reader.error(server, "store.postgres must be a URL: postgresql://USER@HOST:PORT/DATABASE")
+                    }
+                }
+            case (_?, let server?):
+                reader.error(server, "store takes one of sqlite and postgres, not both")
+            case (nil, nil):
+                reader.error(node, "store needs sqlite: PATH or postgres: URL")
             }
-        } else if let path = reader.string(node, "store (a path or { sqlite: PATH, busy_timeout: 5s })") {
+        } else if let path = reader.string(node, "store (a path, { sqlite: PATH, busy_timeout: 5s } or { postgres: URL })") {
             spec = StoreSpec(path: resolve(path), busyTimeout: 5)
         }
         if var overridden = spec, let override = loader.storeOverride {
-            overridden.path = URL(fileURLWithPath: override).standardizedFileURL.path
+            if StoreSpec.isPostgresURL(override) {
+                overridden.kind = .postgres
+                overridden.path = override
+            } else {
+                overridden.kind = .sqlite
+                overridden.path = URL(fileURLWithPath: override).standardizedFileURL.path
+            }
             return overridden
         }
         return spec

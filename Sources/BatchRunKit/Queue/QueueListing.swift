@@ -53,7 +53,7 @@ public struct QueueListing: Sendable, Codable {
         var loader = JobFileLoader(params: QueueFolder.params(ofItemAt: path))
         loader.baseDirectory = queue.path
         guard let file = try? loader.load(path: path),
-              let store = try? Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout) else { return }
+              let store = try? Store(file.store, model: file.model) else { return }
         let ledger = RunLedger(store: store)
         guard let run = try? ledger.latestRun(file: JobFileRun.identity(of: file)) else { return }
         item.process = "\(run.pid)@\(run.host)"

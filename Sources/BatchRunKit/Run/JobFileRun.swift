@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// ```swift
 /// let file = try JobFileLoader().load(path: "jobs/nightly.yaml")
-/// let store = try Store(path: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout)
+/// let store = try Store(file.store, model: file.model)
 /// let report = await JobFileRun(file: file, store: store).run()
 /// print(report.status)
 /// ```

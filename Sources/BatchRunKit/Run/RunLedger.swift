@@ -22,25 +22,24 @@ final class RunLedger: Sendable {
         try db.tableExists("_batchrun_runs")
     }
 
-    /// Creates the tables when missing, inside the transaction of a run's first write.
+    /// Creates the tables when missing, inside the transaction of a run's first write. A store
+    /// whose ledger an earlier batchrun made (on SQLite) gains the `seq` column, numbered by
+    /// rowid, which was the order before.
     private static func createTables(in db: any StoreConnection) throws {
-        if try hasTables(db) { return }
-        try db.executeScript("""
-                CREATE TABLE IF NOT EXISTS _batchrun_runs (
-                    id INTEGER PRIMARY KEY, file TEXT NOT NULL, file_hash TEXT NOT NULL, params TEXT NOT NULL,
-                    started_at TEXT NOT NULL, ended_at TEXT, status TEXT NOT NULL, elapsed_s REAL,
-                    pid INTEGER NOT NULL, host TEXT NOT NULL, process_start TEXT NOT NULL, resumed_from INTEGER);
-                CREATE INDEX IF NOT EXISTS _batchrun_runs_file ON _batchrun_runs (file, id);
-                CREATE TABLE IF NOT EXISTS _batchrun_jobs (
-                    run_id INTEGER NOT NULL, job TEXT NOT NULL, definition TEXT NOT NULL, status TEXT NOT NULL,
-                    done_earlier INTEGER NOT NULL DEFAULT 0, run_s REAL NOT NULL DEFAULT 0, rows TEXT, rows_total TEXT,
-                    outputs TEXT, error TEXT, PRIMARY KEY (run_id, job));
-                CREATE TABLE IF NOT EXISTS _batchrun_progress (
-                    run_id INTEGER NOT NULL, job TEXT NOT NULL, step INTEGER NOT NULL, checkpoint TEXT,
-                    done INTEGER NOT NULL DEFAULT 0, fetched INTEGER NOT NULL DEFAULT 0, inserted INTEGER NOT NULL DEFAULT 0,
-                    updated INTEGER NOT NULL DEFAULT 0, deleted INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT NULL DEFAULT 0,
-                    PRIMARY KEY (run_id, job, step));
-                """)
+        guard try hasTables(db) else {
+            for table in RunLedgerTables.all { try db.createTable(table) }
+            return
+        }
+        if try !db.columnNames(of: "_batchrun_jobs").contains("seq") {
+            try db.execute("ALTER TABLE _batchrun_jobs ADD COLUMN seq INTEGER")
+            try db.execute("UPDATE _batchrun_jobs SET seq = rowid")
+        }
+    }
+
+    /// How a run's jobs are ordered: by `seq`, or by rowid in a ledger no run of this version
+    /// wrote to yet (read before its first write added `seq`).
+    private static func jobOrder(_ db: any StoreConnection) throws -> String {
+        try db.columnNames(of: "_batchrun_jobs").contains("seq") ? "seq" : "rowid"
     }
 
     // MARK: Runs
@@ -109,8 +108,9 @@ final class RunLedger: Sendable {
         guard case .integer(let id)? = inserted else { throw StoreError.cannotOpen(path: store.path, reason: "the run was not recorded") }
         if let previous {
             try db.execute("""
-                INSERT INTO _batchrun_jobs (run_id, job, definition, status, done_earlier, rows_total, outputs)
-                SELECT ?, job, definition, status, status = 'ok', rows_total, outputs FROM _batchrun_jobs WHERE run_id = ? ORDER BY rowid
+                INSERT INTO _batchrun_jobs (run_id, job, definition, status, done_earlier, rows_total, outputs, seq)
+                SELECT ?, job, definition, status, CASE WHEN status = 'ok' THEN 1 ELSE 0 END, rows_total, outputs, seq
+                FROM _batchrun_jobs WHERE run_id = ?
                 """, [.integer(id), .integer(previous)])
             try db.execute("""
                 INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
@@ -159,7 +159,8 @@ final class RunLedger: Sendable {
         try store.backend.read(interruptedBy: nil) { db in
             guard try Self.hasTables(db) else { return [] }
             let decoder = JSONDecoder()
-            return try db.namedRows("SELECT * FROM _batchrun_jobs WHERE run_id = ? ORDER BY rowid", [.integer(id)]).map { row in
+            return try db.namedRows("SELECT * FROM _batchrun_jobs WHERE run_id = ? ORDER BY \(try Self.jobOrder(db))",
+                                    [.integer(id)]).map { row in
                 let rows = row["rows"].string.flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
                 let total = row["rows_total"].string.flatMap { try? decoder.decode(RowCounts.self, from: Data($0.utf8)) }
                 var job = JobReport(name: row["job"].string ?? "", status: JobStatus(rawValue: row["status"].string ?? "") ?? .failed,
@@ -198,10 +199,11 @@ final class RunLedger: Sendable {
     func startJob(run id: Int64, job: String, definition: String, over: Bool, in db: any StoreConnection) throws {
         if over { try db.execute("DELETE FROM _batchrun_progress WHERE run_id = ? AND job = ?", [.integer(id), .text(job)]) }
         try db.execute("""
-            INSERT INTO _batchrun_jobs (run_id, job, definition, status) VALUES (?, ?, ?, 'running')
+            INSERT INTO _batchrun_jobs (run_id, job, definition, status, seq)
+            VALUES (?, ?, ?, 'running', (SELECT coalesce(max(seq), 0) + 1 FROM _batchrun_jobs WHERE run_id = ?))
             ON CONFLICT (run_id, job) DO UPDATE SET definition = excluded.definition, status = 'running',
-                done_earlier = 0, rows_total = CASE WHEN ? THEN NULL ELSE rows_total END, outputs = NULL
-            """, [.integer(id), .text(job), .text(definition), StoreValue(over)])
+                done_earlier = 0, rows_total = CASE WHEN ? THEN NULL ELSE _batchrun_jobs.rows_total END, outputs = NULL
+            """, [.integer(id), .text(job), .text(definition), .integer(id), StoreValue(over)])
     }
 
     /// A step's checkpoint, inside its batch's transaction: its new position, and the rows the
@@ -212,8 +214,8 @@ final class RunLedger: Sendable {
             INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (run_id, job, step) DO UPDATE SET checkpoint = excluded.checkpoint, done = excluded.done,
-                fetched = fetched + excluded.fetched, inserted = inserted + excluded.inserted,
-                updated = updated + excluded.updated, deleted = deleted + excluded.deleted, rejected = rejected + excluded.rejected
+                fetched = _batchrun_progress.fetched + excluded.fetched, inserted = _batchrun_progress.inserted + excluded.inserted,
+                updated = _batchrun_progress.updated + excluded.updated, deleted = _batchrun_progress.deleted + excluded.deleted, rejected = _batchrun_progress.rejected + excluded.rejected
             """, [.integer(id), .text(job), StoreValue(step), .text(encoded), StoreValue(position == .done), StoreValue(rows.fetched),
                   StoreValue(rows.inserted), StoreValue(rows.updated), StoreValue(rows.deleted), StoreValue(rows.rejected)])
     }
@@ -245,7 +247,7 @@ final class RunLedger: Sendable {
         return try store.backend.read(interruptedBy: nil) { db in
             var jobs: [Int64: [RunSummary.JobTime]] = [:], rows: [Int64: RowCounts] = [:]
             let sql = "SELECT run_id, job, status, run_s, done_earlier, rows FROM _batchrun_jobs WHERE run_id IN ("
-                + runs.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, rowid"
+                + runs.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, \(try Self.jobOrder(db))"
             for row in try db.namedRows(sql, SQLArguments(runs.map { .integer($0.id) })) {
                 let id = row["run_id"].int64 ?? 0
                 jobs[id, default: []].append(RunSummary.JobTime(name: row["job"].string ?? "", status: row["status"].string ?? "",

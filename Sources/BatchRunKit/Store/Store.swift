@@ -1,7 +1,8 @@
 import Foundation
 
-/// The coordinator: the model, the database behind it (an SQLite file in WAL mode, with one
-/// serialized writer and pooled snapshot readers), and the saves posted after their commits.
+/// The coordinator: the model, the database behind it (an SQLite file in WAL mode, or a
+/// PostgreSQL database; one serialized writer and pooled snapshot readers either way), and the
+/// saves posted after their commits.
 ///
 /// Opening a store creates the file and its folder if missing, creates missing tables and
 /// indexes, and verifies existing tables; nothing is created when any table lacks a column.
@@ -28,13 +29,24 @@ public final class Store: Sendable {
     }
 
     /// A store in a PostgreSQL database (`postgresql://USER@HOST:PORT/DB`; the password from
-    /// `PGPASSWORD` or `~/.pgpass`). Not yet offered to job files: the steps' SQL does not all
-    /// run on PostgreSQL yet.
-    init(postgres url: String, model: Model) throws {
+    /// `PGPASSWORD` or `~/.pgpass`, never from the URL). `path` is the URL.
+    ///
+    /// ```swift
+    /// let store = try Store(postgres: "postgresql://batch@db.internal:5432/nightly", model: model)
+    /// ```
+    public init(postgres url: String, model: Model) throws {
         let backend = try PostgresBackend(url: url, model: model)
         path = backend.location.description
         self.model = model
         self.backend = backend
+    }
+
+    /// The store a `StoreSpec` names (a job file's `store:`).
+    public convenience init(_ spec: StoreSpec, model: Model) throws {
+        switch spec.kind {
+        case .sqlite: try self.init(path: spec.path, model: model, busyTimeout: spec.busyTimeout)
+        case .postgres: try self.init(postgres: spec.path, model: model)
+        }
     }
 
     /// Why an operation on the store failed, as a user can act on it.

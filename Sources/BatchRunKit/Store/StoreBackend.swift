@@ -18,14 +18,14 @@ protocol StoreBackend: Sendable {
     func read<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T
 
     /// `read` without blocking the caller's thread (the main actor's reads).
-    func read<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T
 
     /// Runs `body` in one transaction on the store's one serialized writer; it commits when
     /// `body` returns and rolls back when it throws.
     func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T
 
     /// `write` without blocking the caller's thread.
-    func write<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T
 
     /// A number that grows with every commit by anyone; taken before a read.
     var changeGeneration: UInt64 { get }

@@ -67,6 +67,12 @@ protocol StoreConnection: AnyObject {
     /// True when a table of that name exists.
     func tableExists(_ name: String) throws -> Bool
 
+    /// The names of a table's columns, lowercased; empty when there is no such table.
+    func columnNames(of table: String) throws -> Set<String>
+
+    /// Creates `entity`'s table and indexes when missing, with this database's types.
+    func createTable(_ entity: Entity) throws
+
     /// After rows with given integer keys went into `entity`'s table: keys the store assigns
     /// from now on come after them (SQLite's rowid does so by itself; PostgreSQL's identity
     /// sequence is moved past the largest key).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TestSupport
 
 /// Runs `batchrun FILE --resume` again and again, killing the first `interruptions` attempts
 /// with SIGKILL and SIGINT in turn, until the store's latest run ended ok. Every fourth kill
@@ -11,6 +12,8 @@ struct InterruptedRuns {
     var folder: TemporaryFolder
     var arguments: [String]
     var store = "store.sqlite"
+    /// The store's URL when it is a PostgreSQL database (then `store` is not used).
+    var postgres: String?
     var interruptions = 12
     var wholeRun: Double
 
@@ -40,7 +43,7 @@ struct InterruptedRuns {
                     // every read: SQLite cannot set up a WAL store's shared memory read-only).
                     let deadline = Date().addingTimeInterval(max(10, 4 * wholeRun))
                     while process.isRunning, Date() < deadline {
-                        if let now = try? Self.rowsSoFar(Self.reader(folder.path(store))), now > rows { break }
+                        if let now = try? rowsSoFar(), now > rows { break }
                         Thread.sleep(forTimeInterval: 0.02)
                     }
                     Thread.sleep(forTimeInterval: Double.random(in: delayAfterCommit, using: &generator))
@@ -54,7 +57,7 @@ struct InterruptedRuns {
             // Done when the run ended ok, whatever the exit status says: a signal that arrives
             // after the run ended makes the process end by SIGINT all the same.
             if try latestStatus() == "ok" { return (interrupted, committed, true) }
-            let now = FileManager.default.fileExists(atPath: folder.path(store)) ? try Self.rowsSoFar(Self.reader(folder.path(store))) : 0
+            let now = try rowsSoFar()
             if now > rows { committed += 1 }
             rows = now
         }
@@ -62,8 +65,17 @@ struct InterruptedRuns {
     }
 
     /// The rows the store's latest run has written over all its attempts, by its checkpoints.
-    static func rowsSoFar(_ reader: DatabaseQueue) throws -> Int {
-        try reader.read { db in
+    func rowsSoFar() throws -> Int {
+        if let postgres {
+            // Tables named in a query must exist when it is parsed: asked first.
+            guard try PostgresServer.psql(postgres, "SELECT to_regclass('_batchrun_progress') IS NOT NULL") == "t" else { return 0 }
+            return Int(try PostgresServer.psql(postgres, """
+                SELECT coalesce(sum(inserted + updated + deleted), 0) FROM _batchrun_progress
+                WHERE run_id = (SELECT max(id) FROM _batchrun_runs)
+                """)) ?? 0
+        }
+        guard FileManager.default.fileExists(atPath: folder.path(store)) else { return 0 }
+        return try Self.reader(folder.path(store)).read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name = '_batchrun_progress'") == 1
                 ? try Int.fetchOne(db, sql: """
                     SELECT coalesce(sum(inserted + updated + deleted), 0) FROM _batchrun_progress
@@ -74,6 +86,11 @@ struct InterruptedRuns {
 
     /// The status of the store's latest run, if any was recorded.
     func latestStatus() throws -> String? {
+        if let postgres {
+            guard try PostgresServer.psql(postgres, "SELECT to_regclass('_batchrun_runs') IS NOT NULL") == "t" else { return nil }
+            let status = try PostgresServer.psql(postgres, "SELECT status FROM _batchrun_runs ORDER BY id DESC LIMIT 1")
+            return status.isEmpty ? nil : status
+        }
         guard FileManager.default.fileExists(atPath: folder.path(store)) else { return nil }
         return try Self.reader(folder.path(store)).read { db in
             // sqlite_master read directly: GRDB's schema cache does not see another process's tables.

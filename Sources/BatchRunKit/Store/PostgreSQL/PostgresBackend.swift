@@ -51,10 +51,8 @@ final class PostgresBackend: StoreBackend {
                                interruptedBy: interrupter, body)
     }
 
-    func read<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
-        try await withoutActuallyEscaping(body) { body in
-            try await offThread { try self.read(interruptedBy: nil, body) }
-        }
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await offThread { try self.read(interruptedBy: nil, body) }
     }
 
     func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
@@ -63,10 +61,8 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func write<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
-        try await withoutActuallyEscaping(body) { body in
-            try await offThread { try self.write(interruptedBy: nil, body) }
-        }
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await offThread { try self.write(interruptedBy: nil, body) }
     }
 
     var changeGeneration: UInt64 { 0 }
@@ -154,9 +150,7 @@ final class PostgresBackend: StoreBackend {
     private static func verify(model: Model, in connection: any StoreConnection) throws {
         var mismatches: [(entity: String, table: String, missing: [String])] = []
         for entity in model.entities where try connection.tableExists(entity.tableName) {
-            let existing = Set(try connection.rows(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?",
-                [.text(entity.tableName)]).compactMap { $0.first?.string?.lowercased() })
+            let existing = try connection.columnNames(of: entity.tableName)
             let missing = entity.columnNames.filter { !existing.contains($0.lowercased()) }
             if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
         }

@@ -135,6 +135,15 @@ final class PostgresStoreConnection: StoreConnection {
                   [.text(name)]) != .integer(0)
     }
 
+    func columnNames(of table: String) throws -> Set<String> {
+        Set(try rows("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?",
+                     [.text(table)]).compactMap { $0.first?.string?.lowercased() })
+    }
+
+    func createTable(_ entity: Entity) throws {
+        for statement in PostgresSchemaSQL.statements(for: Model(entities: [entity])) { try executeScript(statement) }
+    }
+
     // MARK: Talking to the server
 
     /// Rows as they came, with the columns' names.

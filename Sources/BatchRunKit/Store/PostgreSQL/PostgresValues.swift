@@ -27,7 +27,12 @@ enum PostgresValues {
             let date = Date(timeIntervalSince1970: 946_684_800 + Double(micros) / 1_000_000)
             return StoreValue(date)
         case .numeric:
-            return .real(Double(try cell.decode(String.self)) ?? .nan)
+            // A whole number (display scale 0, as sum() of bigints gives) is an integer, as
+            // SQLite's sum() is; anything with decimals (avg(), round(x, 1)) a real.
+            let text = try cell.decode(Decimal.self).description
+            let scale = bytes.getInteger(at: bytes.readerIndex + 6, as: Int16.self) ?? 1
+            if scale == 0, let integer = Int64(text) { return .integer(integer) }
+            return .real(Double(text) ?? .nan)
         default:
             // text, varchar, name and any other type PostgreSQL can show as text
             if cell.format == .text { return .text(bytes.readString(length: bytes.readableBytes) ?? "") }

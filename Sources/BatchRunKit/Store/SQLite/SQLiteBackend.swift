@@ -82,7 +82,7 @@ final class SQLiteBackend: StoreBackend {
         try pool.read { db in try Self.running(body, on: db, interruptedBy: interrupter) }
     }
 
-    func read<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
         try await pool.read { db in try body(SQLiteConnection(db)) }
     }
 
@@ -90,7 +90,7 @@ final class SQLiteBackend: StoreBackend {
         try writer().write { db in try Self.running(body, on: db, interruptedBy: interrupter) }
     }
 
-    func write<T: Sendable>(_ body: @Sendable (any StoreConnection) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
         try await writer().write { db in try body(SQLiteConnection(db)) }
     }
 

@@ -45,6 +45,15 @@ final class SQLiteConnection: StoreConnection {
         try db.tableExists(name)
     }
 
+    func columnNames(of table: String) throws -> Set<String> {
+        guard try db.tableExists(table) else { return [] }
+        return Set(try db.columns(in: table).map { $0.name.lowercased() })
+    }
+
+    func createTable(_ entity: Entity) throws {
+        for statement in SchemaSQL.statements(for: Model(entities: [entity])) { try db.execute(sql: statement) }
+    }
+
     // MARK: Running prepared statements
 
     func run(_ statement: PreparedStatement, rows: some Collection<Int>, of batch: RowBatch,

@@ -1,12 +1,12 @@
 import Foundation
 
 /// A throwaway PostgreSQL server for this test process, started at first use by
-/// `Support/pg-throwaway.sh` (a free port on 127.0.0.1, a temporary folder, trust
+/// `Tests/TestSupport/pg-throwaway.sh` (a free port on 127.0.0.1, a temporary folder, trust
 /// authentication). The script's watchdog stops it and removes its folder once this process is
 /// gone, also when it was killed. Each test takes a database of its own.
-enum PostgresServer {
+public enum PostgresServer {
     /// The server's binaries (the newest installed PostgreSQL).
-    static let binaries: String = {
+    public static let binaries: String = {
         let root = "/usr/lib/postgresql"
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
         let newest = versions.compactMap(Int.init).max().map(String.init) ?? "15"
@@ -23,12 +23,12 @@ enum PostgresServer {
     }
 
     /// The server's URL (its `postgres` database).
-    static var url: String {
+    public static var url: String {
         get throws { try started.get() }
     }
 
     /// A new, empty database on the server; its URL.
-    static func database(_ prefix: String = "t") throws -> String {
+    public static func database(_ prefix: String = "t") throws -> String {
         let server = try url
         let name = "\(prefix)_\(UInt32.random(in: .min ... .max))"
         try psql(server, "CREATE DATABASE \(name)")
@@ -37,7 +37,7 @@ enum PostgresServer {
 
     /// Runs SQL through `psql` (an outside writer), stopping at the first error; its output.
     @discardableResult
-    static func psql(_ url: String, _ sql: String) throws -> String {
+    public static func psql(_ url: String, _ sql: String) throws -> String {
         try run("\(binaries)/psql", [url, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
     }
 
@@ -75,8 +75,8 @@ enum PostgresServer {
         return text
     }
 
-    struct ServerError: Error, CustomStringConvertible {
+    public struct ServerError: Error, CustomStringConvertible {
         let message: String
-        var description: String { message }
+        public var description: String { message }
     }
 }

@@ -1,0 +1,182 @@
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+
+/// The binary against a real PostgreSQL server (a throwaway cluster this test process starts):
+/// the example job files leave what they leave on SQLite, a run killed at random moments and
+/// resumed equals one uninterrupted run, and two batchrun processes updating the same rows
+/// each apply their change once.
+@Suite("PostgreSQL end to end")
+struct PostgresRunTests {
+    /// Runs `file` of a fresh copy of jobs/ and examples/ on `store` (an SQLite path or a URL),
+    /// one job at a time; the workspace and the JSON report.
+    func run(_ file: String, store: String) throws -> (TemporaryFolder, [String: Any]) {
+        let folder = try TemporaryFolder()
+        try folder.copyFromPackage("jobs")
+        try folder.copyFromPackage("examples")
+        let result = try Batchrun.run([file, "--store", store, "--jobs", "1", "--report", "out/report.json"], in: folder.url)
+        #expect(result.status == 0, "\(file) on \(store): \(result.stdout)\(result.stderr)")
+        return (folder, try folder.json("out/report.json"))
+    }
+
+    /// Each job's status, rows and conflicts, as the report gives them.
+    func outcome(_ report: [String: Any]) -> [String] {
+        (report["jobs"] as? [[String: Any]] ?? []).map { job in
+            let rows = (job["rows"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            return "\(job["name"] ?? "") \(job["status"] ?? "") \(rows.joined(separator: " ")) conflicts=\(job["conflicts"] ?? 0)"
+        }
+    }
+
+    /// A CSV file's header and its last column's values, sorted.
+    func columns(of path: String) throws -> (header: String, last: [String]) {
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        return (lines.first ?? "", lines.dropFirst().map { String($0.split(separator: ",").last ?? "") }.sorted())
+    }
+
+    @Test("nightly.yaml and import_feeds.yaml on PostgreSQL: the same jobs' rows, conflicts and report files as on SQLite")
+    func examplesAsOnSQLite() throws {
+        for (file, outputs) in [("jobs/nightly.yaml", ["reports/longest.csv"]), ("examples/import_feeds.yaml", [])] {
+            let (sqlite, sqliteReport) = try run(file, store: "store.sqlite")
+            let url = try PostgresServer.database("examples")
+            let (postgres, postgresReport) = try run(file, store: url)
+            #expect(outcome(postgresReport) == outcome(sqliteReport), "\(file)")
+            #expect(!outcome(postgresReport).isEmpty)
+            #expect(postgresReport["store"] as? String == url)
+            // The same header and values; rows with equal sort keys may come in another order
+            // (and tie at the limit), so each column's values are compared as a sorted list.
+            for output in outputs {
+                let expected = try columns(of: sqlite.path(output)), written = try columns(of: postgres.path(output))
+                #expect(written.header == expected.header, "\(file): \(output)")
+                #expect(written.last == expected.last, "\(file): \(output)")
+                #expect(expected.last.count > 10)
+            }
+        }
+        // What the nightly job leaves, read by psql: the feed's sessions since 2020, tables folded to lowercase.
+        let url = try PostgresServer.database("nightly")
+        _ = try run("jobs/nightly.yaml", store: url)
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM session WHERE started_at < '2020-01-01'") == "0")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM session WHERE status = 'stale'") != "0")
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")
+                == "_batchrun_jobs,_batchrun_progress,_batchrun_runs,session")
+    }
+
+    /// Counters, pairs and a marker in `url`, made by psql, and a job file of relative updates,
+    /// a delete, a fetch and a job that uses the fetch's output.
+    static func prepareCounters(_ folder: TemporaryFolder, url: String, rows: Int) throws {
+        try PostgresServer.psql(url, """
+            CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL, grp text NOT NULL);
+            CREATE TABLE pair (a bigint NOT NULL, b text NOT NULL, n bigint NOT NULL, PRIMARY KEY (a, b));
+            CREATE TABLE marker (id bigint PRIMARY KEY, total bigint);
+            INSERT INTO marker VALUES (1, NULL);
+            INSERT INTO counter SELECT i, 0, 'g' || (i % 5) FROM generate_series(1, \(rows)) AS i;
+            INSERT INTO pair SELECT a, b, 0 FROM generate_series(1, 60) AS a, unnest(ARRAY['x', 'y', 'z']) AS b;
+            """)
+        try folder.write("job.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              Counter:
+                columns: { id: integer primary key, n: integer not null, grp: text not null }
+              Pair:
+                columns: { a: integer not null, b: text not null, n: integer not null }
+                primary_key: [a, b]
+              Marker:
+                columns: { id: integer primary key, total: integer }
+            jobs:
+              bump:
+                batch_size: 25
+                steps:
+                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
+                  - batch-update: { entity: Counter, where: "grp = 'g1'", set: { n: "n + 10" } }
+              pairs:
+                batch_size: 7
+                steps:
+                  - batch-update: { entity: Pair, set: { n: "n + 1" } }
+              purge:
+                needs: bump
+                batch_size: 10
+                steps:
+                  - delete: { entity: Counter, where: "id % 7 = 0" }
+              stats:
+                needs: [purge, pairs]
+                steps:
+                  - fetch: { entity: Counter, select: { total: "sum(n)" }, as: totals }
+              record:
+                needs: stats
+                steps:
+                  - batch-update: { entity: Marker, set: { total: ":total" }, params: { total: "${totals.total}" } }
+            """)
+    }
+
+    static func contents(_ url: String) throws -> String {
+        try ["counter ORDER BY id", "pair ORDER BY a, b", "marker ORDER BY id"].map { from in
+            try PostgresServer.psql(url, "SELECT string_agg(t::text, ';') FROM (SELECT * FROM \(from)) AS t")
+        }.joined(separator: "\n")
+    }
+
+    @Test("killed (SIGKILL and SIGINT) at random moments and resumed until ok: the database equals one uninterrupted run's")
+    func killedAndResumed() throws {
+        let rows = 3_000
+        let reference = try TemporaryFolder(), folder = try TemporaryFolder()
+        let referenceURL = try PostgresServer.database("reference"), url = try PostgresServer.database("resumed")
+        try Self.prepareCounters(reference, url: referenceURL, rows: rows)
+        try Self.prepareCounters(folder, url: url, rows: rows)
+        let started = Date()
+        let uninterrupted = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: reference.url)
+        let wholeRun = Date().timeIntervalSince(started)
+        #expect(uninterrupted.status == 0, "\(uninterrupted.stdout)\(uninterrupted.stderr)")
+        // The reference is right on its own: every counter bumped once (g1 by 11), every seventh deleted.
+        let expectedTotal = (1...rows).filter { $0 % 7 != 0 }.map { $0 % 5 == 1 ? 11 : 1 }.reduce(0, +)
+        #expect(try PostgresServer.psql(referenceURL, "SELECT total FROM marker") == String(expectedTotal))
+
+        var runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet", "--report", "r.json"], interruptions: 8,
+                                   wholeRun: wholeRun)
+        runs.postgres = url
+        let (interruptions, committed, endedOK) = try runs.run()
+        #expect(endedOK, "the run never ended ok")
+        #expect(interruptions >= 6)
+        #expect(committed >= 3, "only \(committed) of the killed attempts had committed rows")
+        #expect(try Self.contents(url) == Self.contents(referenceURL))
+        let expected = try reference.json("r.json"), final = try folder.json("r.json")
+        let expectedRows = (expected["jobs"] as! [[String: Any]]).map { $0["rows"] as! [String: Int] }
+        #expect((final["jobs"] as! [[String: Any]]).map { $0["rows_total"] as! [String: Int] } == expectedRows)
+    }
+
+    @Test("two batchrun processes bump the same counters at once under recompute: every counter ends at 2")
+    func twoProcesses() throws {
+        let url = try PostgresServer.database("two")
+        let folders = [try TemporaryFolder(), try TemporaryFolder()]
+        try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); "
+                                + "INSERT INTO counter SELECT i, 0 FROM generate_series(1, 2000) AS i")
+        for folder in folders {
+            try folder.write("job.yaml", """
+                version: 1
+                store: { postgres: "\(url)" }
+                entities:
+                  Counter: { columns: { id: integer primary key, n: integer not null } }
+                jobs:
+                  bump:
+                    merge_policy: recompute
+                    batch_size: 50
+                    steps:
+                      - batch-update: { entity: Counter, set: { n: "n + 1" } }
+                """)
+        }
+        let results = try folders.map { folder -> Process in
+            let process = Process()
+            process.executableURL = Batchrun.binary
+            process.arguments = ["job.yaml", "--quiet", "--report", "r.json"]
+            process.currentDirectoryURL = folder.url
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        for process in results { process.waitUntilExit() }
+        #expect(results.map(\.terminationStatus) == [0, 0])
+        #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "2:2000")
+        let conflicts = try folders.map { try $0.json("r.json")["conflicts"] as? [[String: Any]] ?? [] }.flatMap { $0 }
+        for conflict in conflicts { #expect(conflict["outcome"] as? String == "recomputed") }
+    }
+}
