@@ -18,6 +18,9 @@ struct CheckCommand: ParsableCommand {
         for file in loaded {
             let expressions = file.jobs.flatMap(\.steps).count
             print("\(file.path): ok (\(file.model.entities.count) entit\(file.model.entities.count == 1 ? "y" : "ies"), \(file.jobs.count) job\(file.jobs.count == 1 ? "" : "s"), \(expressions) step\(expressions == 1 ? "" : "s"))")
+            if let reason = file.expressionsUnchecked {
+                print("  expressions were not checked: \(reason)")
+            }
         }
     }
 }

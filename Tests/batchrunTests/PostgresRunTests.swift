@@ -179,4 +179,75 @@ struct PostgresRunTests {
         let conflicts = try folders.map { try $0.json("r.json")["conflicts"] as? [[String: Any]] ?? [] }.flatMap { $0 }
         for conflict in conflicts { #expect(conflict["outcome"] as? String == "recomputed") }
     }
+
+    @Test("check prepares expressions on the server in PostgreSQL's dialect; undeclared tables, writes and functions that reach outside are refused with a caret")
+    func checkOnServer() throws {
+        let url = try PostgresServer.database("check")
+        try PostgresServer.psql(url, "CREATE TABLE secret (id bigint)")
+        let folder = try TemporaryFolder()
+        let entities = """
+            entities:
+              Session:
+                columns: { id: integer primary key, user: text not null, started_at: datetime not null, duration: real }
+              Goal: { columns: { user: text primary key, minutes: integer not null } }
+            """
+        try folder.write("good.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            \(entities)
+            jobs:
+              stats:
+                steps:
+                  - fetch:
+                      entity: Session
+                      select: { month: "to_char(started_at, 'YYYY-MM')", minutes: "round(sum(duration)::numeric, 1)", goals: "(SELECT count(*) FROM Goal)" }
+                      where: "started_at >= now() - interval '30 days' AND user ILIKE :who"
+                      group_by: ["to_char(started_at, 'YYYY-MM')"]
+                      params: { who: "a%" }
+            """)
+        let good = try Batchrun.run(["check", "good.yaml"], in: folder.url)
+        #expect(good.status == 0, "\(good.stdout)\(good.stderr)")
+        #expect(!good.stdout.contains("not checked"))
+
+        try folder.write("bad.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            \(entities)
+            jobs:
+              a:
+                steps:
+                  - fetch: { entity: Session, where: "stauts = 'open'" }
+                  - fetch: { entity: Session, where: "id IN (SELECT oid FROM pg_class)" }
+                  - fetch: { entity: Session, select: { x: "pg_read_file('/etc/passwd')" } }
+                  - fetch: { entity: Session, where: "id IN (SELECT id FROM secret)" }
+                  - fetch: { entity: Session, where: "substr(started_at, 1, 4) = '2026'" }
+                  - batch-update: { entity: Session, where: "id = :id", set: { duration: "dblink_exec('x')" } }
+            """)
+        let bad = try Batchrun.run(["check", "bad.yaml"], in: folder.url)
+        #expect(bad.status == 2)
+        let errors = bad.stderr.split(separator: "\n").filter { $0.contains(": error: ") }.map(String.init)
+        #expect(errors == [
+            "bad.yaml:10:43: error: column \"stauts\" does not exist",
+            "bad.yaml:11:66: error: table pg_catalog.pg_class is not declared in this job file; expressions may read declared tables only",
+            "bad.yaml:12:49: error: function pg_read_file reaches outside the database and is not allowed in expressions",
+            "bad.yaml:13:65: error: table public.secret is not declared in this job file; expressions may read declared tables only",
+            "bad.yaml:14:43: error: function substr(timestamp with time zone, integer, integer) does not exist",
+            "bad.yaml:15:49: error: placeholder :id has no value; set it in the step's params, the file's params, or with --param id=VALUE",
+            "bad.yaml:15:79: error: function dblink_exec reaches outside the database and is not allowed in expressions",
+        ], "\(bad.stderr)")
+        // The server's tables are as they were: the check created and changed nothing.
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(tablename, ',') FROM pg_tables WHERE schemaname = 'public'") == "secret")
+
+        // No server to reach: everything else is checked, and check says expressions were not.
+        try folder.write("away.yaml", try String(contentsOfFile: folder.path("good.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: url, with: "postgresql://postgres@127.0.0.1:1/none"))
+        let away = try Batchrun.run(["check", "away.yaml"], in: folder.url)
+        #expect(away.status == 0, "\(away.stderr)")
+        #expect(away.stdout.contains("expressions were not checked: cannot open store postgresql://postgres@127.0.0.1:1/none"), "\(away.stdout)")
+        try folder.write("away-bad.yaml", try String(contentsOfFile: folder.path("away.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "batch_size", with: "x").replacingOccurrences(of: "group_by:", with: "group_bye:"))
+        let awayBad = try Batchrun.run(["check", "away-bad.yaml"], in: folder.url)
+        #expect(awayBad.status == 2)
+        #expect(awayBad.stderr.contains("group_bye"), "\(awayBad.stderr)")
+    }
 }

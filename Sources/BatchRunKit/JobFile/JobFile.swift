@@ -22,6 +22,9 @@ public struct JobFile: Sendable {
     /// The environment `${env.VAR}` was checked against and is read from at run time (the
     /// loader's, by default the process's).
     public var environment: [String: String]
+    /// Why the expressions were not checked, when they were not: a PostgreSQL store's server
+    /// could not be reached (everything else was checked). Nil when they were.
+    public var expressionsUnchecked: String?
 
     public func job(named name: String) -> Job? {
         jobs.first { $0.name == name }

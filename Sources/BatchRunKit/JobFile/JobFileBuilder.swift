@@ -32,7 +32,9 @@ struct JobFileBuilder {
     /// Every `needs` entry, for the graph checks.
     var needEntries: [(job: String, needed: String, node: YAMLNode)] = []
     var jobKeys: [String: YAMLNode] = [:]
-    var expressionChecker: ExpressionChecker?
+    var expressionChecker: (any ExpressionChecking)?
+    /// Why expressions were not checked (a PostgreSQL server that could not be reached).
+    var expressionsUnchecked: String?
     /// The database the file's store is in: on PostgreSQL an entity's table name is folded to
     /// lowercase (unless `table:` names it), as PostgreSQL folds the unquoted names expressions use.
     var storeKind = StoreSpec.Kind.sqlite
@@ -60,14 +62,23 @@ struct JobFileBuilder {
         if let node = top["entities"] { model = entities(node) }
         if let node = top["defaults"] { defaults = jobDefaults(node) }
         params = fileParams(top["params"])
-        expressionChecker = try? ExpressionChecker(model: model)
+        if let store, store.kind == .postgres {
+            do {
+                expressionChecker = try PostgresExpressionChecker(url: store.path, model: model)
+            } catch {
+                expressionsUnchecked = "\(error)"
+            }
+        } else {
+            expressionChecker = try? ExpressionChecker(model: model)
+        }
         var jobs: [Job] = []
         if let node = top["jobs"] { jobs = self.jobs(node) }
         checkGraph(jobs)
         checkOutputReferences(jobs)
         guard let store else { return nil }
         return JobFile(path: path, directory: directory, version: version, store: store, model: model,
-                       defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment)
+                       defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment,
+                       expressionsUnchecked: expressionsUnchecked)
     }
 
     /// A path in the job file, resolved against the file's folder.

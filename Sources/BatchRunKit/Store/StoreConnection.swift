@@ -54,9 +54,6 @@ protocol StoreConnection: AnyObject {
     /// The rows of `sql`, each readable by column name.
     func namedRows(_ sql: String, _ arguments: SQLArguments) throws -> [NamedRow]
 
-    /// Runs several statements separated by semicolons, with no values (DDL).
-    func executeScript(_ sql: String) throws
-
     /// Calls `rolledBack` if the transaction this connection is in rolls back.
     func onRollback(_ rolledBack: @escaping @Sendable () -> Void)
 

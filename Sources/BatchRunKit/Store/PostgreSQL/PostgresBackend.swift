@@ -28,7 +28,7 @@ final class PostgresBackend: StoreBackend {
             control = try Self.connect(location).connection
             try write(interruptedBy: nil) { connection in
                 try Self.verify(model: model, in: connection)
-                for statement in PostgresSchemaSQL.statements(for: model) { try connection.executeScript(statement) }
+                for entity in model.entities { try connection.createTable(entity) }
             }
         } catch let error as StoreError {
             throw error
@@ -75,7 +75,7 @@ final class PostgresBackend: StoreBackend {
         Self.describe(error, location: location)
     }
 
-    private static func describe(_ error: any Error, location: PostgresLocation) -> String {
+    static func describe(_ error: any Error, location: PostgresLocation) -> String {
         if error is PSQLError { return "cannot reach the server at \(location)" }
         guard let error = error as? PostgresError else { return "\(error)" }
         switch error.storeFailure {
@@ -133,7 +133,7 @@ final class PostgresBackend: StoreBackend {
 
     // MARK: Connecting
 
-    private static func connect(_ location: PostgresLocation) throws -> PostgresStoreConnection {
+    static func connect(_ location: PostgresLocation) throws -> PostgresStoreConnection {
         let configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
                                                              password: location.password, database: location.database, tls: .disable)
         let connection = try PostgresConnection.connect(on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration,

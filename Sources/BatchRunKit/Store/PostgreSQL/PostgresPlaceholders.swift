@@ -19,7 +19,9 @@ struct PostgresPlaceholders: Equatable {
     /// What `$1`, `$2`, ... take, in order.
     let parameters: [Parameter]
 
-    init(_ text: String) {
+    /// With `keepingOffsets`, a `:name` is replaced by `$n` padded with spaces to its own
+    /// length, so an offset the server reports in `sql` is the same in `text`.
+    init(_ text: String, keepingOffsets: Bool = false) {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 8)
         var parameters: [Parameter] = []
@@ -90,7 +92,11 @@ struct PostgresPlaceholders: Equatable {
                         number = parameters.count
                         numbers[name] = number
                     }
-                    out.append(contentsOf: Array("$\(number)".utf8))
+                    let replacement = Array("$\(number)".utf8)
+                    out.append(contentsOf: replacement)
+                    if keepingOffsets && replacement.count < end - index {
+                        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: end - index - replacement.count))
+                    }
                     index = end
                 } else {
                     copy(until: index + 1)

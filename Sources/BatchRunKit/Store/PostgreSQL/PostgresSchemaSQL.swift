@@ -4,7 +4,7 @@
 /// column, so rows that leave it out take the next number.
 ///
 /// ```swift
-/// for statement in PostgresSchemaSQL.statements(for: model) { try connection.executeScript(statement) }
+/// for statement in PostgresSchemaSQL.statements(for: model) { try connection.simple(statement) }
 /// ```
 enum PostgresSchemaSQL {
     static func type(_ type: ColumnType) -> String {

@@ -92,10 +92,6 @@ final class PostgresStoreConnection: StoreConnection {
         return rows.values.map { NamedRow(values: $0, positions: positions) }
     }
 
-    func executeScript(_ sql: String) throws {
-        try simple(sql)
-    }
-
     func onRollback(_ rolledBack: @escaping @Sendable () -> Void) {
         rollbackBlocks.append(rolledBack)
     }
@@ -141,7 +137,7 @@ final class PostgresStoreConnection: StoreConnection {
     }
 
     func createTable(_ entity: Entity) throws {
-        for statement in PostgresSchemaSQL.statements(for: Model(entities: [entity])) { try executeScript(statement) }
+        for statement in PostgresSchemaSQL.statements(for: Model(entities: [entity])) { try simple(statement) }
     }
 
     // MARK: Talking to the server
@@ -175,8 +171,13 @@ final class PostgresStoreConnection: StoreConnection {
     }
 
     /// A statement of the simple protocol (no values; several statements allowed).
+    /// One statement with no values and no rows (BEGIN, SAVEPOINT, DDL). Through the same
+    /// call as every other statement, so a failure is a `PSQLError` with the server's fields
+    /// (the older `simpleQuery` reports another error type, without them).
     func simple(_ sql: String) throws {
-        _ = try PostgresError.translating { try connection.simpleQuery(sql).wait() }
+        _ = try PostgresError.translating {
+            try connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { _ in }.wait()
+        }
     }
 
     private func placeholders(_ sql: String) -> PostgresPlaceholders {

@@ -90,6 +90,8 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     /// The server's SQLSTATE; nil when the server was not reached.
     let sqlState: String?
     let message: String
+    /// Where in the statement the server found the error: a character offset from 1.
+    var position: Int?
 
     /// Runs `work`, turning PostgresNIO's error into this one.
     static func translating<T>(_ work: () throws -> T) throws -> T {
@@ -97,7 +99,8 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
             return try work()
         } catch let error as PSQLError {
             throw PostgresError(sqlState: error.serverInfo?[.sqlState],
-                                message: error.serverInfo?[.message] ?? "the connection to the server failed (\(error.code))")
+                                message: error.serverInfo?[.message] ?? "the connection to the server failed (\(error.code))",
+                                position: error.serverInfo?[.position].flatMap { Int($0) })
         }
     }
 

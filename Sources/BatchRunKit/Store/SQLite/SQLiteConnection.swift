@@ -138,10 +138,6 @@ final class SQLiteConnection: StoreConnection {
         return rows
     }
 
-    func executeScript(_ sql: String) throws {
-        try db.execute(sql: sql)
-    }
-
     func onRollback(_ rolledBack: @escaping @Sendable () -> Void) {
         db.afterNextTransaction(onCommit: { _ in }, onRollback: { _ in rolledBack() })
     }

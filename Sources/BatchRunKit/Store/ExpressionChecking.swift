@@ -1,0 +1,15 @@
+/// Prepares a user's expression, inside a probe statement, against the declared tables before
+/// any store is touched: a mistake or anything unsafe is found at load time, with its offset.
+/// SQLite's (`ExpressionChecker`) works on an empty in-memory copy of the model; PostgreSQL's
+/// (`PostgresExpressionChecker`) on the server, in a transaction it rolls back.
+///
+/// ```swift
+/// let checker: any ExpressionChecking = try ExpressionChecker(model: model)
+/// checker.check(sql: "SELECT 1 FROM \"Session\" WHERE status = :wanted")   // .success(["wanted"])
+/// ```
+protocol ExpressionChecking: AnyObject {
+    /// Prepares one statement; on success, its `:name` placeholders in order of first use.
+    func check(sql: String) -> Result<[String], ExpressionChecker.Problem>
+}
+
+extension ExpressionChecker: ExpressionChecking {}
