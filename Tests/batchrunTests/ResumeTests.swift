@@ -246,4 +246,34 @@ struct ResumeTests {
         let counts = try queue.read { db in try Row.fetchAll(db, sql: "SELECT n, count(*) AS c FROM Counter GROUP BY n ORDER BY n") }
         #expect(counts.map { [$0["n"] as Int, $0["c"] as Int] } == [[1, Self.rows * 4 / 5], [11, Self.rows / 5]])
     }
+
+    @Test("a ledger an earlier batchrun made (no seq column) is read in rowid order, and gains seq, in that order, on the next run")
+    func ledgerOfAnEarlierVersion() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T: { columns: { id: integer primary key } }
+            defaults: { merge_policy: object-trump }
+            jobs:
+              zeta: { steps: [{ insert: { entity: T, rows: [{ id: 1 }] } }] }
+              alpha: { needs: zeta, steps: [{ insert: { entity: T, rows: [{ id: 2 }] } }] }
+            """)
+        func jobOrders() throws -> [[String]] {
+            let listed = try Batchrun.run(["runs", "job.yaml", "--format", "json"], in: folder.url)
+            #expect(listed.status == 0, "\(listed.stderr)")
+            let runs = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+            return runs.map { ($0["jobs"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String } }
+        }
+        #expect(try Batchrun.run(["job.yaml", "--quiet"], in: folder.url).status == 0)
+        // The ledger as batchrun 1.x left it: no seq column.
+        let queue = try Self.queue(folder.path("store.sqlite"))
+        try queue.write { db in try db.execute(sql: "ALTER TABLE _batchrun_jobs DROP COLUMN seq") }
+        #expect(try jobOrders() == [["zeta", "alpha"]])
+        #expect(try Batchrun.run(["job.yaml", "--quiet"], in: folder.url).status == 0)
+        #expect(try jobOrders() == [["zeta", "alpha"], ["zeta", "alpha"]])
+        let numbered = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM _batchrun_jobs WHERE seq IS NOT NULL") }
+        #expect(numbered == 4)
+    }
 }
