@@ -250,4 +250,33 @@ struct PostgresRunTests {
         #expect(awayBad.status == 2)
         #expect(awayBad.stderr.contains("group_bye"), "\(awayBad.stderr)")
     }
+
+    @Test("a lock another session holds past busy_timeout fails the batch as busy (exit 1), saying so")
+    func lockHeldByAnotherSession() throws {
+        let url = try PostgresServer.database("locked")
+        let folder = try TemporaryFolder()
+        try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); INSERT INTO counter VALUES (1, 0)")
+        try folder.write("job.yaml", """
+            version: 1
+            store: { postgres: "\(url)", busy_timeout: 300ms }
+            entities:
+              Counter: { columns: { id: integer primary key, n: integer not null } }
+            jobs:
+              bump: { steps: [{ batch-update: { entity: Counter, set: { n: "n + 1" } } }] }
+            """)
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "\(PostgresServer.binaries)/psql")
+        holder.arguments = [url, "-X", "-q", "-c", "BEGIN; LOCK TABLE counter IN EXCLUSIVE MODE; SELECT pg_sleep(5); COMMIT;"]
+        holder.standardOutput = FileHandle.nullDevice
+        try holder.run()
+        defer { holder.terminate(); holder.waitUntilExit() }
+        // Wait until the lock is held.
+        for _ in 0..<100 where try PostgresServer.psql(url, "SELECT count(*) FROM pg_locks WHERE mode = 'ExclusiveLock' AND relation = 'counter'::regclass") == "0" {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let run = try Batchrun.run(["job.yaml", "--no-progress"], in: folder.url)
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("another transaction held a lock the store needed"), "\(run.stdout)")
+        #expect(try PostgresServer.psql(url, "SELECT n FROM counter") == "0")
+    }
 }

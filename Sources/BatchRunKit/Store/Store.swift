@@ -34,8 +34,9 @@ public final class Store: Sendable {
     /// ```swift
     /// let store = try Store(postgres: "postgresql://batch@db.internal:5432/nightly", model: model)
     /// ```
-    public init(postgres url: String, model: Model) throws {
-        let backend = try PostgresBackend(url: url, model: model)
+    /// `busyTimeout`: how long a write waits for a lock another session holds.
+    public init(postgres url: String, model: Model, busyTimeout: Double = 5) throws {
+        let backend = try PostgresBackend(url: url, model: model, busyTimeout: busyTimeout)
         path = backend.location.description
         self.model = model
         self.backend = backend
@@ -45,7 +46,7 @@ public final class Store: Sendable {
     public convenience init(_ spec: StoreSpec, model: Model) throws {
         switch spec.kind {
         case .sqlite: try self.init(path: spec.path, model: model, busyTimeout: spec.busyTimeout)
-        case .postgres: try self.init(postgres: spec.path, model: model)
+        case .postgres: try self.init(postgres: spec.path, model: model, busyTimeout: spec.busyTimeout)
         }
     }
 

@@ -14,7 +14,8 @@ public struct StoreSpec: Sendable, Hashable {
     /// SQLite: the file, resolved against the job file's folder (or the current folder for
     /// `--store`). PostgreSQL: the URL (it holds no password).
     public var path: String
-    /// SQLite only: how long a write waits for another program's lock.
+    /// How long a write waits for another program's lock (SQLite's busy timeout,
+    /// PostgreSQL's `lock_timeout`).
     public var busyTimeout: Double
 
     public init(kind: Kind = .sqlite, path: String, busyTimeout: Double = 5) {

@@ -20,10 +20,13 @@ final class PostgresBackend: StoreBackend {
     private let connections: Connections
     private let control: PostgresConnection
 
-    init(url: String, model: Model) throws {
+    /// `busyTimeout`: how long a write waits for a row or table lock another session holds
+    /// (the writer's `lock_timeout`); then it fails as busy, and a job's retries try again.
+    init(url: String, model: Model, busyTimeout: Double = 5) throws {
         location = try PostgresLocation(url: url)
         do {
             let writer = try Self.connect(location)
+            try writer.simple("SET lock_timeout = '\(max(1, Int((busyTimeout * 1000).rounded())))ms'")
             connections = Connections(writer: writer, writerPID: try Self.backendPID(of: writer))
             control = try Self.connect(location).connection
             try write(interruptedBy: nil) { connection in
