@@ -13,7 +13,7 @@ struct QueueCommand: ParsableCommand {
         case text, json
     }
 
-    @Argument(help: "The queue folder.")
+    @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.")
     var queue: String
 
     @Option(help: "Output format: text or json.")
@@ -22,7 +22,18 @@ struct QueueCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the listing as one self-contained HTML page.", valueName: "FILE.html"))
     var html: String?
 
+    @Option(help: ArgumentHelp("PostgreSQL queue: print this item's output (its log), all attempts.", valueName: "ID"))
+    var log: Int64?
+
+    @Option(help: ArgumentHelp("PostgreSQL queue: print this item's JSON report.", valueName: "ID"))
+    var report: Int64?
+
     func run() throws {
+        if StoreSpec.isPostgresURL(queue) { return try listPostgres() }
+        if log != nil || report != nil {
+            FileHandle.standardError.write(Data("error: --log and --report are for a queue in PostgreSQL; a folder keeps them as ITEM.log and ITEM.json\n".utf8))
+            throw ExitCode(ExitStatus.invalid)
+        }
         guard FileManager.default.fileExists(atPath: queue + "/pending") else {
             FileHandle.standardError.write(Data("error: \(queue) is not a queue folder (no pending/)\n".utf8))
             throw ExitCode(ExitStatus.invalid)
@@ -57,6 +68,59 @@ struct QueueCommand: ParsableCommand {
                         if let jobs = item.jobs, !jobs.isEmpty { line += "  running \(jobs.joined(separator: ", "))" }
                         if let rows = item.rows { line += "  \(ReportPrinter.number(rows)) rows so far" }
                     }
+                    if let error = item.error { line += "  error: \(error)" }
+                    print(line)
+                }
+            }
+        }
+    }
+
+    /// A PostgreSQL queue's items, or one item's log or report.
+    private func listPostgres() throws {
+        let postgres: PostgresQueue
+        do {
+            if html != nil { throw ValidationError("--html is for queue folders") }
+            postgres = try PostgresQueue(url: queue)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.failed)
+        }
+        if let id = log ?? report {
+            guard let output = try postgres.output(of: id) else {
+                FileHandle.standardError.write(Data("error: no item \(id) in \(postgres.location)\n".utf8))
+                throw ExitCode(ExitStatus.invalid)
+            }
+            print(log != nil ? output.log : output.report ?? "{}", terminator: log != nil ? "" : "\n")
+            return
+        }
+        let items = try postgres.items()
+        let counts = QueueFolder.State.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }
+        switch format {
+        case .json:
+            struct Listing: Encodable {
+                var queue: String
+                var counts: [String: Int]
+                var items: [PostgresQueue.Item]
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let listing = Listing(queue: postgres.location, counts: Dictionary(counts, uniquingKeysWith: +), items: items)
+            print(String(decoding: try encoder.encode(listing), as: UTF8.self))
+        case .text:
+            print("\(postgres.location): " + counts.map { "\($0.0) \($0.1)" }.joined(separator: " · "))
+            for state in QueueFolder.State.allCases {
+                let listed = items.filter { $0.state == state }
+                guard !listed.isEmpty else { continue }
+                print("\n\(state.rawValue)")
+                for item in listed {
+                    var line = "  \(item.id)  \(item.name)"
+                    if state == .running {
+                        if let worker = item.worker { line += "  worker \(worker)" }
+                        if let left = item.leaseLeft {
+                            line += left > 0 ? "  lease \(Int(left.rounded(.up)))s left" : "  lease ran out: the next worker takes it over"
+                        }
+                    }
+                    if item.attempts > 1 { line += "  attempt \(item.attempts)" }
                     if let error = item.error { line += "  error: \(error)" }
                     print(line)
                 }

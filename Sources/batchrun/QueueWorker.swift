@@ -1,25 +1,28 @@
 import BatchRunKit
 import Foundation
 
-/// Runs the items of a queue folder, each as a `batchrun run ITEM --resume` child process
-/// (processes, not threads: an item that crashes or leaks takes nothing else with it, and each
-/// item's memory goes back when it ends). The item's lock is handed to its child, so an item
-/// is orphaned only when both the worker and its child are gone; its report and log are
-/// written beside it.
+/// Runs the items of a queue (a folder or a PostgreSQL queue: its `WorkSource`), each as a
+/// `batchrun run ITEM --resume` child process (processes, not threads: an item that crashes or
+/// leaks takes nothing else with it, and each item's memory goes back when it ends). A folder
+/// item's lock is handed to its child, so an item is orphaned only when both the worker and
+/// its child are gone; a PostgreSQL item's lease is renewed while its child runs.
 final class QueueWorker {
-    let queue: QueueFolder
+    let source: any WorkSource
     let workers: Int
     let once: Bool
     let jobs: Int?
     let quiet: Bool
-    private var running: [pid_t: QueueFolder.Claim] = [:]
+    private var running: [pid_t: WorkItem] = [:]
     private var worst: Int32 = ExitStatus.ok
     private var stopping = false
     private let wake: (read: Int32, write: Int32)
     private var watch: Int32 = -1
+    private var nextRenewal = Date.distantFuture
+    /// Running items whose lease was lost (their runs were told to stop).
+    private var lost: Set<pid_t> = []
 
-    init(queue: QueueFolder, workers: Int, once: Bool, jobs: Int?, quiet: Bool) {
-        self.queue = queue
+    init(source: any WorkSource, workers: Int, once: Bool, jobs: Int?, quiet: Bool) {
+        self.source = source
         self.workers = workers
         self.once = once
         self.jobs = jobs
@@ -35,11 +38,16 @@ final class QueueWorker {
     /// exit status: the worst of the items', or 130 after SIGINT or SIGTERM.
     func run() -> Int32 {
         installSignals()
-        watch = inotify_init1(Int32(IN_NONBLOCK))
-        if watch >= 0 { _ = inotify_add_watch(watch, queue.folder(.pending), UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE)) }
-        say("worker on \(queue.path): \(workers) at once\(once ? ", until the queue is empty" : "")")
+        let wakeWrite = wake.write
+        watch = source.watch {
+            var byte = Self.childByte
+            _ = write(wakeWrite, &byte, 1)
+        } ?? -1
+        if let interval = source.renewalInterval { nextRenewal = Date().addingTimeInterval(interval) }
+        say("worker on \(source.name): \(workers) at once\(once ? ", until the queue is empty" : "")")
         while true {
             reap()
+            renewLeases()
             let isStopping = stopping
             if !isStopping {
                 while running.count < workers, let claim = claimNext() { start(claim) }
@@ -50,9 +58,9 @@ final class QueueWorker {
         return stopping ? ExitStatus.interrupted : worst
     }
 
-    private func claimNext() -> QueueFolder.Claim? {
+    private func claimNext() -> WorkItem? {
         do {
-            return try queue.claimNext()
+            return try source.claimNext()
         } catch {
             say("cannot claim an item: \(error)")
             return nil
@@ -61,37 +69,50 @@ final class QueueWorker {
 
     // MARK: Items
 
-    private func start(_ claim: QueueFolder.Claim) {
-        if claim.orphan {
-            say("taking over \(claim.name) (its worker is gone)")
-            // Its child may have finished the run before the worker could move it.
-            if let report = finishedEarlier(claim) {
-                keepReport(report, of: claim)
-                move(claim, to: .done, status: ExitStatus.ok)
+    private func start(_ item: WorkItem) {
+        if item.takenOver {
+            say("taking over \(item.name) (its worker is gone)")
+            // Its child may have finished the run before the worker could end the claim.
+            if let report = finishedEarlier(item) {
+                keepReport(report, of: item)
+                move(item, to: .done, status: ExitStatus.ok)
                 return
             }
         }
-        var arguments = ["run", claim.path, "--resume", "--relative-to", queue.path, "--report", claim.path + ".json",
-                         "--no-progress", "--color", "never"]
+        var arguments = ["run", item.path, "--resume", "--relative-to", item.relativeTo, "--report", item.reportPath,
+                         "--no-progress", "--color", "never"] + item.extraArguments
         if let jobs { arguments += ["--jobs", String(jobs)] }
-        for (name, value) in QueueFolder.params(ofItemAt: claim.path).sorted(by: { $0.key < $1.key }) {
+        for (name, value) in item.params.sorted(by: { $0.key < $1.key }) {
             arguments += ["--param", "\(name)=\(value)"]
         }
-        guard let pid = spawn(arguments, log: claim.path + ".log", lock: claim.descriptor) else {
-            say("cannot start \(claim.name)")
-            move(claim, to: .failed, status: ExitStatus.failed)
+        guard let pid = spawn(arguments, log: item.logPath, lock: item.lock) else {
+            say("cannot start \(item.name)")
+            move(item, to: .failed, status: ExitStatus.failed)
             return
         }
-        running[pid] = claim
-        say("running \(claim.name) (process \(pid))")
+        running[pid] = item
+        say("running \(item.name) (process \(pid))")
+    }
+
+    /// Renews the leases of the running items when due; the child of an item whose lease was
+    /// lost is stopped (its commits are fenced already).
+    private func renewLeases() {
+        guard let interval = source.renewalInterval, Date() >= nextRenewal else { return }
+        nextRenewal = Date().addingTimeInterval(interval)
+        let lostItems = source.renew(Array(running.values))
+        for (pid, item) in running where !lost.contains(pid) && lostItems.contains(where: { $0.path == item.path }) {
+            say("lost the lease of \(item.name): another worker takes it over; stopping its run")
+            lost.insert(pid)
+            kill(pid, SIGINT)
+        }
     }
 
     /// The latest run of the item, rebuilt from the store, when it ended ok (the worker died
     /// before moving the item).
-    private func finishedEarlier(_ claim: QueueFolder.Claim) -> RunReport? {
-        var loader = JobFileLoader(params: QueueFolder.params(ofItemAt: claim.path))
-        loader.baseDirectory = queue.path
-        guard let file = try? loader.load(path: claim.path),
+    private func finishedEarlier(_ item: WorkItem) -> RunReport? {
+        var loader = JobFileLoader(params: item.params)
+        loader.baseDirectory = item.relativeTo
+        guard let file = try? loader.load(path: item.path),
               let store = try? Store(file.store, model: file.model),
               let report = try? JobFileRun.recordedReport(of: file, in: store), report.status == .ok else { return nil }
         return report
@@ -105,22 +126,22 @@ final class QueueWorker {
 
     /// A finished item's report, when its process ended before writing it: rebuilt from the
     /// store's run state (its conflicts are not there), and said so in its log.
-    private func keepReport(_ report: RunReport, of claim: QueueFolder.Claim) {
-        let path = claim.path + ".json"
+    private func keepReport(_ report: RunReport, of item: WorkItem) {
+        let path = item.reportPath
         // A report of this run is kept; one left by an earlier, cancelled attempt is replaced.
         if let data = FileManager.default.contents(atPath: path), let kept = try? JSONDecoder().decode(RecordedRun.self, from: data),
            kept.runID == report.runID { return }
         do {
             try report.writeJSON(to: path)
         } catch {
-            say("cannot write \(claim.name).json: \(error.localizedDescription)")
+            say("cannot write the report of \(item.name): \(error.localizedDescription)")
             return
         }
         let note = "batchrun worker: run \(report.runID.map(String.init) ?? "?") had ended ok, but its process ended before "
-            + "writing its report; \(claim.name).json was rebuilt from the store's run state (without its conflicts)\n"
-        if let log = FileHandle(forWritingAtPath: claim.path + ".log") ?? {
-            _ = FileManager.default.createFile(atPath: claim.path + ".log", contents: nil)
-            return FileHandle(forWritingAtPath: claim.path + ".log")
+            + "writing its report; the report was rebuilt from the store's run state (without its conflicts)\n"
+        if let log = FileHandle(forWritingAtPath: item.logPath) ?? {
+            _ = FileManager.default.createFile(atPath: item.logPath, contents: nil)
+            return FileHandle(forWritingAtPath: item.logPath)
         }() {
             log.seekToEndOfFile()
             log.write(Data(note.utf8))
@@ -134,42 +155,46 @@ final class QueueWorker {
             var status: Int32 = 0
             let pid = waitpid(-1, &status, WNOHANG)
             guard pid > 0 else { return }
-            guard let claim = running.removeValue(forKey: pid) else { continue }
+            guard let item = running.removeValue(forKey: pid) else { continue }
+            lost.remove(pid)
             let signalled = status & 0x7f != 0 && status & 0x7f != 0x7f
             let code = signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff
             switch code {
             case ExitStatus.ok:
-                move(claim, to: .done, status: code)
+                move(item, to: .done, status: code)
             case ExitStatus.interrupted, 128 + SIGTERM:
-                move(claim, to: .pending, status: nil)   // resumes next time
+                move(item, to: .pending, status: nil)   // resumes next time
             default:
-                move(claim, to: .failed, status: code)
+                move(item, to: .failed, status: code)
             }
         }
     }
 
-    private func move(_ claim: QueueFolder.Claim, to state: QueueFolder.State, status: Int32?) {
+    private func move(_ item: WorkItem, to state: QueueFolder.State, status: Int32?) {
         do {
-            try queue.finish(claim, as: state)
+            guard try source.finish(item, as: state, status: status) else {
+                say("lost \(item.name): another worker took it over, which resumes its run")
+                return
+            }
         } catch {
-            say("cannot move \(claim.name) to \(state.rawValue)/: \(error)")
+            say("cannot move \(item.name) to \(state.rawValue): \(error)")
         }
         if let status { worst = max(worst, status == ExitStatus.ok ? ExitStatus.ok : min(status, ExitStatus.invalid)) }
-        say("\(state == .pending ? "put back" : state.rawValue) \(claim.name)")
+        say("\(state == .pending ? "put back" : state.rawValue) \(item.name)")
     }
 
     // MARK: Processes
 
     /// Starts `batchrun ARGUMENTS` in a process group of its own (a Ctrl-C reaches it once, from
-    /// the worker), its output appended to `log`, the item's lock as its descriptor 3.
-    private func spawn(_ arguments: [String], log: String, lock: Int32) -> pid_t? {
+    /// the worker), its output appended to `log`, a folder item's lock as its descriptor 3.
+    private func spawn(_ arguments: [String], log: String, lock: Int32?) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        posix_spawn_file_actions_adddup2(&actions, lock, 3)
+        if let lock { posix_spawn_file_actions_adddup2(&actions, lock, 3) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

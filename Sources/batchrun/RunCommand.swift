@@ -50,8 +50,14 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Colour: auto, always or never (NO_COLOR is respected).")
     var color: ColorMode = .auto
 
+    /// `ITEM:TOKEN:LEASE`, given by a PostgreSQL queue's worker: every write commits only while
+    /// the item's claim is this token (docs/postgresql.md, the queue).
+    @Option(help: .hidden)
+    var fence: String?
+
     func validate() throws {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let fence, queueFence(fence) == nil { throw ValidationError("--fence takes ITEM:TOKEN:LEASE") }
         if conflicts < 0 { throw ValidationError("--conflicts must be 0 or more") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
     }
@@ -70,7 +76,12 @@ struct RunCommand: AsyncParsableCommand {
             if interrupts.interrupted { break }
             let store: Store
             do {
-                store = try Store(file.store, model: file.model)
+                if let fence = fence.flatMap(queueFence) {
+                    guard file.store.kind == .postgres else { throw StoreError.cannotOpen(path: file.store.path, reason: "--fence needs a PostgreSQL store") }
+                    store = try Store(postgres: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout, fence: fence)
+                } else {
+                    store = try Store(file.store, model: file.model)
+                }
             } catch {
                 printer.error("\(file.path): \(error)\nnothing was run")
                 // Tables that do not match the job file make the file invalid for this store; a
@@ -85,7 +96,9 @@ struct RunCommand: AsyncParsableCommand {
             var continuation: RunContinuation?
             if resume {
                 do {
-                    continuation = try RunContinuation.find(for: file, in: store)
+                    // A fenced run may continue a run whose process still lives: that process lost
+                    // the item's lease, and its writes can no longer commit.
+                    continuation = try RunContinuation.find(for: file, in: store, evenIfAlive: fence != nil)
                     if let params = continuation?.params, params != load.paramValues {
                         // A resumed run runs with the params of the run it continues.
                         file = load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params)[0]
@@ -141,4 +154,11 @@ struct RunCommand: AsyncParsableCommand {
         return URL(fileURLWithPath: report).appendingPathComponent(name + ".json").path
     }
 
+
+    /// The fence `--fence ITEM:TOKEN:LEASE` names.
+    func queueFence(_ text: String) -> WriteFence? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 3, let item = Int64(parts[0]), let token = Int64(parts[1]), let lease = Double(parts[2]), lease > 0 else { return nil }
+        return PostgresQueue.fence(item: item, token: token, idleTimeout: lease)
+    }
 }

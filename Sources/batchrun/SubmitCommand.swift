@@ -6,10 +6,13 @@ import Foundation
 struct SubmitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "submit",
-        abstract: "Check job files, then queue them in a queue folder's pending/ (their params travel with them).",
-        discussion: "Relative paths in an item resolve against the queue folder. Any invalid file: exit 2, nothing queued.")
+        abstract: "Check job files, then queue them in a queue folder's pending/, or in a queue in PostgreSQL (their params travel with them).",
+        discussion: """
+            Relative paths in an item resolve against the queue folder; in a PostgreSQL queue, against the job file's \
+            own folder (which every worker must be able to read at that path). Any invalid file: exit 2, nothing queued.
+            """)
 
-    @Argument(help: "The queue folder (made when missing).")
+    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.")
     var queue: String
 
     @Argument(help: "Job files to queue, in order.")
@@ -20,6 +23,7 @@ struct SubmitCommand: ParsableCommand {
 
     func run() throws {
         var load = try LoadOptions.parse(params.flatMap { ["--param", $0] })
+        if StoreSpec.isPostgresURL(queue) { return try submitToPostgres(load) }
         load.relativeTo = queue
         _ = load.loadAll(files)   // prints every file's errors and exits 2 when any is invalid
         let folder = try QueueFolder(path: queue)
@@ -28,6 +32,25 @@ struct SubmitCommand: ParsableCommand {
             let name = try folder.submit(text: text, name: URL(fileURLWithPath: path).lastPathComponent, params: load.paramValues,
                                          sequence: index + 1)
             print("queued \(path) as pending/\(name)")
+        }
+    }
+
+    /// Each file's text, params and folder into the queue's table, in one transaction each.
+    private func submitToPostgres(_ load: LoadOptions) throws {
+        _ = load.loadAll(files)   // prints every file's errors and exits 2 when any is invalid
+        let postgres: PostgresQueue
+        do {
+            postgres = try PostgresQueue(url: queue)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\nnothing was queued\n".utf8))
+            throw ExitCode(ExitStatus.failed)
+        }
+        for path in files {
+            let url = URL(fileURLWithPath: path).standardizedFileURL
+            let text = try String(contentsOf: url, encoding: .utf8)
+            let id = try postgres.submit(text: text, name: url.lastPathComponent, params: load.paramValues,
+                                         directory: url.deletingLastPathComponent().path)
+            print("queued \(path) as item \(id) on \(postgres.location)")
         }
     }
 }

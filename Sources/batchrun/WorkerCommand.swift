@@ -2,20 +2,25 @@ import ArgumentParser
 import BatchRunKit
 import Foundation
 
-/// `batchrun worker QUEUE`: runs a queue folder's items.
+/// `batchrun worker QUEUE`: runs the items of a queue folder or of a queue in PostgreSQL.
 struct WorkerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
-        abstract: "Run the items of a queue folder in name order, each as `batchrun run ITEM --resume` would.",
+        abstract: "Run the items of a queue (a folder, or postgresql://...) in order, each as `batchrun run ITEM --resume` would.",
         discussion: """
-            An item is claimed by renaming it from pending/ to running/ and locked while it runs; items whose worker \
-            died are taken over at once and resumed from their checkpoints. Each ends in done/ or failed/ with ITEM.json \
-            (the report) and ITEM.log (the output). SIGINT or SIGTERM: no new items; running ones are cancelled and go \
-            back to pending/; exit 130.
+            Folder: an item is claimed by renaming it from pending/ to running/ and locked while it runs; items whose \
+            worker died are taken over at once and resumed from their checkpoints. Each ends in done/ or failed/ with \
+            ITEM.json (the report) and ITEM.log (the output). PostgreSQL: an item is claimed for a lease (--lease) the \
+            worker renews; an item whose lease ran out is taken over and resumed; a run whose store is the queue's \
+            database commits only while its lease is its worker's. SIGINT or SIGTERM: no new items; running ones are \
+            cancelled and go back to pending; exit 130.
             """)
 
-    @Argument(help: "The queue folder (made when missing).")
+    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.")
     var queue: String
+
+    @Option(help: ArgumentHelp("PostgreSQL queue: how long a claim holds an item without renewal (renewed every third of it).", valueName: "DURATION"))
+    var lease = "30s"
 
     @Option(help: "How many items run at once.")
     var workers: Int = 1
@@ -31,13 +36,24 @@ struct WorkerCommand: ParsableCommand {
 
     func validate() throws {
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if JobFileLoader.seconds(lease) == nil { throw ValidationError("--lease must be a duration like 500ms, 30s or 5m, found '\(lease)'") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
 
     func run() throws {
-        let folder = try QueueFolder(path: queue)
+        let source: any WorkSource
+        if StoreSpec.isPostgresURL(queue) {
+            do {
+                source = PostgresWorkSource(queue: try PostgresQueue(url: queue), lease: JobFileLoader.seconds(lease) ?? 30)
+            } catch {
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                throw ExitCode(ExitStatus.failed)
+            }
+        } else {
+            source = FolderWorkSource(queue: try QueueFolder(path: queue))
+        }
         // Kept alive past `run()`: its signal handlers hold it weakly.
-        let worker = QueueWorker(queue: folder, workers: workers, once: once, jobs: jobs, quiet: quiet)
+        let worker = QueueWorker(source: source, workers: workers, once: once, jobs: jobs, quiet: quiet)
         let status = withExtendedLifetime(worker) { worker.run() }
         if status == ExitStatus.interrupted { InterruptHandler.endBySIGINT() }
         if status != ExitStatus.ok { throw ExitCode(status) }

@@ -135,4 +135,43 @@ struct PostgresStoreTests {
         // The connection goes on: the next read runs.
         #expect(try store.backend.read(interruptedBy: nil) { try $0.value("SELECT 1 + 1") } == .integer(2))
     }
+
+    @Test("a queue claim fences its store: once another worker took the item over, the next write is rolled back, and the old claim can neither renew nor finish")
+    func fencedByAQueueClaim() async throws {
+        let url = try PostgresServer.database("fence")
+        let queue = try PostgresQueue(url: url)
+        try queue.submit(text: "version: 1", name: "a.yaml", params: ["cutoff": "2026-01-01"], directory: "/srv/jobs")
+        let claim = try #require(try queue.claimNext(worker: "1@first", lease: 30))
+        #expect(claim.name == "a.yaml" && claim.params == ["cutoff": "2026-01-01"] && claim.directory == "/srv/jobs" && !claim.takenOver)
+        #expect(try queue.claimNext(worker: "2@second", lease: 30) == nil)   // held by its lease
+
+        let store = try Store(postgres: url, model: Self.model, fence: PostgresQueue.fence(item: claim.id, token: claim.token, idleTimeout: 30))
+        let context = Context(store: store, name: "load")
+        try await context.perform { context in
+            try context.insert(into: "Reading", values: ["id": 1, "sensor": "a"])
+            try context.save()
+        }
+        // The lease runs out; another worker takes the item over with the next token.
+        try PostgresServer.psql(url, "UPDATE _batchrun_queue SET lease_until = now() - interval '1 second'")
+        let second = try #require(try queue.claimNext(worker: "2@second", lease: 30))
+        #expect(second.id == claim.id && second.token == claim.token + 1 && second.takenOver)
+
+        let refused = await context.perform { context -> (any Error)? in
+            do {
+                try context.insert(into: "Reading", values: ["id": 2, "sensor": "b"])
+                try context.save()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect("\(refused.map { "\($0)" } ?? "")" == "lost the lease of queue item \(claim.id): another worker took it over; nothing of this batch was committed")
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(id::text, ',') FROM \"Reading\"") == "1")
+        #expect(try queue.renew(claim, lease: 30) == false)
+        #expect(try queue.finish(claim, as: .done, status: 0, report: nil, log: "first\n", error: nil) == false)
+        #expect(try queue.renew(second, lease: 30) == true)
+        #expect(try queue.finish(second, as: .done, status: 0, report: "{}", log: "second\n", error: nil) == true)
+        #expect(try queue.output(of: claim.id)?.log == "second\n")
+        #expect(try queue.items().map(\.state) == [.done])
+    }
 }

@@ -280,3 +280,125 @@ struct PostgresRunTests {
         #expect(try PostgresServer.psql(url, "SELECT n FROM counter") == "0")
     }
 }
+
+/// The queue on PostgreSQL: three workers on twelve items, one killed with SIGKILL (with its
+/// run) and one frozen with SIGSTOP past its lease, then woken.
+@Suite("PostgreSQL queue")
+struct PostgresQueueTests {
+    static let items = 12, rows = 1_500
+
+    /// Every item inserts its own rows and bumps one shared counter (under recompute, as three
+    /// items bump it at once): a batch applied twice shows as a constraint conflict (the item
+    /// fails) or as a counter past the number of items.
+    static func submit(_ folder: TemporaryFolder, url: String) throws {
+        try PostgresServer.psql(url, """
+            CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); INSERT INTO counter VALUES (1, 0);
+            CREATE TABLE entry (item bigint NOT NULL, k bigint NOT NULL, PRIMARY KEY (item, k));
+            """)
+        for item in 1...items {
+            var feed = "item,k\n"
+            for k in 1...rows { feed += "\(item),\(k)\n" }
+            try folder.write("feed-\(item).csv", feed)
+            try folder.write("item-\(item).yaml", """
+                version: 1
+                store: { postgres: "\(url)" }
+                entities:
+                  Counter: { columns: { id: integer primary key, n: integer not null } }
+                  Entry:
+                    columns: { item: integer not null, k: integer not null }
+                    primary_key: [item, k]
+                jobs:
+                  load: { batch_size: 25, steps: [{ insert: { entity: Entry, from: feed-\(item).csv } }] }
+                  bump:
+                    needs: load
+                    merge_policy: recompute
+                    steps: [{ batch-update: { entity: Counter, set: { n: "n + 1" } } }]
+                """)
+        }
+        let submitted = try Batchrun.run(["submit", url] + (1...items).map { "item-\($0).yaml" }, in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+    }
+
+    static func startWorker(_ folder: TemporaryFolder, url: String) throws -> Process {
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["worker", url, "--lease", "2s", "--jobs", "1"]
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write(".worker-\(UUID().uuidString).log", "")))
+        process.standardError = process.standardOutput
+        try process.run()
+        return process
+    }
+
+    /// The children of a process (its item runs).
+    static func children(of pid: Int32) -> [Int32] {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").compactMap { Int32($0) }
+    }
+
+    /// Waits until `pid` runs an item whose run has committed rows; false after 60 s.
+    static func waitUntilRunning(_ pid: Int32, url: String) throws -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if !children(of: pid).isEmpty,
+               try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state = 'running' AND worker LIKE '\(pid)@%'") == "1",
+               try PostgresServer.psql(url, "SELECT count(*) > 0 FROM entry") == "t" {
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
+    @Test("three workers, one killed with its run and one frozen past its lease: every item's rows once, the counter bumped once per item")
+    func killedAndFrozenWorkers() throws {
+        let url = try PostgresServer.database("queue")
+        let folder = try TemporaryFolder()
+        try Self.submit(folder, url: url)
+        var workers = try (0..<3).map { _ in try Self.startWorker(folder, url: url) }
+        defer {
+            for worker in workers where worker.isRunning {
+                kill(worker.processIdentifier, SIGCONT)
+                kill(worker.processIdentifier, SIGKILL)
+            }
+        }
+
+        // A worker and its run die at once, as when a machine goes down.
+        let killed = workers[0].processIdentifier
+        #expect(try Self.waitUntilRunning(killed, url: url))
+        let killedRuns = Self.children(of: killed)
+        kill(killed, SIGKILL)
+        for child in killedRuns { kill(child, SIGKILL) }
+
+        // A worker and its run are paused past the lease, then go on as if nothing happened.
+        let frozen = workers[1].processIdentifier
+        #expect(try Self.waitUntilRunning(frozen, url: url))
+        let frozenRuns = Self.children(of: frozen)
+        for pid in [frozen] + frozenRuns { kill(pid, SIGSTOP) }
+        Thread.sleep(forTimeInterval: 4.5)   // the lease (2 s) runs out; the third worker takes the item over
+        for pid in [frozen] + frozenRuns { kill(pid, SIGCONT) }
+
+        // A fresh worker for the rest, as a restarted machine would bring.
+        workers.append(try Self.startWorker(folder, url: url))
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline,
+              try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state IN ('done', 'failed')") != String(Self.items) {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        for worker in workers where worker.isRunning { kill(worker.processIdentifier, SIGTERM) }
+        for worker in workers { worker.waitUntilExit() }
+
+        let states = try PostgresServer.psql(url, "SELECT string_agg(state || ':' || c, ',' ORDER BY state) FROM (SELECT state, count(*) AS c FROM _batchrun_queue GROUP BY state) AS t")
+        let entries = try PostgresServer.psql(url, "SELECT count(DISTINCT item) || ' ' || min(c) || ' ' || max(c) FROM (SELECT item, count(*) AS c FROM entry GROUP BY item) AS t")
+        let counter = try PostgresServer.psql(url, "SELECT n FROM counter")
+        let failures = try PostgresServer.psql(url, "SELECT string_agg(id || ': ' || coalesce(error, ''), '; ') FROM _batchrun_queue WHERE state <> 'done'")
+        #expect(states == "done:\(Self.items)", "\(failures)")
+        #expect(entries == "\(Self.items) \(Self.rows) \(Self.rows)")
+        #expect(counter == String(Self.items))
+        // The killed and the frozen worker's items were taken over.
+        #expect(try Int(PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE attempts > 1")) ?? 0 >= 2)
+        let logs = try folder.files().filter { $0.hasPrefix(".worker-") }.map { try String(contentsOfFile: folder.path($0), encoding: .utf8) }
+        #expect(logs.contains { $0.contains("lost") }, "\(logs)")
+        if ProcessInfo.processInfo.environment["QUEUE_DEBUG"] != nil { print(logs.joined(separator: "\n-----\n")) }
+    }
+}

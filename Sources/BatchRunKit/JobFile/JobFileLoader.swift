@@ -12,6 +12,15 @@ import Foundation
 /// }
 /// ```
 public struct JobFileLoader: Sendable {
+    /// A duration as job files write them (`500ms`, `30s`, `5m`, `1h`) in seconds; nil when it is not one.
+    ///
+    /// ```swift
+    /// JobFileLoader.seconds("30s")   // 30
+    /// ```
+    public static func seconds(_ text: String) -> Double? {
+        NodeReader.seconds(text)
+    }
+
     /// `--param NAME=VALUE` overrides, typed like plain YAML scalars.
     public var params: [String: String]
     /// `--store PATH`, relative to the current folder.

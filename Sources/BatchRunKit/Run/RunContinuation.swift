@@ -20,12 +20,13 @@ public struct RunContinuation: Sendable {
 
     /// The latest run of `file` on `store` if it did not end `ok` (cancelled, failed, or its
     /// process died); nil when there is none, or it ended `ok` (a new run starts).
-    /// Throws `ResumeError.stillRunning` when its process is alive.
-    public static func find(for file: JobFile, in store: Store) throws -> RunContinuation? {
+    /// Throws `ResumeError.stillRunning` when its process is alive, unless `evenIfAlive` (a run
+    /// fenced by a queue lease: the live process lost the lease and cannot commit).
+    public static func find(for file: JobFile, in store: Store, evenIfAlive: Bool = false) throws -> RunContinuation? {
         let ledger = RunLedger(store: store)
         guard let latest = try ledger.latestRun(file: JobFileRun.identity(of: file)), latest.status != RunReport.Status.ok.rawValue
         else { return nil }
-        if latest.isAlive { throw ResumeError.stillRunning(run: latest.id, pid: latest.pid, host: latest.host) }
+        if latest.isAlive && !evenIfAlive { throw ResumeError.stillRunning(run: latest.id, pid: latest.pid, host: latest.host) }
         let jobs = try ledger.jobs(of: latest.id)
         var steps: [String: [Int: RunLedger.StepRecord]] = [:]
         for job in jobs.keys { steps[job] = try ledger.steps(of: latest.id, job: job) }

@@ -34,9 +34,10 @@ public final class Store: Sendable {
     /// ```swift
     /// let store = try Store(postgres: "postgresql://batch@db.internal:5432/nightly", model: model)
     /// ```
-    /// `busyTimeout`: how long a write waits for a lock another session holds.
-    public init(postgres url: String, model: Model, busyTimeout: Double = 5) throws {
-        let backend = try PostgresBackend(url: url, model: model, busyTimeout: busyTimeout)
+    /// `busyTimeout`: how long a write waits for a lock another session holds. `fence`: a
+    /// condition every write transaction must meet as it commits (a queue item's lease).
+    public init(postgres url: String, model: Model, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
+        let backend = try PostgresBackend(url: url, model: model, busyTimeout: busyTimeout, fence: fence)
         path = backend.location.description
         self.model = model
         self.backend = backend

@@ -40,4 +40,8 @@ protocol StoreBackend: Sendable {
 
     /// The bulk loader of one insert step into `entity`'s table.
     func makeBulkLoader(for entity: Entity) -> any BulkLoader
+
+    /// Calls `handler` (on another thread) whenever a notification comes on `channel`
+    /// (PostgreSQL's `LISTEN`); throws where the database has none (SQLite).
+    func listen(channel: String, _ handler: @escaping @Sendable () -> Void) throws
 }

@@ -3,6 +3,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// Existing tables lack declared columns: `(entity, table, missing columns)`.
     case schemaMismatch([(entity: String, table: String, missing: [String])])
     case cannotOpen(path: String, reason: String)
+    /// A write's `WriteFence` found no row: nothing of the transaction was committed.
+    case fenced(String)
 
     /// `250ms`, `5s`, like the job file writes durations.
     static func seconds(_ value: Double) -> String {
@@ -18,6 +20,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             }.joined(separator: "\n")
         case .cannotOpen(let path, let reason):
             return "cannot open store \(path): \(reason)"
+        case .fenced(let refusal):
+            return "\(refusal); nothing of this batch was committed"
         }
     }
 }

@@ -19,14 +19,20 @@ final class PostgresBackend: StoreBackend {
     let location: PostgresLocation
     private let connections: Connections
     private let control: PostgresConnection
+    private let fence: WriteFence?
 
     /// `busyTimeout`: how long a write waits for a row or table lock another session holds
     /// (the writer's `lock_timeout`); then it fails as busy, and a job's retries try again.
-    init(url: String, model: Model, busyTimeout: Double = 5) throws {
+    /// `fence`: checked as the last statement of every write transaction (`WriteFence`).
+    init(url: String, model: Model, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
         location = try PostgresLocation(url: url)
+        self.fence = fence
         do {
             let writer = try Self.connect(location)
-            try writer.simple("SET lock_timeout = '\(max(1, Int((busyTimeout * 1000).rounded())))ms'")
+            try writer.simple("SET lock_timeout = '\(Self.milliseconds(busyTimeout))ms'")
+            if let idle = fence?.idleTimeout {
+                try writer.simple("SET idle_in_transaction_session_timeout = '\(Self.milliseconds(idle))ms'")
+            }
             connections = Connections(writer: writer, writerPID: try Self.backendPID(of: writer))
             control = try Self.connect(location).connection
             try write(interruptedBy: nil) { connection in
@@ -60,8 +66,18 @@ final class PostgresBackend: StoreBackend {
 
     func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
         try connections.withWriter { connection, pid in
-            try transaction(on: connection, pid: pid, begin: "BEGIN", interruptedBy: interrupter, body)
+            try transaction(on: connection, pid: pid, begin: "BEGIN", interruptedBy: interrupter) { connection in
+                let value = try body(connection)
+                if let fence, try connection.value(fence.sql, SQLArguments(fence.arguments)) == nil {
+                    throw StoreError.fenced(fence.refusal)
+                }
+                return value
+            }
         }
+    }
+
+    private static func milliseconds(_ seconds: Double) -> Int {
+        max(1, Int((seconds * 1000).rounded()))
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
@@ -93,6 +109,11 @@ final class PostgresBackend: StoreBackend {
 
     func makeBulkLoader(for entity: Entity) -> any BulkLoader {
         PostgresBulkLoader(entity: entity)
+    }
+
+    /// On the control connection: PostgresNIO sends `LISTEN` with the first listener of a channel.
+    func listen(channel: String, _ handler: @escaping @Sendable () -> Void) throws {
+        control.addListener(channel: channel) { _, _ in handler() }
     }
 
     // MARK: Transactions

@@ -136,9 +136,16 @@ final class PostgresStoreConnection: StoreConnection {
                      [.text(table)]).compactMap { $0.first?.string?.lowercased() })
     }
 
+    /// Under a transaction-scoped advisory lock: PostgreSQL's `CREATE TABLE IF NOT EXISTS` is
+    /// not safe against another session creating the same table at the same moment (the second
+    /// fails on the table's type), so batchrun's processes create tables one at a time.
     func createTable(_ entity: Entity) throws {
+        try simple("SELECT pg_advisory_xact_lock(\(Self.ddlLock))")
         for statement in PostgresSchemaSQL.statements(for: Model(entities: [entity])) { try simple(statement) }
     }
+
+    /// The advisory lock key batchrun's table creation takes ("batchrun" in ASCII).
+    static let ddlLock: Int64 = 0x6261_7463_6872_756E
 
     // MARK: Talking to the server
 
@@ -170,7 +177,6 @@ final class PostgresStoreConnection: StoreConnection {
         if metadata.command != "COMMIT" { throw PostgresRolledBack() }
     }
 
-    /// A statement of the simple protocol (no values; several statements allowed).
     /// One statement with no values and no rows (BEGIN, SAVEPOINT, DDL). Through the same
     /// call as every other statement, so a failure is a `PSQLError` with the server's fields
     /// (the older `simpleQuery` reports another error type, without them).

@@ -105,6 +105,10 @@ final class SQLiteBackend: StoreBackend {
         SQLiteBulkLoader(entity: entity)
     }
 
+    func listen(channel: String, _ handler: @escaping @Sendable () -> Void) throws {
+        throw StoreError.cannotOpen(path: path, reason: "SQLite has no notifications")
+    }
+
     func describeFailure(_ error: any Error) -> String {
         guard let error = error as? DatabaseError else { return "\(error)" }
         return Self.reason(for: error, busyTimeout: busyTimeout, path: path)

@@ -1,0 +1,28 @@
+/// A condition every write transaction of a store must still meet as it commits: a statement
+/// run as the transaction's last, which must return a row. When it returns none, the
+/// transaction is rolled back and the write fails (`StoreError.fenced`). A queue worker's run is
+/// fenced by its lease's token, so a worker that lost its item (paused, cut off, taken over)
+/// cannot commit another batch. PostgreSQL stores only.
+///
+/// ```swift
+/// let fence = WriteFence(sql: "SELECT 1 FROM _batchrun_queue WHERE id = ? AND token = ? FOR KEY SHARE",
+///                        arguments: [7, 3], refusal: "queue item 7 was taken over by another worker")
+/// let store = try Store(postgres: url, model: model, fence: fence)
+/// ```
+public struct WriteFence: Sendable {
+    /// The statement; `?` placeholders take `arguments`.
+    public var sql: String
+    public var arguments: [StoreValue]
+    /// What the failed write says.
+    public var refusal: String
+    /// A transaction idle longer than this (its process paused mid-batch) is ended by the
+    /// server, so the rows it locked are free for whoever took the work over.
+    public var idleTimeout: Double?
+
+    public init(sql: String, arguments: [StoreValue], refusal: String, idleTimeout: Double? = nil) {
+        self.sql = sql
+        self.arguments = arguments
+        self.refusal = refusal
+        self.idleTimeout = idleTimeout
+    }
+}

@@ -1,0 +1,77 @@
+import BatchRunKit
+import Foundation
+
+/// A queue in PostgreSQL as a worker's source: items claimed with `FOR UPDATE SKIP LOCKED` for
+/// a lease the worker renews; an item whose lease ran out is taken over. Each claimed item is
+/// written to a path every worker on every machine uses for it
+/// (`/tmp/batchrun-queue/DATABASE/ID-NAME`), so a taken-over item resumes the same run in the
+/// store's history; when its store is the queue's database its run is fenced by the claim's
+/// token. Its report and output go into the queue's table when it ends.
+final class PostgresWorkSource: WorkSource {
+    let queue: PostgresQueue
+    let lease: Double
+    let worker: String
+
+    init(queue: PostgresQueue, lease: Double) {
+        self.queue = queue
+        self.lease = lease
+        worker = "\(getpid())@\(ProcessInfo.processInfo.hostName)"
+    }
+
+    var name: String { queue.location }
+    var renewalInterval: Double? { lease / 3 }
+
+    /// The folder a queue's items are written to on every machine.
+    var folder: String {
+        "/tmp/batchrun-queue/" + queue.location.dropFirst("postgresql://".count).map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+    }
+
+    func claimNext() throws -> WorkItem? {
+        guard let claim = try queue.claimNext(worker: worker, lease: lease) else { return nil }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let base = URL(fileURLWithPath: claim.name).deletingPathExtension().lastPathComponent
+        let path = "\(folder)/\(claim.id)-\(base).yaml"
+        try Data(claim.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        // Fenced when its store is the queue's database: then a lost lease stops its commits.
+        var extra: [String] = []
+        var loader = JobFileLoader(params: claim.params)
+        loader.baseDirectory = claim.directory
+        if let file = try? loader.load(path: path), queue.holds(file.store) {
+            extra = ["--fence", "\(claim.id):\(claim.token):\(lease)"]
+        }
+        return WorkItem(name: "\(claim.id) \(claim.name)", path: path, relativeTo: claim.directory, params: claim.params,
+                        takenOver: claim.takenOver, reportPath: path + ".json", logPath: path + ".log", lock: nil,
+                        extraArguments: extra, claim: .postgres(claim))
+    }
+
+    func finish(_ item: WorkItem, as state: QueueFolder.State, status: Int32?) throws -> Bool {
+        guard case .postgres(let claim) = item.claim else { return false }
+        let report = try? String(contentsOfFile: item.reportPath, encoding: .utf8)
+        let log = (try? String(contentsOfFile: item.logPath, encoding: .utf8)) ?? ""
+        let finished = try queue.finish(claim, as: state, status: status, report: state == .pending ? nil : report, log: log,
+                                        error: state == .failed ? Self.firstError(report: report, log: log) : nil)
+        for path in [item.path, item.reportPath, item.logPath] { try? FileManager.default.removeItem(atPath: path) }
+        return finished
+    }
+
+    func renew(_ items: [WorkItem]) -> [WorkItem] {
+        items.filter { item in
+            guard case .postgres(let claim) = item.claim else { return false }
+            // A renewal that cannot reach the server loses nothing yet: the lease runs on.
+            return (try? queue.renew(claim, lease: lease)) == false
+        }
+    }
+
+    func watch(wake: @escaping @Sendable () -> Void) -> Int32? {
+        try? queue.onSubmit(wake)
+        return nil
+    }
+
+    /// The first error of a failed run: from its report, else the first `error:` line of its output.
+    static func firstError(report: String?, log: String) -> String? {
+        if let report, let decoded = try? RunReport(jsonData: Data(report.utf8)), let error = decoded.jobs.compactMap(\.error).first {
+            return error.split(separator: "\n").first.map(String.init)
+        }
+        return log.split(separator: "\n").first { $0.contains("error:") }.map { String($0).trimmingCharacters(in: .whitespaces) }
+    }
+}
