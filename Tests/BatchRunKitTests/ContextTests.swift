@@ -2,17 +2,20 @@ import Foundation
 import GRDB
 import Testing
 @testable import BatchRunKit
+import TestSupport
 
-/// The merge policies against each kind of conflict, on a real SQLite file, with the "someone
-/// else" writing through a separate connection between the context's read and its save.
+/// The merge policies against each kind of conflict, on each backend (an SQLite file, a
+/// PostgreSQL database), with the "someone else" writing between the context's read and its
+/// save: a separate SQLite connection or the `sqlite3` program, `psql` on PostgreSQL. Outside
+/// SQL names the table `"Account"` (quoted, the entity's table name), which both read.
 @Suite("Context conflicts and merge policies")
 struct ContextTests {
     /// Reads row 1, lets `outside` change the store, then applies `change` and saves.
-    func conflict(policy: MergePolicy, rule: RecomputeRule? = nil, outside: String,
+    func conflict(_ backend: TestBackend, policy: MergePolicy, rule: RecomputeRule? = nil, outside: String,
                   change: @escaping @Sendable (ManagedObject, isolated Context) throws -> Void) async throws
         -> (store: TestStore, result: Result<SaveResult, any Error>)
     {
-        let test = try TestStore()
+        let test = try TestStore(backend: backend)
         let context = Context(store: test.store, name: "job_a", mergePolicy: policy)
         if let rule { await context.perform { $0.recomputeRules["Account"] = rule } }
         let objects = try await context.perform { context in
@@ -30,16 +33,17 @@ struct ContextTests {
 
     static func setStatus(_ object: ManagedObject, _ context: isolated Context) throws { try object.set("status", to: .text("ours")) }
 
-    @Test("the same property changed on both sides", arguments: [
+    @Test("the same property changed on both sides", arguments: TestBackend.allCases, [
         (MergePolicy.storeTrump, 99, "store", "kept_store"),
         (.objectTrump, 99, "ours", "merged"),
         (.overwrite, 10, "ours", "overwritten"),
         (.rollback, 99, "store", "rolled_back"),
         (.recompute, 99, "re", "recomputed"),
     ])
-    func samePropertyBothSides(policy: MergePolicy, balance: Int, status: String, outcome: String) async throws {
-        let (test, result) = try await conflict(policy: policy, rule: RecomputeRule(assignments: [("status", "'re'")]),
-                                                outside: "UPDATE Account SET balance = 99, status = 'store' WHERE id = 1",
+    func samePropertyBothSides(backend: TestBackend, expected: (MergePolicy, Int, String, String)) async throws {
+        let (policy, balance, status, outcome) = expected
+        let (test, result) = try await conflict(backend, policy: policy, rule: RecomputeRule(assignments: [("status", "'re'")]),
+                                                outside: "UPDATE \"Account\" SET balance = 99, status = 'store' WHERE id = 1",
                                                 change: Self.setStatus)
         defer { test.cleanUp() }
         let saved = try result.get()
@@ -56,9 +60,10 @@ struct ContextTests {
         #expect(conflict.properties.contains { $0.name == "balance" && $0.store == .integer(99) && $0.ours == .integer(10) })
     }
 
-    @Test("different properties changed on each side: the by-property policies keep both", arguments: [MergePolicy.storeTrump, .objectTrump])
-    func differentProperties(policy: MergePolicy) async throws {
-        let (test, result) = try await conflict(policy: policy, outside: "UPDATE Account SET balance = 99 WHERE id = 1",
+    @Test("different properties changed on each side: the by-property policies keep both",
+          arguments: TestBackend.allCases, [MergePolicy.storeTrump, .objectTrump])
+    func differentProperties(backend: TestBackend, policy: MergePolicy) async throws {
+        let (test, result) = try await conflict(backend, policy: policy, outside: "UPDATE \"Account\" SET balance = 99 WHERE id = 1",
                                                 change: Self.setStatus)
         defer { test.cleanUp() }
         #expect(try result.get().conflicts.first?.outcome == .merged)
@@ -66,15 +71,15 @@ struct ContextTests {
         #expect(row.balance == 99 && row.status == "ours")
     }
 
-    @Test("error: the save throws, nothing is written, the context keeps its changes")
-    func errorPolicy() async throws {
-        let test = try TestStore()
+    @Test("error: the save throws, nothing is written, the context keeps its changes", arguments: TestBackend.allCases)
+    func errorPolicy(backend: TestBackend) async throws {
+        let test = try TestStore(backend: backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "job_a", mergePolicy: .error)
         try await context.perform { context in
             for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("status", to: .text("ours")) }
         }
-        try test.outside("UPDATE Account SET balance = 99 WHERE id = 1")
+        try test.outside("UPDATE \"Account\" SET balance = 99 WHERE id = 1")
         let failure = await context.perform { context -> MergeConflictError? in
             do { try context.save(); return nil } catch let error as MergeConflictError { return error } catch { return nil }
         }
@@ -85,15 +90,17 @@ struct ContextTests {
         #expect(await context.hasChanges)
     }
 
-    @Test("a row deleted in the store: only overwrite brings it back", arguments: [
+    @Test("a row deleted in the store: only overwrite brings it back", arguments: TestBackend.allCases, [
         (MergePolicy.storeTrump, false, "kept_store"),
         (.objectTrump, false, "kept_store"),
         (.overwrite, true, "overwritten"),
         (.rollback, false, "rolled_back"),
         (.recompute, false, "recomputed"),
     ])
-    func deletedInStore(policy: MergePolicy, exists: Bool, outcome: String) async throws {
-        let (test, result) = try await conflict(policy: policy, outside: "DELETE FROM Account WHERE id = 1", change: Self.setStatus)
+    func deletedInStore(backend: TestBackend, expected: (MergePolicy, Bool, String)) async throws {
+        let (policy, exists, outcome) = expected
+        let (test, result) = try await conflict(backend, policy: policy, outside: "DELETE FROM \"Account\" WHERE id = 1",
+                                                change: Self.setStatus)
         defer { test.cleanUp() }
         let conflict = try #require(try result.get().conflicts.first)
         #expect(conflict.kind == .deleted && conflict.outcome.rawValue == outcome)
@@ -107,7 +114,7 @@ struct ContextTests {
         }
     }
 
-    @Test("this job's delete of a row changed in the store", arguments: [
+    @Test("this job's delete of a row changed in the store", arguments: TestBackend.allCases, [
         (MergePolicy.storeTrump, nil as String?, true, "kept_store"),
         (.objectTrump, nil, false, "kept_ours"),
         (.overwrite, nil, false, "overwritten"),
@@ -115,9 +122,10 @@ struct ContextTests {
         (.recompute, "balance < 50", true, "recomputed"),     // the row no longer matches: kept
         (.recompute, "balance > 50", false, "recomputed"),    // still matches as it is now: deleted
     ])
-    func deleteOfChangedRow(policy: MergePolicy, where: String?, kept: Bool, outcome: String) async throws {
-        let (test, result) = try await conflict(policy: policy, rule: RecomputeRule(deleteWhere: `where`),
-                                                outside: "UPDATE Account SET balance = 99 WHERE id = 1",
+    func deleteOfChangedRow(backend: TestBackend, expected: (MergePolicy, String?, Bool, String)) async throws {
+        let (policy, `where`, kept, outcome) = expected
+        let (test, result) = try await conflict(backend, policy: policy, rule: RecomputeRule(deleteWhere: `where`),
+                                                outside: "UPDATE \"Account\" SET balance = 99 WHERE id = 1",
                                                 change: { object, context in context.delete(object) })
         defer { test.cleanUp() }
         let saved = try result.get()
@@ -128,25 +136,26 @@ struct ContextTests {
         #expect(saved.deleted == (kept ? 0 : 1))
     }
 
-    @Test("a delete of a row already deleted elsewhere is no conflict")
-    func deleteOfDeletedRow() async throws {
-        let (test, result) = try await conflict(policy: .error, outside: "DELETE FROM Account WHERE id = 1",
+    @Test("a delete of a row already deleted elsewhere is no conflict", arguments: TestBackend.allCases)
+    func deleteOfDeletedRow(backend: TestBackend) async throws {
+        let (test, result) = try await conflict(backend, policy: .error, outside: "DELETE FROM \"Account\" WHERE id = 1",
                                                 change: { object, context in context.delete(object) })
         defer { test.cleanUp() }
         #expect(try result.get().conflicts.isEmpty)
     }
 
-    @Test("constraint conflicts on insert", arguments: [
+    @Test("constraint conflicts on insert", arguments: TestBackend.allCases, [
         (MergePolicy.storeTrump, "ann", 5 as Int?, "open", "merged"),        // only the NULL balance is filled
         (.objectTrump, "ann", 5, "new", "kept_ours"),
         (.recompute, "ann", 5, "new", "kept_ours"),
         (.overwrite, "ann", 5, "new", "overwritten"),
         (.rollback, "ann", nil, "open", "rolled_back"),
     ])
-    func constraint(policy: MergePolicy, owner: String, balance: Int?, status: String, outcome: String) async throws {
-        let test = try TestStore()
+    func constraint(backend: TestBackend, expected: (MergePolicy, String, Int?, String, String)) async throws {
+        let (policy, owner, balance, status, outcome) = expected
+        let test = try TestStore(backend: backend)
         defer { test.cleanUp() }
-        try test.outside("UPDATE Account SET balance = NULL WHERE id = 1")
+        try test.outside("UPDATE \"Account\" SET balance = NULL WHERE id = 1")
         let context = Context(store: test.store, name: "importer", mergePolicy: policy)
         let saved = try await context.perform { context in
             try context.insert(into: "Account", values: ["id": .integer(1), "owner": .text("ann"), "balance": .integer(5),
@@ -163,9 +172,9 @@ struct ContextTests {
         #expect(conflict.properties[1].store == .text("open") && conflict.properties[1].ours == .text("new"))
     }
 
-    @Test("a constraint conflict on a unique column other than the key finds the existing row")
-    func uniqueColumnConflict() async throws {
-        let test = try TestStore()
+    @Test("a constraint conflict on a unique column other than the key finds the existing row", arguments: TestBackend.allCases)
+    func uniqueColumnConflict(backend: TestBackend) async throws {
+        let test = try TestStore(backend: backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "importer", mergePolicy: .objectTrump)
         let saved = try await context.perform { context in
@@ -177,20 +186,16 @@ struct ContextTests {
         #expect(try test.row(7) == nil)
     }
 
-    @Test("the sqlite3 program changing a row between read and save is caught and attributed outside this run")
-    func sqlite3Program() async throws {
-        let test = try TestStore()
+    @Test("another program (sqlite3, psql) changing a row between read and save is caught and attributed outside this run",
+          arguments: TestBackend.allCases)
+    func anotherProgram(backend: TestBackend) async throws {
+        let test = try TestStore(backend: backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "job_a", mergePolicy: .objectTrump)
         try await context.perform { context in
             for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("status", to: .text("ours")) }
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [test.path, "UPDATE Account SET balance = balance + 5 WHERE id = 1;"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try test.outsideProgram("UPDATE \"Account\" SET balance = balance + 5 WHERE id = 1;") == 0)
         let saved = try await context.perform { try $0.save() }
         #expect(saved.conflicts.count == 1)
         #expect(saved.conflicts.first?.changedBy == "outside this run")
@@ -198,9 +203,9 @@ struct ContextTests {
         #expect(row.balance == 15 && row.status == "ours")
     }
 
-    @Test("a conflict names the job of this run that changed the row")
-    func changedByAnotherJob() async throws {
-        let test = try TestStore()
+    @Test("a conflict names the job of this run that changed the row", arguments: TestBackend.allCases)
+    func changedByAnotherJob(backend: TestBackend) async throws {
+        let test = try TestStore(backend: backend)
         defer { test.cleanUp() }
         let reader = Context(store: test.store, name: "slow_reader", mergePolicy: .objectTrump)
         let writer = Context(store: test.store, name: "fast_writer")
@@ -217,7 +222,8 @@ struct ContextTests {
     }
 }
 
-/// The set-based save a batch may use when nothing at all changed since its read.
+/// The set-based save a batch may use when nothing at all changed since its read, and the
+/// set-based checked updates of a large batch.
 @Suite("Bulk saves")
 struct BulkSaveTests {
     func bulk(_ test: TestStore, _ first: Int, _ last: Int) -> BulkChange {
@@ -227,6 +233,7 @@ struct BulkSaveTests {
         }
     }
 
+    // SQLite only: the "nothing committed since the read" fast path (ChangeGeneration) and its bulk statement exist on SQLite only.
     @Test("with nothing committed since the read, the bulk statement saves the batch")
     func unchanged() async throws {
         let test = try TestStore(rows: 5)
@@ -244,6 +251,7 @@ struct BulkSaveTests {
         #expect(try (1...5).map { try test.row($0)?.balance } == [10, 11, 11, 11, 10])
     }
 
+    // SQLite only: the choice between the fast path and the checked path (ChangeGeneration); PostgreSQL always checks.
     @Test("a commit by another program after the read sends the save down the checked path")
     func changedByAnotherProgram() async throws {
         let test = try TestStore(rows: 5)
@@ -255,7 +263,7 @@ struct BulkSaveTests {
             request.assigning = [("balance", "balance + 1")]
             _ = try context.fetch(request)
         }
-        try test.outside("UPDATE Account SET balance = 50 WHERE id = 3")
+        try test.outside("UPDATE \"Account\" SET balance = 50 WHERE id = 3")
         let result = try await context.perform { try $0.save(bulk: bulk) }
         // Row 3 changed: a conflict resolved by object-trump (our value, 11, computed from the read).
         #expect(result.conflicts.map(\.objectID) == [ObjectID(entity: "Account", key: [.integer(3)])])
@@ -263,6 +271,7 @@ struct BulkSaveTests {
         #expect(try (1...5).map { try test.row($0)?.balance } == [10, 11, 11, 11, 10])
     }
 
+    // SQLite only: the choice between the fast path and the checked path (ChangeGeneration); PostgreSQL always checks.
     @Test("a commit by another job after the read sends the save down the checked path")
     func changedByAnotherJob() async throws {
         let test = try TestStore(rows: 3)
@@ -285,10 +294,12 @@ struct BulkSaveTests {
     }
 
     @Test("contention: rows changed since the read are resolved one by one, the rest written set-based",
-          arguments: [(MergePolicy.objectTrump, "merged", 11, "held"), (.storeTrump, "merged", 11, "held"), (.rollback, "rolled_back", 10, "held")])
-    func contention(policy: MergePolicy, outcome: String, balance: Int, status: String) async throws {
+          arguments: TestBackend.allCases,
+          [(MergePolicy.objectTrump, "merged", 11, "held"), (.storeTrump, "merged", 11, "held"), (.rollback, "rolled_back", 10, "held")])
+    func contention(backend: TestBackend, expected: (MergePolicy, String, Int, String)) async throws {
+        let (policy, outcome, balance, status) = expected
         let rows = 1200   // more than one set-based statement (500 rows)
-        let test = try TestStore(rows: rows)
+        let test = try TestStore(rows: rows, backend: backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "bump", mergePolicy: policy)
         let fetched = try await context.perform { context in
@@ -299,7 +310,7 @@ struct BulkSaveTests {
         #expect(fetched == rows)
         // Another program changes 1% of the rows (another column) between the read and the save.
         let changed = Array(stride(from: 7, through: rows, by: 100))
-        try test.outside("UPDATE Account SET status = 'held' WHERE id IN (\(changed.map(String.init).joined(separator: ",")))")
+        try test.outside("UPDATE \"Account\" SET status = 'held' WHERE id IN (\(changed.map(String.init).joined(separator: ",")))")
         let result = try await context.perform { try $0.save() }
         #expect(result.conflicts.map(\.objectID) == changed.map { ObjectID(entity: "Account", key: [.integer(Int64($0))]) })
         #expect(result.conflicts.allSatisfy { $0.kind == .optimistic && $0.outcome.rawValue == outcome })

@@ -251,6 +251,44 @@ struct PostgresRunTests {
         #expect(awayBad.stderr.contains("group_bye"), "\(awayBad.stderr)")
     }
 
+    @Test("imports go in through COPY with every value intact: escapes, NULLs, booleans, datetimes, keys the server assigns; a re-import resolves taken keys")
+    func importThroughCopy() throws {
+        let url = try PostgresServer.database("copy")
+        let folder = try TemporaryFolder()
+        var feed = ""
+        for index in 1...600 {
+            let note = index % 3 == 0 ? "null" : "\"tab\\there, line\\nbreak, back\\\\slash \\r #\(index)\""
+            feed += "{\"name\": \"n\(index)\", \"note\": \(note), \"ok\": \(index % 2 == 0), \"at\": \"2026-01-02T03:04:05Z\", \"amount\": \(Double(index) / 4)}\n"
+        }
+        try folder.write("feed.ndjson", feed)
+        try folder.write("job.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              Thing:
+                columns: { id: integer primary key, name: text not null unique, note: text, ok: boolean, at: datetime, amount: real }
+            jobs:
+              load:
+                merge_policy: object-trump
+                batch_size: 250
+                steps: [{ insert: { entity: Thing, from: feed.ndjson } }]
+            """)
+        let first = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: folder.url)
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || min(id) || ' ' || max(id) || ' ' || count(DISTINCT id) FROM thing") == "600 1 600 600")
+        #expect(try PostgresServer.psql(url, "SELECT note FROM thing WHERE name = 'n1'") == "tab\there, line\nbreak, back\\slash \r #1")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM thing WHERE note IS NULL") == "200")
+        #expect(try PostgresServer.psql(url, "SELECT ok || ' ' || amount || ' ' || to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM thing WHERE name = 'n2'")
+                == "true 0.5 2026-01-02 03:04:05")
+        // The same feed again: every name is taken (a unique column), so every row is a conflict, resolved as ours.
+        try PostgresServer.psql(url, "UPDATE thing SET amount = -1")
+        let second = try Batchrun.run(["job.yaml", "--quiet", "--report", "r2.json"], in: folder.url)
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || sum(amount * 4)::bigint FROM thing") == "600 \((1...600).reduce(0, +))")
+        let conflicts = try folder.json("r2.json")["conflicts"] as? [[String: Any]] ?? []
+        #expect(conflicts.count == 600)
+    }
+
     @Test("a lock another session holds past busy_timeout fails the batch as busy (exit 1), saying so")
     func lockHeldByAnotherSession() throws {
         let url = try PostgresServer.database("locked")

@@ -129,6 +129,11 @@ enum StatementOutcome {
     /// type); nothing of the statement was written.
     case refused(StatementFailure)
 
+    var isDone: Bool {
+        if case .done = self { return true }
+        return false
+    }
+
     /// Throws the failure of anything but `.done`.
     func check() throws {
         switch self {

@@ -1,7 +1,9 @@
-/// `BulkLoader` for PostgreSQL, with multi-row statements: `INSERT ... VALUES` (keys the
-/// server assigns come back with `RETURNING`), `ON CONFLICT DO UPDATE` for taken keys, and a
-/// delete then insert for overwrite. Each call runs in a savepoint (`StoreConnection.run`), so
-/// a refused row leaves the transaction usable for the row-by-row path.
+/// `BulkLoader` for PostgreSQL: rows go in with `COPY ... FROM STDIN` (keys the server is to
+/// assign are drawn from the key's sequence first, one query for the whole call), else with
+/// multi-row `INSERT ... VALUES` (a NULL that takes a column's default, keys given for some
+/// rows and not others); taken keys are resolved with `ON CONFLICT DO UPDATE`, or a delete then
+/// insert for overwrite. Each call runs in a savepoint, so a refused row leaves the transaction
+/// usable for the row-by-row path.
 ///
 /// ```swift
 /// let loader = PostgresBulkLoader(entity: entity)
@@ -12,20 +14,88 @@ final class PostgresBulkLoader: BulkLoader {
     private var statements: [String: PreparedStatement] = [:]
     private var connection: ObjectIdentifier?
 
-    /// Rows per statement: the server parses each statement, and past a thousand rows that
-    /// gains nothing.
+    /// Rows per INSERT statement: the server parses each statement, and past a thousand rows
+    /// that gains nothing.
     static let maximumRows = 1000
+    /// Rows per call: one COPY takes a whole batch.
+    static let maximumCopyRows = 10_000
 
     init(entity: Entity) {
         self.entity = entity
     }
 
     func nextChunk(_ remaining: Int, columns: Int) -> Int {
-        min(remaining, Self.maximumRows, max(1, 65_535 / max(columns, 1)))
+        min(remaining, Self.maximumCopyRows)
     }
 
     func insert(_ rows: some Collection<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
+        if rows.count > 1, let copier = connection as? PostgresStoreConnection, !takesDefaults(rows, of: batch, columns: columns) {
+            if !assigningKeys {
+                return (try copier.copy(into: entity.tableName, columns: columns, rows: rows, of: batch), [])
+            }
+            if !columns.contains(entity.primaryKey[0]) {
+                let keys = try drawKeys(rows.count, in: connection)
+                let outcome = try copier.copy(into: entity.tableName, columns: columns + [entity.primaryKey[0]], rows: rows, of: batch,
+                                              extra: keys)
+                return (outcome, outcome.isDone ? keys : [])
+            }
+        }
+        if rows.count <= Self.maximumRows && rows.count * max(columns.count, 1) <= 65_535 {
+            return try insertStatement(rows, of: batch, columns: columns, assigningKeys: assigningKeys, in: connection)
+        }
+        // Several statements, all or nothing.
+        var all: [Int64] = []
+        var outcome = StatementOutcome.done
+        let perStatement = min(Self.maximumRows, max(1, 65_535 / max(columns.count, 1)))
+        do {
+            try connection.inSavepoint {
+                var start = rows.startIndex
+                while start != rows.endIndex {
+                    let end = rows.index(start, offsetBy: perStatement, limitedBy: rows.endIndex) ?? rows.endIndex
+                    let (part, keys) = try insertStatement(rows[start..<end], of: batch, columns: columns, assigningKeys: assigningKeys,
+                                                           in: connection)
+                    guard part.isDone else {
+                        outcome = part
+                        throw BackOut()
+                    }
+                    all += keys
+                    start = end
+                }
+            }
+        } catch is BackOut {
+            return (outcome, [])
+        }
+        return (outcome, all)
+    }
+
+    /// Thrown to roll a multi-statement insert back to its savepoint.
+    private struct BackOut: Error {}
+
+    /// True when a row gives NULL for a NOT NULL column with a default: COPY would store the
+    /// NULL (and be refused); the INSERT statement takes the default.
+    private func takesDefaults(_ rows: some Collection<Int>, of batch: RowBatch, columns: [String]) -> Bool {
+        let positions = columns.indices.filter { index in
+            entity.column(named: columns[index]).map { $0.notNull && $0.defaultLiteral != nil } ?? false
+        }
+        guard !positions.isEmpty else { return false }
+        return rows.contains { row in
+            let start = batch.cells(of: row).lowerBound
+            return positions.contains { batch.cells[start + $0].kind == .null }
+        }
+    }
+
+    /// `count` keys from the integer key's identity sequence, in one query.
+    private func drawKeys(_ count: Int, in connection: any StoreConnection) throws -> [Int64] {
+        let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        return try connection.rows("SELECT nextval(pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), "
+                                   + "\(literal(entity.primaryKey[0])))) FROM generate_series(1, ?)", [.integer(Int64(count))])
+            .compactMap { $0.first?.int64 }
+    }
+
+    /// One multi-row `INSERT`.
+    private func insertStatement(_ rows: some Collection<Int>, of batch: RowBatch, columns: [String], assigningKeys: Bool,
+                                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
         var keys: [Int64] = []
         let sql = InsertSQL.insert(entity, columns: columns, rows: rows.count, assignedKey: assignedKeyPlaceholder)
             + (assigningKeys ? " RETURNING \(SQL.quoteList(entity.primaryKey))" : "")
@@ -37,6 +107,27 @@ final class PostgresBulkLoader: BulkLoader {
 
     func resolve(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],
                  as resolution: BulkResolution, in connection: any StoreConnection) throws -> StatementOutcome {
+        let perStatement = min(Self.maximumRows, max(1, 65_535 / max(columns.count, 1)))
+        if rows.count <= perStatement && resolution != .replace {
+            return try resolveStatement(rows, keys: keys, of: batch, columns: columns, as: resolution, in: connection)
+        }
+        // Several statements (a replace's delete and insert too), all or nothing.
+        var outcome = StatementOutcome.done
+        do {
+            try connection.inSavepoint {
+                for start in stride(from: 0, to: rows.count, by: perStatement) {
+                    let end = min(start + perStatement, rows.count)
+                    outcome = try resolveStatement(Array(rows[start..<end]), keys: Array(keys[start..<end]), of: batch, columns: columns,
+                                                   as: resolution, in: connection)
+                    if !outcome.isDone { throw BackOut() }
+                }
+            }
+        } catch is BackOut {}
+        return outcome
+    }
+
+    private func resolveStatement(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, columns: [String],
+                                  as resolution: BulkResolution, in connection: any StoreConnection) throws -> StatementOutcome {
         let sql: String
         switch resolution {
         case .ours, .fillNulls:

@@ -62,6 +62,49 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
+    /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
+    /// followed by `extra[i]` when given; in a savepoint, so a refused row backs out the whole
+    /// call and leaves the transaction usable: the outcome says why, as `run`'s does.
+    func copy(into table: String, columns: [String], rows: some Collection<Int>, of batch: RowBatch,
+              extra: [Int64]? = nil) throws -> StatementOutcome {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(rows.count * 16 * max(columns.count, 1))
+        PostgresCopyText.append(rows, of: batch, extra: extra, to: &buffer)
+        // PostgresNIO quotes the table name it is given; the name is quoted here already.
+        let quoted = String(SQL.quote(table).dropFirst().dropLast())
+        try simple("SAVEPOINT batchrun_statement")
+        do {
+            try PostgresError.translating {
+                try Self.waitFor { [connection, logger, buffer] in
+                    try await connection.copyFrom(table: quoted, columns: columns, logger: logger) { writer in
+                        try await writer.write(buffer)
+                    }
+                }
+            }
+            try simple("RELEASE SAVEPOINT batchrun_statement")
+            return .done
+        } catch let error as PostgresError {
+            try simple("ROLLBACK TO SAVEPOINT batchrun_statement")
+            try simple("RELEASE SAVEPOINT batchrun_statement")
+            if StoreFailure(of: error) != nil { throw error }
+            let refusal = StatementFailure(message: error.databaseMessage, error: error)
+            return error.sqlState == "23505" ? .keyTaken(refusal) : .refused(refusal)
+        }
+    }
+
+    /// Runs async `work` from this synchronous thread (never a concurrency pool thread: the
+    /// stores' callers run on their contexts' own queues) and waits for it.
+    private static func waitFor(_ work: @escaping @Sendable () async throws -> Void) throws {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(any Error)?>(nil)
+        Task {
+            do { try await work() } catch { outcome.withLock { $0 = error } }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
     func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
                     assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws {
         let text = Self.text(statement)
