@@ -78,7 +78,7 @@ fuzz-short: fuzz-build
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_SECONDS) --keep || exit 1; done
 
-bench-deps: deps
+bench-deps: test-deps
 	@missing=""; command -v hyperfine >/dev/null 2>&1 || missing="$$missing hyperfine"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; [ -x /usr/bin/time ] || missing="$$missing time"; \
 	if [ -n "$$missing" ]; then \
@@ -98,6 +98,7 @@ bench: build bench-deps
 	bench/update.sh
 	bench/checkpoints.sh
 	python3 bench/queue.py
+	python3 bench/postgres.py
 	python3 bench/cancel.py
 	bench/scheduler.sh
 

@@ -13,6 +13,11 @@ struct LoadOptions: ParsableArguments {
     @Option(name: .customLong("relative-to"), help: ArgumentHelp("Resolve the job file's relative paths against this folder instead of the file's own (queue items resolve against their queue).", valueName: "DIR"))
     var relativeTo: String?
 
+    /// Given by a PostgreSQL queue's worker: the item's expressions were prepared on the server
+    /// when it was submitted, so its run does not prepare them again.
+    @Flag(help: .hidden)
+    var checkedAtSubmit = false
+
     func validate() throws {
         for param in params where !param.contains("=") || param.hasPrefix("=") {
             throw ValidationError("--param takes NAME=VALUE, got '\(param)'")
@@ -31,6 +36,7 @@ struct LoadOptions: ParsableArguments {
     func loadAll(_ paths: [String], selection: JobSelection = JobSelection(), params: [String: String]? = nil) -> [JobFile] {
         var loader = JobFileLoader(params: params ?? paramValues, storeOverride: store)
         loader.baseDirectory = relativeTo
+        loader.checksExpressionsOnServer = !checkedAtSubmit
         var files: [JobFile] = []
         var errors: [JobFileError] = []
         for path in paths {

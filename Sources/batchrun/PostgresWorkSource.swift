@@ -5,8 +5,8 @@ import Foundation
 /// a lease the worker renews; an item whose lease ran out is taken over. Each claimed item is
 /// written to a path every worker on every machine uses for it
 /// (`/tmp/batchrun-queue/DATABASE/ID-NAME`), so a taken-over item resumes the same run in the
-/// store's history; when its store is the queue's database its run is fenced by the claim's
-/// token. Its report and output go into the queue's table when it ends.
+/// store's history; its run is given the claim's token, and fences its writes with it when its
+/// store is the queue's database. Its report and output go into the queue's table when it ends.
 final class PostgresWorkSource: WorkSource {
     let queue: PostgresQueue
     let lease: Double
@@ -32,16 +32,11 @@ final class PostgresWorkSource: WorkSource {
         let base = URL(fileURLWithPath: claim.name).deletingPathExtension().lastPathComponent
         let path = "\(folder)/\(claim.id)-\(base).yaml"
         try Data(claim.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        // Fenced when its store is the queue's database: then a lost lease stops its commits.
-        var extra: [String] = []
-        var loader = JobFileLoader(params: claim.params)
-        loader.baseDirectory = claim.directory
-        if let file = try? loader.load(path: path), queue.holds(file.store) {
-            extra = ["--fence", "\(claim.id):\(claim.token):\(lease)"]
-        }
+        // The run fences itself when its store is the queue's database: then a lost lease stops its commits.
         return WorkItem(name: "\(claim.id) \(claim.name)", path: path, relativeTo: claim.directory, params: claim.params,
                         takenOver: claim.takenOver, reportPath: path + ".json", logPath: path + ".log", lock: nil,
-                        extraArguments: extra, claim: .postgres(claim))
+                        extraArguments: ["--fence", "\(claim.id):\(claim.token):\(lease):\(queue.location)", "--checked-at-submit"],
+                        claim: .postgres(claim))
     }
 
     func finish(_ item: WorkItem, as state: QueueFolder.State, status: Int32?) throws -> Bool {

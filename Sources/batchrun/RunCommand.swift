@@ -50,14 +50,15 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Colour: auto, always or never (NO_COLOR is respected).")
     var color: ColorMode = .auto
 
-    /// `ITEM:TOKEN:LEASE`, given by a PostgreSQL queue's worker: every write commits only while
-    /// the item's claim is this token (docs/postgresql.md, the queue).
+    /// `ITEM:TOKEN:LEASE:QUEUE-URL`, given by a PostgreSQL queue's worker: when the store is the
+    /// queue's database, every write commits only while the item's claim is this token
+    /// (docs/postgresql.md, the queue).
     @Option(help: .hidden)
     var fence: String?
 
     func validate() throws {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if let fence, queueFence(fence) == nil { throw ValidationError("--fence takes ITEM:TOKEN:LEASE") }
+        if let fence, queueFence(fence) == nil { throw ValidationError("--fence takes ITEM:TOKEN:LEASE:QUEUE-URL") }
         if conflicts < 0 { throw ValidationError("--conflicts must be 0 or more") }
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
     }
@@ -75,10 +76,11 @@ struct RunCommand: AsyncParsableCommand {
         for var file in loaded {
             if interrupts.interrupted { break }
             let store: Store
+            var fenced = false
             do {
-                if let fence = fence.flatMap(queueFence) {
-                    guard file.store.kind == .postgres else { throw StoreError.cannotOpen(path: file.store.path, reason: "--fence needs a PostgreSQL store") }
+                if let (queue, fence) = fence.flatMap(queueFence), PostgresQueue.holds(file.store, queue: queue) {
                     store = try Store(postgres: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout, fence: fence)
+                    fenced = true
                 } else {
                     store = try Store(file.store, model: file.model)
                 }
@@ -98,7 +100,7 @@ struct RunCommand: AsyncParsableCommand {
                 do {
                     // A fenced run may continue a run whose process still lives: that process lost
                     // the item's lease, and its writes can no longer commit.
-                    continuation = try RunContinuation.find(for: file, in: store, evenIfAlive: fence != nil)
+                    continuation = try RunContinuation.find(for: file, in: store, evenIfAlive: fenced)
                     if let params = continuation?.params, params != load.paramValues {
                         // A resumed run runs with the params of the run it continues.
                         file = load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params)[0]
@@ -155,10 +157,11 @@ struct RunCommand: AsyncParsableCommand {
     }
 
 
-    /// The fence `--fence ITEM:TOKEN:LEASE` names.
-    func queueFence(_ text: String) -> WriteFence? {
-        let parts = text.split(separator: ":")
-        guard parts.count == 3, let item = Int64(parts[0]), let token = Int64(parts[1]), let lease = Double(parts[2]), lease > 0 else { return nil }
-        return PostgresQueue.fence(item: item, token: token, idleTimeout: lease)
+    /// The queue and the fence `--fence ITEM:TOKEN:LEASE:QUEUE-URL` names.
+    func queueFence(_ text: String) -> (queue: String, fence: WriteFence)? {
+        let parts = text.split(separator: ":", maxSplits: 3)
+        guard parts.count == 4, let item = Int64(parts[0]), let token = Int64(parts[1]), let lease = Double(parts[2]), lease > 0
+        else { return nil }
+        return (String(parts[3]), PostgresQueue.fence(item: item, token: token, idleTimeout: lease))
     }
 }

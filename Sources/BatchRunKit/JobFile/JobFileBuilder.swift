@@ -63,10 +63,12 @@ struct JobFileBuilder {
         if let node = top["defaults"] { defaults = jobDefaults(node) }
         params = fileParams(top["params"])
         if let store, store.kind == .postgres {
-            do {
-                expressionChecker = try PostgresExpressionChecker(url: store.path, model: model)
-            } catch {
-                expressionsUnchecked = "\(error)"
+            if loader.checksExpressionsOnServer {
+                do {
+                    expressionChecker = try PostgresExpressionChecker(url: store.path, model: model)
+                } catch {
+                    expressionsUnchecked = "\(error)"
+                }
             }
         } else {
             expressionChecker = try? ExpressionChecker(model: model)

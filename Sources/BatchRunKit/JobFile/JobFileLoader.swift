@@ -30,6 +30,9 @@ public struct JobFileLoader: Sendable {
     /// The folder the file's relative paths resolve against; nil means the file's own folder
     /// (a queue item's resolve against its queue, wherever the item is).
     public var baseDirectory: String?
+    /// False: expressions of a PostgreSQL store are not prepared on the server (a queue item,
+    /// checked there when it was submitted); everything else is checked as always.
+    public var checksExpressionsOnServer = true
 
     public init(params: [String: String] = [:], storeOverride: String? = nil,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {

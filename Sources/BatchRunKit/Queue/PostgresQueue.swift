@@ -49,9 +49,10 @@ public final class PostgresQueue: Sendable {
         location = store.path
     }
 
-    /// True when `spec` is this queue's database: a run of an item there can be fenced.
-    public func holds(_ spec: StoreSpec) -> Bool {
-        spec.kind == .postgres && (try? PostgresLocation(url: spec.path).description) == location
+    /// True when `spec` is the database of the queue at `queue` (its URL or location): a run of
+    /// an item there can be fenced.
+    public static func holds(_ spec: StoreSpec, queue: String) -> Bool {
+        spec.kind == .postgres && (try? PostgresLocation(url: spec.path).description) == (try? PostgresLocation(url: queue).description)
     }
 
     // MARK: Submitting

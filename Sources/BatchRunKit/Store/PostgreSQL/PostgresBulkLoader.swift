@@ -13,6 +13,8 @@ final class PostgresBulkLoader: BulkLoader {
     let entity: Entity
     private var statements: [String: PreparedStatement] = [:]
     private var connection: ObjectIdentifier?
+    /// The integer key's identity sequence, once looked up.
+    private var sequence: String?
 
     /// Rows per INSERT statement: the server parses each statement, and past a thousand rows
     /// that gains nothing.
@@ -85,11 +87,16 @@ final class PostgresBulkLoader: BulkLoader {
         }
     }
 
-    /// `count` keys from the integer key's identity sequence, in one query.
+    /// `count` keys from the integer key's identity sequence, in one query (the sequence looked
+    /// up once: finding it for every row costs ten times drawing the value).
     private func drawKeys(_ count: Int, in connection: any StoreConnection) throws -> [Int64] {
         let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-        return try connection.rows("SELECT nextval(pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), "
-                                   + "\(literal(entity.primaryKey[0])))) FROM generate_series(1, ?)", [.integer(Int64(count))])
+        if sequence == nil {
+            sequence = try connection.value("SELECT pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), "
+                                            + "\(literal(entity.primaryKey[0])))")?.string
+        }
+        guard let sequence else { throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence") }
+        return try connection.rows("SELECT nextval(\(literal(sequence))::regclass) FROM generate_series(1, ?)", [.integer(Int64(count))])
             .compactMap { $0.first?.int64 }
     }
 

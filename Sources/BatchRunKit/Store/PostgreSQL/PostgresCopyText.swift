@@ -22,10 +22,26 @@ enum PostgresCopyText {
                 }
                 if let extra {
                     if !first { buffer.writeInteger(UInt8(ascii: "\t")) }
-                    buffer.writeString(String(extra[index]))
+                    appendDigits(extra[index], to: &buffer)
                 }
                 buffer.writeInteger(UInt8(ascii: "\n"))
             }
+        }
+    }
+
+    /// An integer's decimal digits, without making a String.
+    private static func appendDigits(_ value: Int64, to buffer: inout ByteBuffer) {
+        if value < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            repeat {
+                scratch[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: scratch[(24 - count)...]))
         }
     }
 
@@ -34,7 +50,7 @@ enum PostgresCopyText {
         case .null:
             buffer.writeStaticString("\\N")
         case .integer:
-            buffer.writeString(String(cell.number))
+            appendDigits(cell.number, to: &buffer)
         case .real:
             let value = Double(bitPattern: UInt64(bitPattern: cell.number))
             if value.isNaN {

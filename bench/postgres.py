@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""PostgreSQL (issue 11), against a throwaway local server this script starts and stops, each
+figure beside its reference in the same run (medians of RUNS, default 5, alternating):
+  - import of the 1,000,000-row flight feed: batchrun (COPY) against `psql -c "\\copy ..."` into
+    the same table (target: at most 1.15x);
+  - context batch-update over 1,000,000 rows in batches of 5,000 against one set-based UPDATE
+    (target: at most 2x);
+  - 1,000 trivial queued items through 4 worker processes (target: at least 100 items/s);
+  - a lease takeover: a worker and its run killed with SIGKILL, the time until another worker
+    runs the item (target: at most the lease plus 2 s).
+Writes .build-bench/postgres.json.
+    bench/postgres.py [ROWS] [ITEMS]      (a release build; ONLY=import,update,queue,takeover picks parts)
+"""
+import json, os, shutil, signal, statistics, subprocess, sys, time
+
+ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+ITEMS = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+RUNS = int(os.environ.get("RUNS", "5"))
+ONLY = set(os.environ.get("ONLY", "import,update,queue,takeover").split(","))
+ROOT = os.path.abspath(".")
+BIN = f"{ROOT}/.build/release/batchrun"
+OUT = f"{ROOT}/.build-bench/postgres"
+SERVER = f"{ROOT}/Tests/TestSupport/pg-throwaway.sh"
+PSQL = sorted(os.listdir("/usr/lib/postgresql"), key=int)[-1]
+PSQL = f"/usr/lib/postgresql/{PSQL}/bin/psql"
+LEASE = 2.0
+
+
+def psql(url, sql, *extra):
+    return subprocess.run([PSQL, url, "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", *extra, "-c", sql],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def timed(command, **kwargs):
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **kwargs)
+    return time.perf_counter() - started
+
+
+def database(server, name):
+    psql(server, f"DROP DATABASE IF EXISTS {name}")
+    psql(server, f"CREATE DATABASE {name}")
+    return server.rsplit("/", 1)[0] + "/" + name
+
+
+FLIGHT_COLUMNS = ("year, month, day, dep_time, sched_dep_time, dep_delay, arr_time, sched_arr_time, arr_delay, carrier, "
+                  "flight, tailnum, origin, dest, air_time, distance, hour, minute, time_hour")
+
+
+def import_figures(server):
+    feed = f"{ROOT}/.build-bench/import/flights-{ROWS}.csv"
+    if not os.path.exists(feed):
+        os.makedirs(os.path.dirname(feed), exist_ok=True)
+        subprocess.run(["python3", "bench/import/make_flights.py", str(ROWS), feed], check=True)
+    os.makedirs(f"{ROOT}/.build-bench/import", exist_ok=True)
+    link = f"{ROOT}/.build-bench/import/flights.csv"
+    if os.path.islink(link) or os.path.exists(link):
+        os.remove(link)
+    os.symlink(os.path.basename(feed), link)
+    url = database(server, "flights_bench")
+    # The table as batchrun makes it (bigint, double precision, timestamptz, an identity key).
+    subprocess.run([BIN, "bench/import/flights.yaml", "--quiet", "--store", url], check=True, stdout=subprocess.DEVNULL)
+    ours, theirs = [], []
+    for _ in range(RUNS):
+        psql(url, "DROP TABLE IF EXISTS flights; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
+        ours.append(timed([BIN, "bench/import/flights.yaml", "--quiet", "--store", url]))
+        count = psql(url, "SELECT count(*) FROM flights")
+        assert count == str(ROWS), f"batchrun imported {count} rows"
+        psql(url, "TRUNCATE flights")
+        psql(url, "VACUUM flights")
+        theirs.append(timed([PSQL, url, "-X", "-q", "-c",
+                             f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{feed}' WITH (FORMAT csv, HEADER, NULL 'NA')"]))
+        psql(url, "VACUUM flights")
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def update_figures(server):
+    url = database(server, "update_bench")
+    ours, theirs = [], []
+
+    def fresh():
+        psql(url, f"""DROP TABLE IF EXISTS account; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress;
+            CREATE TABLE account (id bigint PRIMARY KEY, owner text NOT NULL, balance bigint NOT NULL, status text NOT NULL DEFAULT 'open');
+            INSERT INTO account SELECT i, 'owner' || (i % 5000), i % 1000, 'open' FROM generate_series(1, {ROWS}) AS i;
+            CREATE INDEX account_status_idx ON account (status)""")
+        psql(url, "VACUUM ANALYZE account")
+    for _ in range(RUNS):
+        fresh()
+        ours.append(timed([BIN, "bench/update_context.yaml", "--quiet", "--store", url]))
+        assert psql(url, "SELECT count(*) FROM account WHERE status = 'touched'") == str(ROWS)
+        fresh()
+        theirs.append(timed([PSQL, url, "-X", "-q", "-c", "UPDATE account SET balance = balance + 1, status = 'touched'"]))
+    return statistics.median(ours), statistics.median(theirs)
+
+
+TRIVIAL = """version: 1
+store: {{ postgres: "{url}" }}
+entities:
+  Tick: {{ columns: {{ id: integer primary key, item: text }} }}
+jobs:
+  tick:
+    steps:
+      - insert: {{ entity: Tick, rows: [{{ item: x }}] }}
+"""
+SLOW = """version: 1
+store: {{ postgres: "{url}" }}
+entities:
+  Slow: {{ columns: {{ id: integer primary key, item: text }} }}
+jobs:
+  slow:
+    steps:
+      - insert: {{ entity: Slow, rows: [{{ item: one }}] }}
+    on_complete: "sleep 60"
+"""
+
+
+def queue_figures(server):
+    url = database(server, "queue_bench")
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    with open(f"{OUT}/tick.yaml", "w") as f:
+        f.write(TRIVIAL.format(url=url))
+    subprocess.run([BIN, "submit", url] + [f"{OUT}/tick.yaml"] * ITEMS, check=True, stdout=subprocess.DEVNULL)
+    started = time.perf_counter()
+    workers = [subprocess.Popen([BIN, "worker", url, "--once", "--quiet", "--lease", "30s"]) for _ in range(4)]
+    for worker in workers:
+        worker.wait()
+    seconds = time.perf_counter() - started
+    done = psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state = 'done'")
+    assert done == str(ITEMS), f"{done} of {ITEMS} items done"
+    assert psql(url, "SELECT count(*) FROM tick") == str(ITEMS)
+    return seconds
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except FileNotFoundError:
+        return []
+
+
+def takeover_figures(server, rounds=3):
+    url = database(server, "takeover_bench")
+    with open(f"{OUT}/slow.yaml", "w") as f:
+        f.write(SLOW.format(url=url))
+    figures = []
+    for _ in range(rounds):
+        psql(url, "DELETE FROM _batchrun_queue") if psql(url, "SELECT to_regclass('_batchrun_queue') IS NOT NULL") == "t" else None
+        subprocess.run([BIN, "submit", url, f"{OUT}/slow.yaml"], check=True, stdout=subprocess.DEVNULL)
+        first = subprocess.Popen([BIN, "worker", url, "--quiet", "--lease", f"{LEASE}s"])
+        while psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state = 'running'") != "1" or not children(first.pid):
+            time.sleep(0.01)
+        second = subprocess.Popen([BIN, "worker", url, "--quiet", "--lease", f"{LEASE}s"])
+        time.sleep(0.5)   # the second worker is up and idle
+        runs = children(first.pid)
+        killed = time.perf_counter()
+        os.kill(first.pid, signal.SIGKILL)
+        for pid in runs:
+            os.kill(pid, signal.SIGKILL)
+        first.wait()
+        while psql(url, f"SELECT count(*) FROM _batchrun_queue WHERE worker LIKE '{second.pid}@%'") != "1":
+            time.sleep(0.01)
+        figures.append(time.perf_counter() - killed)
+        for pid in children(second.pid):
+            os.kill(pid, signal.SIGKILL)
+        second.kill()
+        second.wait()
+    return statistics.median(figures), max(figures)
+
+
+def main():
+    server = subprocess.run(["bash", SERVER, "start", "--owner", str(os.getpid())], check=True, capture_output=True,
+                            text=True).stdout.strip().splitlines()[-1]
+    try:
+        nan = float("nan")
+        ours, copy = import_figures(server) if "import" in ONLY else (nan, nan)
+        context, direct = update_figures(server) if "update" in ONLY else (nan, nan)
+        queue_seconds = queue_figures(server) if "queue" in ONLY else nan
+        takeover_median, takeover_worst = takeover_figures(server) if "takeover" in ONLY else (nan, nan)
+    finally:
+        subprocess.run(["bash", SERVER, "stop", server], check=False)
+    summary = {
+        "benchmark": "postgresql", "rows": ROWS, "runs": RUNS,
+        "import_s": {"batchrun": round(ours, 3), "psql \\copy": round(copy, 3), "ratio": round(ours / copy, 2), "target": 1.15},
+        "update_s": {"context": round(context, 3), "direct UPDATE": round(direct, 3), "ratio": round(context / direct, 2), "target": 2.0},
+        "queue": {"items": ITEMS, "workers": 4, "seconds": round(queue_seconds, 2), "items_per_s": round(ITEMS / queue_seconds, 1),
+                  "target_items_per_s": 100},
+        "takeover_s": {"lease": LEASE, "median": round(takeover_median, 2), "worst": round(takeover_worst, 2), "target": LEASE + 2},
+    }
+    os.makedirs(".build-bench", exist_ok=True)
+    json.dump(summary, open(".build-bench/postgres.json", "w"), indent=2)
+    print(f"PostgreSQL, local throwaway server, medians of {RUNS}")
+    print(f"  import {ROWS:,} flight rows   batchrun {ours:7.2f} s   psql \\copy {copy:7.2f} s   {ours / copy:5.2f}x (target at most 1.15x)")
+    print(f"  batch-update {ROWS:,} rows     context  {context:7.2f} s   one UPDATE {direct:6.2f} s   {context / direct:5.2f}x (target at most 2x)")
+    print(f"  {ITEMS:,} queued items, 4 workers   {queue_seconds:6.2f} s   {ITEMS / queue_seconds:6.1f} items/s (target at least 100)")
+    print(f"  lease takeover ({LEASE:.0f} s lease)  median {takeover_median:.2f} s, worst {takeover_worst:.2f} s (target at most {LEASE + 2:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
