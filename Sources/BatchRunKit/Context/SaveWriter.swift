@@ -70,21 +70,22 @@ struct SaveWriter {
         let changedColumns = set.sorted()
         guard !changedColumns.isEmpty else { return (objects.compactMap(\.objectID), []) }
         let width = entity.columns.count + changedColumns.count
-        let perStatement = max(1, min(500, db.parameterLimit / width))
+        let perStatement = db.valuesTableRows(columns: width)
         var written: [ObjectID] = []
         written.reserveCapacity(objects.count)
         var returned = Set<ObjectID>(minimumCapacity: objects.count)
         var start = 0
         while start < objects.count {
             let chunk = objects[start..<min(start + perStatement, objects.count)]
-            let statement = try statements.statement(checkedUpdateSQL(set: changedColumns, rows: chunk.count), in: db)
+            let (sql, table) = checkedUpdateSQL(set: changedColumns, rows: chunk.count)
+            let statement = try statements.statement(sql, in: db)
             var values: [StoreValue] = []
             values.reserveCapacity(chunk.count * width)
             for object in chunk {
                 values += checkOrder.map { object.snapshot![$0] }
                 values += changedColumns.map { object.values[$0] }
             }
-            try db.forEachRow(statement, named: [:], positional: values, split: entity.primaryKey.count, assigned: []) { key, _ in
+            try db.forEachRow(statement, named: [:], positional: table.arguments(values), split: entity.primaryKey.count, assigned: []) { key, _ in
                 let id = ObjectID(entity: entity.name, key: key)
                 written.append(id)
                 returned.insert(id)
@@ -95,10 +96,10 @@ struct SaveWriter {
         return (written, changed)
     }
 
-    private func checkedUpdateSQL(set columns: [Int], rows: Int) -> String {
-        updateSQL.sql(for: [-rows] + columns) {
-            // v's columns: checkOrder's (key columns first), then the new values.
-            let tuple = "(" + (checkOrder + columns).map { db.placeholder(of: entity.columns[$0].type) }.joined(separator: ", ") + ")"
+    private func checkedUpdateSQL(set columns: [Int], rows: Int) -> (sql: String, table: ValuesTable) {
+        // v's columns: checkOrder's (key columns first), then the new values.
+        let source = db.valuesTable(of: (checkOrder + columns).map { entity.columns[$0].type }, rows: rows)
+        let sql = updateSQL.sql(for: [-rows] + columns) {
             let assignments = columns.enumerated().map { offset, index in
                 "\(SQL.quote(entity.columns[index].name)) = v.column\(checkOrder.count + offset + 1)"
             }
@@ -106,10 +107,10 @@ struct SaveWriter {
             let checks = checkOrder.enumerated().map { offset, index in
                 "\(table).\(SQL.quote(entity.columns[index].name)) \(offset < keyCount ? "=" : "IS NOT DISTINCT FROM") v.column\(offset + 1)"
             }
-            return "UPDATE \(table) SET \(assignments.joined(separator: ", ")) FROM (VALUES "
-                + Array(repeating: tuple, count: rows).joined(separator: ", ") + ") AS v WHERE "
+            return "UPDATE \(table) SET \(assignments.joined(separator: ", ")) FROM \(source.sql) WHERE "
                 + checks.joined(separator: " AND ") + " RETURNING " + entity.primaryKey.map { "\(table).\(SQL.quote($0))" }.joined(separator: ", ")
         }
+        return (sql, source)
     }
 
     /// Saves a deleted object; returns whether the row is gone and the conflict if the row

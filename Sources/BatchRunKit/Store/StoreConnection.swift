@@ -75,9 +75,12 @@ protocol StoreConnection: AnyObject {
     /// sequence is moved past the largest key).
     func advanceAssignedKeys(of entity: Entity) throws
 
-    /// A `?` placeholder whose value is read as a column of `type` where nothing else gives
-    /// its type (a `VALUES` list): `?` on SQLite, a cast on PostgreSQL.
-    func placeholder(of type: ColumnType) -> String
+    /// `rows` rows of values of `types` as a table (`ValuesTable`): SQLite's `VALUES` list,
+    /// PostgreSQL's `unnest` of one array per column (a short statement text, whatever the rows).
+    func valuesTable(of types: [ColumnType], rows: Int) -> ValuesTable
+
+    /// How many rows of `columns` values one values table takes.
+    func valuesTableRows(columns: Int) -> Int
 }
 
 extension StoreConnection {

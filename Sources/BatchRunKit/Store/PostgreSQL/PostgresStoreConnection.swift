@@ -159,7 +159,17 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
-    func placeholder(of type: ColumnType) -> String { "CAST(? AS \(PostgresSchemaSQL.type(type)))" }
+    func valuesTable(of types: [ColumnType], rows: Int) -> ValuesTable {
+        let arrays = types.map { "CAST(? AS \(PostgresSchemaSQL.type($0))[])" }.joined(separator: ", ")
+        let names = types.indices.map { "column\($0 + 1)" }.joined(separator: ", ")
+        let width = types.count
+        return ValuesTable(sql: "unnest(\(arrays)) AS v(\(names))", arguments: { values in
+            (0..<width).map { column in .text(PostgresValues.arrayLiteral(stride(from: column, to: values.count, by: width).lazy.map { values[$0] })) }
+        })
+    }
+
+    /// A whole save's rows: the statement's text does not grow with them.
+    func valuesTableRows(columns: Int) -> Int { 50_000 }
 
     func advanceAssignedKeys(of entity: Entity) throws {
         guard entity.hasRowidKey else { return }
@@ -253,13 +263,11 @@ final class PostgresStoreConnection: StoreConnection {
 
         func add(_ row: PostgresRow) throws {
             var values: [StoreValue] = []
-            var names: [String] = []
-            for cell in row {
-                values.append(try PostgresValues.storeValue(cell))
-                names.append(cell.columnName)
-            }
+            values.reserveCapacity(row.count)
+            for cell in row { values.append(try PostgresValues.storeValue(cell)) }
             rows.withLock { rows in
-                if rows.values.isEmpty { rows.columns = names }
+                // The names once, from the first row.
+                if rows.values.isEmpty { rows.columns = row.map(\.columnName) }
                 rows.values.append(values)
             }
         }

@@ -64,6 +64,39 @@ enum PostgresValues {
     }
 }
 
+extension PostgresValues {
+    /// An array's text (`{1,NULL,"a \\"b\\""}`), which the server reads as an array of the type
+    /// it is cast to: elements as `text(_:)` gives them, quoted with `"` and `\` escaped.
+    static func arrayLiteral(_ values: some Sequence<StoreValue>) -> String {
+        var literal = "{"
+        var first = true
+        for value in values {
+            if !first { literal.append(",") }
+            first = false
+            switch value {
+            case .null:
+                literal.append("NULL")
+            case .integer(let int):
+                literal.append(String(int))
+            default:
+                let element = text(value) ?? ""
+                literal.append("\"")
+                if element.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                    for character in element {
+                        if character == "\"" || character == "\\" { literal.append("\\") }
+                        literal.append(character)
+                    }
+                } else {
+                    literal.append(element)
+                }
+                literal.append("\"")
+            }
+        }
+        literal.append("}")
+        return literal
+    }
+}
+
 extension PostgresBindings {
     /// Binds a value as untyped text (OID 0), or NULL.
     mutating func append(_ value: StoreValue) {

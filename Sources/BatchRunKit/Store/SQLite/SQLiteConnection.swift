@@ -37,7 +37,15 @@ final class SQLiteConnection: StoreConnection {
         return result!
     }
 
-    func placeholder(of type: ColumnType) -> String { "?" }
+    func valuesTable(of types: [ColumnType], rows: Int) -> ValuesTable {
+        let tuple = "(" + Array(repeating: "?", count: types.count).joined(separator: ", ") + ")"
+        return ValuesTable(sql: "(VALUES " + Array(repeating: tuple, count: rows).joined(separator: ", ") + ") AS v", arguments: { $0 })
+    }
+
+    /// Up to 500 rows, within the bound-parameter limit.
+    func valuesTableRows(columns: Int) -> Int {
+        max(1, min(500, parameterLimit / max(columns, 1)))
+    }
 
     func advanceAssignedKeys(of entity: Entity) throws {}
 
