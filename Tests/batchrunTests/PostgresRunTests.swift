@@ -61,8 +61,8 @@ struct PostgresRunTests {
                 == "_batchrun_jobs,_batchrun_progress,_batchrun_runs,session")
     }
 
-    /// Counters, pairs and a marker in `url`, made by psql, and a job file of relative updates,
-    /// a delete, a fetch and a job that uses the fetch's output.
+    /// Counters, pairs and a marker in `url`, made by psql, and the resume tests' job file
+    /// (relative updates, a delete, a fetch and a job that uses its output).
     static func prepareCounters(_ folder: TemporaryFolder, url: String, rows: Int) throws {
         try PostgresServer.psql(url, """
             CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL, grp text NOT NULL);
@@ -72,41 +72,7 @@ struct PostgresRunTests {
             INSERT INTO counter SELECT i, 0, 'g' || (i % 5) FROM generate_series(1, \(rows)) AS i;
             INSERT INTO pair SELECT a, b, 0 FROM generate_series(1, 60) AS a, unnest(ARRAY['x', 'y', 'z']) AS b;
             """)
-        try folder.write("job.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              Counter:
-                columns: { id: integer primary key, n: integer not null, grp: text not null }
-              Pair:
-                columns: { a: integer not null, b: text not null, n: integer not null }
-                primary_key: [a, b]
-              Marker:
-                columns: { id: integer primary key, total: integer }
-            jobs:
-              bump:
-                batch_size: 25
-                steps:
-                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
-                  - batch-update: { entity: Counter, where: "grp = 'g1'", set: { n: "n + 10" } }
-              pairs:
-                batch_size: 7
-                steps:
-                  - batch-update: { entity: Pair, set: { n: "n + 1" } }
-              purge:
-                needs: bump
-                batch_size: 10
-                steps:
-                  - delete: { entity: Counter, where: "id % 7 = 0" }
-              stats:
-                needs: [purge, pairs]
-                steps:
-                  - fetch: { entity: Counter, select: { total: "sum(n)" }, as: totals }
-              record:
-                needs: stats
-                steps:
-                  - batch-update: { entity: Marker, set: { total: ":total" }, params: { total: "${totals.total}" } }
-            """)
+        try folder.write("job.yaml", ResumeTests.jobFile(store: "{ postgres: \"\(url)\" }"))
     }
 
     static func contents(_ url: String) throws -> String {

@@ -25,7 +25,13 @@ struct ResumeTests {
                 for b in ["x", "y", "z"] { try db.execute(sql: "INSERT INTO Pair VALUES (?, ?, 0)", arguments: [a, b]) }
             }
         }
-        try folder.write("job.yaml", """
+        try folder.write("job.yaml", jobFile(store: store))
+    }
+
+    /// The job file of the resume tests: relative updates in small batches, a delete, a fetch
+    /// and a job that uses its output. `store` as the job file writes it.
+    static func jobFile(store: String) -> String {
+        """
             version: 1
             store: \(store)
             entities:
@@ -59,7 +65,7 @@ struct ResumeTests {
                 needs: stats
                 steps:
                   - batch-update: { entity: Marker, set: { total: ":total" }, params: { total: "${totals.total}" } }
-            """)
+            """
     }
 
     /// A connection of the test's own, waiting while batchrun writes.

@@ -47,11 +47,20 @@ final class PostgresStoreConnection: StoreConnection {
 
     func run(_ statement: PreparedStatement, values: [StoreValue], returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome {
         let text = Self.text(statement)
+        return try refusable {
+            let rows = try query(text.sql, text.values(positional: values, named: [:]))
+            if let returned { for row in rows.values { returned(row) } }
+        }
+    }
+
+    /// `work` in a savepoint: a statement the server refuses is rolled back alone, leaving the
+    /// transaction usable, and comes back as the outcome; an interrupt or a busy, full or
+    /// read-only store throws.
+    private func refusable(_ work: () throws -> Void) throws -> StatementOutcome {
         try simple("SAVEPOINT batchrun_statement")
         do {
-            let rows = try query(text.sql, text.values(positional: values, named: [:]))
+            try work()
             try simple("RELEASE SAVEPOINT batchrun_statement")
-            if let returned { for row in rows.values { returned(row) } }
             return .done
         } catch let error as PostgresError {
             try simple("ROLLBACK TO SAVEPOINT batchrun_statement")
@@ -72,8 +81,7 @@ final class PostgresStoreConnection: StoreConnection {
         PostgresCopyText.append(rows, of: batch, extra: extra, to: &buffer)
         // PostgresNIO quotes the table name it is given; the name is quoted here already.
         let quoted = String(SQL.quote(table).dropFirst().dropLast())
-        try simple("SAVEPOINT batchrun_statement")
-        do {
+        return try refusable {
             try PostgresError.translating {
                 try Self.waitFor { [connection, logger, buffer] in
                     try await connection.copyFrom(table: quoted, columns: columns, logger: logger) { writer in
@@ -81,14 +89,6 @@ final class PostgresStoreConnection: StoreConnection {
                     }
                 }
             }
-            try simple("RELEASE SAVEPOINT batchrun_statement")
-            return .done
-        } catch let error as PostgresError {
-            try simple("ROLLBACK TO SAVEPOINT batchrun_statement")
-            try simple("RELEASE SAVEPOINT batchrun_statement")
-            if StoreFailure(of: error) != nil { throw error }
-            let refusal = StatementFailure(message: error.databaseMessage, error: error)
-            return error.sqlState == "23505" ? .keyTaken(refusal) : .refused(refusal)
         }
     }
 
