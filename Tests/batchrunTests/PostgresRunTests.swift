@@ -405,4 +405,58 @@ struct PostgresQueueTests {
         #expect(logs.contains { $0.contains("lost") }, "\(logs)")
         if ProcessInfo.processInfo.environment["QUEUE_DEBUG"] != nil { print(logs.joined(separator: "\n-----\n")) }
     }
+
+    @Test("submit checks every file first (one invalid: exit 2, nothing queued); queue lists items and prints an item's log and report")
+    func submitAndList() throws {
+        let url = try PostgresServer.database("listing")
+        let folder = try TemporaryFolder()
+        try folder.write("good.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              T: { columns: { id: integer primary key, v: text } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: T, rows: [{ id: 1, v: a }] }
+                  - batch-update: { entity: T, set: { v: ":x" } }
+            """)
+        try folder.write("bad.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              T: { columns: { id: integer primary key, v: text } }
+            jobs:
+              load: { steps: [{ fetch: { entity: T, where: "nope > 1" } }] }
+            """)
+        let refused = try Batchrun.run(["submit", url, "good.yaml", "bad.yaml"], in: folder.url)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("bad.yaml:6:"), "\(refused.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT to_regclass('_batchrun_queue') IS NULL") == "t")   // not even the table
+
+        let submitted = try Batchrun.run(["submit", url, "good.yaml", "good.yaml", "--param", "x=1"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        #expect(submitted.stdout.contains("queued good.yaml as item 1 on postgresql://"), "\(submitted.stdout)")
+        let pending = try Batchrun.run(["queue", url], in: folder.url)
+        #expect(pending.stdout.contains(": pending 2 · running 0 · done 0 · failed 0"), "\(pending.stdout)")
+        #expect(pending.stdout.contains("  1  good.yaml") && pending.stdout.contains("  2  good.yaml"))
+
+        // The first item inserts row 1; the second finds it taken under `error` and fails.
+        let worked = try Batchrun.run(["worker", url, "--once", "--quiet"], in: folder.url)
+        #expect(worked.status == 1, "\(worked.stdout)\(worked.stderr)")
+        let listed = try Batchrun.run(["queue", url, "--format", "json"], in: folder.url)
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+        #expect(listing["counts"] as? [String: Int] == ["pending": 0, "running": 0, "done": 1, "failed": 1])
+        let items = listing["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["state"] as? String } == ["done", "failed"])
+        #expect((items.last?["error"] as? String ?? "").contains("constraint conflict under merge policy error"), "\(items)")
+        #expect(try PostgresServer.psql(url, "SELECT v FROM t") == "1")   // the param travelled with the item
+
+        let log = try Batchrun.run(["queue", url, "--log", "2"], in: folder.url)
+        #expect(log.stdout.contains("ERROR load"), "\(log.stdout)")
+        let report = try Batchrun.run(["queue", url, "--report", "1"], in: folder.url)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        #expect(json["status"] as? String == "ok")
+        #expect(try Batchrun.run(["queue", url, "--log", "9"], in: folder.url).status == 2)
+    }
 }
