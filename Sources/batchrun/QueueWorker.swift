@@ -256,7 +256,7 @@ final class QueueWorker {
     private func stop() {
         guard !stopping else { return }
         stopping = true
-        say("stopping: no new items; cancelling the running ones, which go back to pending/")
+        say("stopping: no new items; cancelling the running ones, which go back to pending")
         for pid in running.keys { kill(pid, SIGINT) }
     }
 

@@ -129,16 +129,7 @@ struct PostgresRunTests {
                       - batch-update: { entity: Counter, set: { n: "n + 1" } }
                 """)
         }
-        let results = try folders.map { folder -> Process in
-            let process = Process()
-            process.executableURL = Batchrun.binary
-            process.arguments = ["job.yaml", "--quiet", "--report", "r.json"]
-            process.currentDirectoryURL = folder.url
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
-        }
+        let results = try folders.map { try Batchrun.start(["job.yaml", "--quiet", "--report", "r.json"], in: $0) }
         for process in results { process.waitUntilExit() }
         #expect(results.map(\.terminationStatus) == [0, 0])
         #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "2:2000")
@@ -324,14 +315,8 @@ struct PostgresQueueTests {
     }
 
     static func startWorker(_ folder: TemporaryFolder, url: String) throws -> Process {
-        let process = Process()
-        process.executableURL = Batchrun.binary
-        process.arguments = ["worker", url, "--lease", "2s", "--jobs", "1"]
-        process.currentDirectoryURL = folder.url
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write(".worker-\(UUID().uuidString).log", "")))
-        process.standardError = process.standardOutput
-        try process.run()
-        return process
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write(".worker-\(UUID().uuidString).log", "")))
+        return try Batchrun.start(["worker", url, "--lease", "2s", "--jobs", "1"], in: folder, output: log)
     }
 
     /// The children of a process (its item runs).

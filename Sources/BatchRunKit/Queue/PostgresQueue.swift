@@ -39,14 +39,14 @@ public final class PostgresQueue: Sendable {
     /// The channel `submit` notifies, so idle workers wake at once.
     static let channel = "batchrun_queue"
 
-    /// The queue's database, as the URL names it (no password).
-    public let location: String
     let store: Store
+
+    /// The queue's database, as the URL names it (no password).
+    public var location: String { store.path }
 
     /// Opens the queue, creating its table when missing.
     public init(url: String) throws {
         store = try Store(postgres: url, model: Model(entities: [Self.table]))
-        location = store.path
     }
 
     /// True when `spec` is the database of the queue at `queue` (its URL or location): a run of

@@ -4,22 +4,23 @@
 /// fenced by its lease's token, so a worker that lost its item (paused, cut off, taken over)
 /// cannot commit another batch. PostgreSQL stores only.
 ///
+/// Made by the queue (`PostgresQueue.fence(item:token:idleTimeout:)`):
+///
 /// ```swift
-/// let fence = WriteFence(sql: "SELECT 1 FROM _batchrun_queue WHERE id = ? AND token = ? FOR KEY SHARE",
-///                        arguments: [7, 3], refusal: "queue item 7 was taken over by another worker")
+/// let fence = PostgresQueue.fence(item: 7, token: 3, idleTimeout: 30)
 /// let store = try Store(postgres: url, model: model, fence: fence)
 /// ```
 public struct WriteFence: Sendable {
     /// The statement; `?` placeholders take `arguments`.
-    public var sql: String
-    public var arguments: [StoreValue]
+    var sql: String
+    var arguments: [StoreValue]
     /// What the failed write says.
-    public var refusal: String
+    var refusal: String
     /// A transaction idle longer than this (its process paused mid-batch) is ended by the
     /// server, so the rows it locked are free for whoever took the work over.
-    public var idleTimeout: Double?
+    var idleTimeout: Double?
 
-    public init(sql: String, arguments: [StoreValue], refusal: String, idleTimeout: Double? = nil) {
+    init(sql: String, arguments: [StoreValue], refusal: String, idleTimeout: Double? = nil) {
         self.sql = sql
         self.arguments = arguments
         self.refusal = refusal

@@ -63,16 +63,23 @@ struct Batchrun {
         try folder.write("feed.csv", feed)
     }
 
-    /// Starts `batchrun ARGUMENTS` in `folder` and returns once table `table` of its store
-    /// (`store.sqlite`) has rows: the run is in the middle of its work.
-    static func startUntilRows(in table: String, _ folder: TemporaryFolder, _ arguments: [String]) throws -> Process {
+    /// Starts `batchrun ARGUMENTS` in `folder` without waiting; its output goes to `output`
+    /// (nowhere by default).
+    static func start(_ arguments: [String], in folder: TemporaryFolder, output: FileHandle = .nullDevice) throws -> Process {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = folder.url
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = output
         try process.run()
+        return process
+    }
+
+    /// Starts `batchrun ARGUMENTS` in `folder` and returns once table `table` of its store
+    /// (`store.sqlite`) has rows: the run is in the middle of its work.
+    static func startUntilRows(in table: String, _ folder: TemporaryFolder, _ arguments: [String]) throws -> Process {
+        let process = try start(arguments, in: folder)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let store = try? StoreInspector(path: folder.path("store.sqlite")),

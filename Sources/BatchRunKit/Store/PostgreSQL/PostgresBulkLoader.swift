@@ -43,35 +43,38 @@ final class PostgresBulkLoader: BulkLoader {
                 return (outcome, outcome.isDone ? keys : [])
             }
         }
-        if rows.count <= Self.maximumRows && rows.count * max(columns.count, 1) <= 65_535 {
-            return try insertStatement(rows, of: batch, columns: columns, assigningKeys: assigningKeys, in: connection)
+        // Rows the INSERT statements take: one statement or several, all or nothing.
+        let rows = Array(rows)
+        var keys: [Int64] = []
+        let outcome = try allOrNothing(rows.count, columns: columns.count, in: connection) { part in
+            let (outcome, assigned) = try insertStatement(rows[part], of: batch, columns: columns, assigningKeys: assigningKeys,
+                                                          in: connection)
+            keys += assigned
+            return outcome
         }
-        // Several statements, all or nothing.
-        var all: [Int64] = []
-        var outcome = StatementOutcome.done
-        let perStatement = min(Self.maximumRows, max(1, 65_535 / max(columns.count, 1)))
-        do {
-            try connection.inSavepoint {
-                var start = rows.startIndex
-                while start != rows.endIndex {
-                    let end = rows.index(start, offsetBy: perStatement, limitedBy: rows.endIndex) ?? rows.endIndex
-                    let (part, keys) = try insertStatement(rows[start..<end], of: batch, columns: columns, assigningKeys: assigningKeys,
-                                                           in: connection)
-                    guard part.isDone else {
-                        outcome = part
-                        throw BackOut()
-                    }
-                    all += keys
-                    start = end
-                }
-            }
-        } catch is BackOut {
-            return (outcome, [])
-        }
-        return (outcome, all)
+        return (outcome, outcome.isDone ? keys : [])
     }
 
-    /// Thrown to roll a multi-statement insert back to its savepoint.
+    /// `statement` over parts of `count` rows, each part as many rows as one statement of
+    /// `columns` values takes; with more than one part, or `always`, in a savepoint that a refused
+    /// part rolls back whole. The refused part's outcome, else `.done`.
+    private func allOrNothing(_ count: Int, columns: Int, always: Bool = false, in connection: any StoreConnection,
+                              _ statement: (Range<Int>) throws -> StatementOutcome) throws -> StatementOutcome {
+        let perStatement = min(Self.maximumRows, max(1, 65_535 / max(columns, 1)))
+        if count <= perStatement && !always { return try statement(0..<count) }
+        var outcome = StatementOutcome.done
+        do {
+            try connection.inSavepoint {
+                for start in stride(from: 0, to: count, by: perStatement) {
+                    outcome = try statement(start..<min(start + perStatement, count))
+                    if !outcome.isDone { throw BackOut() }
+                }
+            }
+        } catch is BackOut {}
+        return outcome
+    }
+
+    /// Thrown to roll several statements back to their savepoint.
     private struct BackOut: Error {}
 
     /// True when a row gives NULL for a NOT NULL column with a default: COPY would store the
@@ -114,23 +117,10 @@ final class PostgresBulkLoader: BulkLoader {
 
     func resolve(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],
                  as resolution: BulkResolution, in connection: any StoreConnection) throws -> StatementOutcome {
-        let perStatement = min(Self.maximumRows, max(1, 65_535 / max(columns.count, 1)))
-        if rows.count <= perStatement && resolution != .replace {
-            return try resolveStatement(rows, keys: keys, of: batch, columns: columns, as: resolution, in: connection)
+        // A replace's delete and insert go back together too.
+        try allOrNothing(rows.count, columns: columns.count, always: resolution == .replace, in: connection) { part in
+            try resolveStatement(Array(rows[part]), keys: Array(keys[part]), of: batch, columns: columns, as: resolution, in: connection)
         }
-        // Several statements (a replace's delete and insert too), all or nothing.
-        var outcome = StatementOutcome.done
-        do {
-            try connection.inSavepoint {
-                for start in stride(from: 0, to: rows.count, by: perStatement) {
-                    let end = min(start + perStatement, rows.count)
-                    outcome = try resolveStatement(Array(rows[start..<end]), keys: Array(keys[start..<end]), of: batch, columns: columns,
-                                                   as: resolution, in: connection)
-                    if !outcome.isDone { throw BackOut() }
-                }
-            }
-        } catch is BackOut {}
-        return outcome
     }
 
     private func resolveStatement(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, columns: [String],
