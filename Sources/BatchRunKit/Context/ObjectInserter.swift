@@ -7,6 +7,8 @@ struct ObjectInserter {
     let db: any StoreConnection
     let readBack: Bool
     private var statements: [Shape: PreparedStatement] = [:]
+    /// 0, 1, 2, ...: the rows of a chunk's batch, as the connection takes them.
+    private var rowIndexes: [Int] = []
 
     /// Entity, assigned columns and rows per statement: one prepared INSERT each.
     private struct Shape: Hashable {
@@ -70,7 +72,8 @@ struct ObjectInserter {
             byKey.reserveCapacity(chunk.count)
             for object in chunk { byKey[object.objectID!] = object }
         }
-        let outcome = try db.run(statement, rows: 0..<chunk.count, of: batch, returned: readBack ? { row in
+        if rowIndexes.count < chunk.count { rowIndexes = Array(0..<chunk.count) }
+        let outcome = try db.run(statement, rows: rowIndexes[..<chunk.count], of: batch, returned: readBack ? { row in
             byKey[ObjectID(entity: entity.name, key: ManagedObject.key(entity, row))]?.values = row
         } : nil)
         switch outcome {

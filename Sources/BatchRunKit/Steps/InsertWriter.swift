@@ -222,7 +222,7 @@ struct InsertWriter {
         let layout = batch.layouts[row]
         let keys = rows.keyPositions[layout]
         let assigning = entity.hasRowidKey && (keys[0] == nil || batch.cells[batch.cells(of: row).lowerBound + keys[0]!].kind != .integer)
-        let (outcome, assigned) = try loader.insert(CollectionOfOne(row), of: batch, layout: layout,
+        let (outcome, assigned) = try loader.insert([row][...], of: batch, layout: layout,
                                                     columns: rows.layouts[layout].columns.map(\.name), assigningKeys: assigning, in: db)
         switch outcome {
         case .done:

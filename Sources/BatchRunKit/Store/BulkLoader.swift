@@ -21,7 +21,7 @@ protocol BulkLoader: AnyObject {
     /// Inserts `rows` of `batch` (all of feed layout `layout`, whose cells fill `columns`).
     /// With `assigningKeys` (an integer key the rows leave out or give as NULL), the keys the
     /// store assigned come back in row order.
-    func insert(_ rows: some Collection<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
+    func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64])
 
     /// Writes `rows` whose (one-column) keys, `keys`, are taken, as a merge policy resolves

@@ -34,7 +34,7 @@ protocol StoreConnection: AnyObject {
     /// (`RETURNING`) handed to `returned`. Text is bound without a copy. A failure that stops
     /// the transaction (an interrupt, a busy, full or read-only store) throws; a refusal of
     /// these rows is the outcome, and nothing of the statement was written.
-    func run(_ statement: PreparedStatement, rows: some Collection<Int>, of batch: RowBatch,
+    func run(_ statement: PreparedStatement, rows: ArraySlice<Int>, of batch: RowBatch,
              returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome
 
     /// `run` with values bound by position.

@@ -30,7 +30,7 @@ final class PostgresBulkLoader: BulkLoader {
         min(remaining, Self.maximumCopyRows)
     }
 
-    func insert(_ rows: some Collection<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
+    func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
         if rows.count > 1, let copier = connection as? PostgresStoreConnection, !takesDefaults(rows, of: batch, columns: columns) {
             if !assigningKeys {
@@ -79,7 +79,7 @@ final class PostgresBulkLoader: BulkLoader {
 
     /// True when a row gives NULL for a NOT NULL column with a default: COPY would store the
     /// NULL (and be refused); the INSERT statement takes the default.
-    private func takesDefaults(_ rows: some Collection<Int>, of batch: RowBatch, columns: [String]) -> Bool {
+    private func takesDefaults(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String]) -> Bool {
         let positions = columns.indices.filter { index in
             entity.column(named: columns[index]).map { $0.notNull && $0.defaultLiteral != nil } ?? false
         }
@@ -104,7 +104,7 @@ final class PostgresBulkLoader: BulkLoader {
     }
 
     /// One multi-row `INSERT`.
-    private func insertStatement(_ rows: some Collection<Int>, of batch: RowBatch, columns: [String], assigningKeys: Bool,
+    private func insertStatement(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String], assigningKeys: Bool,
                                  in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
         var keys: [Int64] = []
         let sql = InsertSQL.insert(entity, columns: columns, rows: rows.count, assignedKey: assignedKeyPlaceholder)
@@ -136,7 +136,7 @@ final class PostgresBulkLoader: BulkLoader {
             guard case .done = deleted else { return deleted }
             sql = InsertSQL.insert(entity, columns: columns, rows: rows.count)
         }
-        return try connection.run(try statement(sql, in: connection), rows: rows, of: batch, returned: nil)
+        return try connection.run(try statement(sql, in: connection), rows: rows[...], of: batch, returned: nil)
     }
 
     /// A NULL integer key takes the next identity value.

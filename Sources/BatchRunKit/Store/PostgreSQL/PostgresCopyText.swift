@@ -11,7 +11,7 @@ import NIOCore
 /// ```
 enum PostgresCopyText {
     /// Appends `rows`, each followed by `extra[i]` (keys the caller assigned) when given.
-    static func append(_ rows: some Collection<Int>, of batch: RowBatch, extra: [Int64]? = nil, to buffer: inout ByteBuffer) {
+    static func append(_ rows: ArraySlice<Int>, of batch: RowBatch, extra: [Int64]? = nil, to buffer: inout ByteBuffer) {
         batch.bytes.withUnsafeBufferPointer { bytes in
             for (index, row) in rows.enumerated() {
                 var first = true

@@ -36,7 +36,7 @@ final class PostgresStoreConnection: StoreConnection {
         PreparedStatement(sql: sql, native: PreparedText(placeholders(sql)))
     }
 
-    func run(_ statement: PreparedStatement, rows: some Collection<Int>, of batch: RowBatch,
+    func run(_ statement: PreparedStatement, rows: ArraySlice<Int>, of batch: RowBatch,
              returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome {
         var values: [StoreValue] = []
         for row in rows {
@@ -74,7 +74,7 @@ final class PostgresStoreConnection: StoreConnection {
     /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
     /// followed by `extra[i]` when given; in a savepoint, so a refused row backs out the whole
     /// call and leaves the transaction usable: the outcome says why, as `run`'s does.
-    func copy(into table: String, columns: [String], rows: some Collection<Int>, of batch: RowBatch,
+    func copy(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch,
               extra: [Int64]? = nil) throws -> StatementOutcome {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(rows.count * 16 * max(columns.count, 1))

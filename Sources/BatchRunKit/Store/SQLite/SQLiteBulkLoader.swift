@@ -57,7 +57,7 @@ final class SQLiteBulkLoader: BulkLoader {
         max(1, min(Self.maximumRows, parameterLimit / max(columns, 1)))
     }
 
-    func insert(_ rows: some Collection<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
+    func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
         use(connection)
         // Without the key column, each row takes the largest key + 1, so the rows' keys are the
@@ -98,7 +98,7 @@ final class SQLiteBulkLoader: BulkLoader {
             kind = .replace
         }
         return try connection.run(try statement(kind, layout: layout, columns: columns, rows: rows.count, in: connection),
-                                  rows: rows, of: batch, returned: nil)
+                                  rows: rows[...], of: batch, returned: nil)
     }
 
     /// Statements prepared on another connection are dropped.

@@ -64,7 +64,7 @@ final class SQLiteConnection: StoreConnection {
 
     // MARK: Running prepared statements
 
-    func run(_ statement: PreparedStatement, rows: some Collection<Int>, of batch: RowBatch,
+    func run(_ statement: PreparedStatement, rows: ArraySlice<Int>, of batch: RowBatch,
              returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome {
         let handle = Self.handle(statement)
         sqlite3_reset(handle)
