@@ -180,13 +180,20 @@ final class PostgresStoreConnection: StoreConnection {
     }
 
     func tableExists(_ name: String) throws -> Bool {
-        try value("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?",
-                  [.text(name)]) != .integer(0)
+        // The catalog itself, not the pg_tables and information_schema views: on a new session
+        // those views cost milliseconds each to plan (measured: 5 of a trivial run's 24 ms).
+        try value("""
+            SELECT count(*) FROM pg_catalog.pg_class
+            WHERE relnamespace = current_schema()::regnamespace AND relname = ? AND relkind IN ('r', 'p')
+            """, [.text(name)]) != .integer(0)
     }
 
     func columnNames(of table: String) throws -> Set<String> {
-        Set(try rows("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?",
-                     [.text(table)]).compactMap { $0.first?.string?.lowercased() })
+        Set(try rows("""
+            SELECT a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+            WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ? AND c.relkind IN ('r', 'p')
+              AND a.attnum > 0 AND NOT a.attisdropped
+            """, [.text(table)]).compactMap { $0.first?.string?.lowercased() })
     }
 
     /// Under a transaction-scoped advisory lock: PostgreSQL's `CREATE TABLE IF NOT EXISTS` is
