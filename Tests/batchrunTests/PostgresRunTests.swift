@@ -244,6 +244,14 @@ struct PostgresRunTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || sum(amount * 4)::bigint FROM thing") == "600 \((1...600).reduce(0, +))")
         let conflicts = try folder.json("r2.json")["conflicts"] as? [[String: Any]] ?? []
         #expect(conflicts.count == 600)
+        // Keys drawn from a sequence that steps by 3 are not consecutive: each row gets one the server drew.
+        try PostgresServer.psql(url, "ALTER TABLE thing ALTER COLUMN id SET INCREMENT BY 3")
+        try folder.write("more.ndjson", (1...300).map { "{\"name\": \"m\($0)\"}" }.joined(separator: "\n"))
+        try folder.write("more.yaml", try String(contentsOfFile: folder.path("job.yaml"), encoding: .utf8).replacingOccurrences(of: "feed.ndjson", with: "more.ndjson"))
+        let third = try Batchrun.run(["more.yaml", "--quiet"], in: folder.url)
+        #expect(third.status == 0, "\(third.stdout)\(third.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || (max(id) - min(id)) FROM thing WHERE name LIKE 'm%'")
+                == "300 300 \(3 * 299)")
     }
 
     @Test("a lock another session holds past busy_timeout fails the batch as busy (exit 1), saying so")

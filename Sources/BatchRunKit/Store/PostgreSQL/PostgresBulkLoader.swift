@@ -99,8 +99,26 @@ final class PostgresBulkLoader: BulkLoader {
                                             + "\(literal(entity.primaryKey[0])))")?.string
         }
         guard let sequence else { throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence") }
-        return try connection.rows("SELECT nextval(\(literal(sequence))::regclass) FROM generate_series(1, ?)", [.integer(Int64(count))])
-            .compactMap { $0.first?.int64 }
+        // The keys come back as runs of consecutive values (one row, unless another session drew
+        // from the sequence meanwhile): 10,000 rows of one key each took 5-10 ms to send and decode.
+        // A run whose values are not consecutive (a sequence stepping by more than 1) is listed.
+        let runs = try connection.rows("""
+            SELECT min(k), max(k), CASE WHEN max(k) - min(k) + 1 = count(*) THEN NULL ELSE string_agg(k::text, ',') END
+            FROM (SELECT k, k - row_number() OVER () AS run
+                  FROM (SELECT nextval(\(literal(sequence))::regclass) AS k FROM generate_series(1, ?)) AS drawn) AS numbered
+            GROUP BY run ORDER BY 1
+            """, [.integer(Int64(count))])
+        var keys: [Int64] = []
+        keys.reserveCapacity(count)
+        for run in runs {
+            if let listed = run[2].string {
+                keys += listed.split(separator: ",").compactMap { Int64($0) }
+            } else if let first = run[0].int64, let last = run[1].int64 {
+                keys += first...last
+            }
+        }
+        guard keys.count == count else { throw StoreError.cannotOpen(path: entity.tableName, reason: "drew \(keys.count) of \(count) keys") }
+        return keys
     }
 
     /// One multi-row `INSERT`.

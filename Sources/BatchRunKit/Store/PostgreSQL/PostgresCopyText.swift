@@ -10,84 +10,110 @@ import NIOCore
 /// PostgresCopyText.append(rows, of: batch, extra: keys, to: &buffer)   // "1\tanna\t\\N\n..."
 /// ```
 enum PostgresCopyText {
-    /// Appends `rows`, each followed by `extra[i]` (keys the caller assigned) when given.
-    static func append(_ rows: ArraySlice<Int>, of batch: RowBatch, extra: [Int64]? = nil, to buffer: inout ByteBuffer) {
+    /// Appends `rows`, the i-th followed by the i-th of `extra` (keys the caller assigned) when given.
+    /// Each row is written straight into the buffer's memory, room made once for its longest form
+    /// (writing byte by byte through `ByteBuffer` cost a third of an import's client time).
+    static func append(_ rows: ArraySlice<Int>, of batch: RowBatch, extra: ArraySlice<Int64>? = nil, to buffer: inout ByteBuffer) {
         batch.bytes.withUnsafeBufferPointer { bytes in
-            for (index, row) in rows.enumerated() {
-                var first = true
-                for cell in batch.cells(of: row) {
-                    if !first { buffer.writeInteger(UInt8(ascii: "\t")) }
-                    first = false
-                    append(batch.cells[cell], bytes: bytes, to: &buffer)
+            batch.cells.withUnsafeBufferPointer { cells in
+                for (index, row) in rows.enumerated() {
+                    let range = batch.cells(of: row)
+                    var longest = 1 + (extra == nil ? 0 : 21)
+                    for cell in range { longest += longestText(of: cells[cell]) + 1 }
+                    buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: longest) { room in
+                        var out = room.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        let start = out
+                        for cell in range {
+                            if cell != range.lowerBound { out = put(UInt8(ascii: "\t"), at: out) }
+                            out = write(cells[cell], bytes: bytes, at: out)
+                        }
+                        if let extra {
+                            if !range.isEmpty { out = put(UInt8(ascii: "\t"), at: out) }
+                            out = writeDigits(extra[extra.startIndex + index], at: out)
+                        }
+                        out = put(UInt8(ascii: "\n"), at: out)
+                        return start.distance(to: out)
+                    }
                 }
-                if let extra {
-                    if !first { buffer.writeInteger(UInt8(ascii: "\t")) }
-                    appendDigits(extra[index], to: &buffer)
-                }
-                buffer.writeInteger(UInt8(ascii: "\n"))
             }
         }
+    }
+
+    /// The most bytes a cell's text form takes.
+    private static func longestText(of cell: RowBatch.Cell) -> Int {
+        switch cell.kind {
+        case .null: return 2
+        case .integer: return 20
+        case .real: return 32
+        case .text: return 2 * Int(cell.length)
+        case .blob: return 3 + 2 * Int(cell.length)
+        }
+    }
+
+    private static func put(_ byte: UInt8, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        out.pointee = byte
+        return out + 1
+    }
+
+    private static func put(_ text: StaticString, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        out.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        return out + text.utf8CodeUnitCount
     }
 
     /// An integer's decimal digits, without making a String.
-    private static func appendDigits(_ value: Int64, to buffer: inout ByteBuffer) {
-        if value < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
+    private static func writeDigits(_ value: Int64, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var out = value < 0 ? put(UInt8(ascii: "-"), at: out) : out
         var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits
         var count = 0
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            repeat {
-                scratch[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: scratch[(24 - count)...]))
-        }
+        var probe = magnitude
+        repeat { count += 1; probe /= 10 } while probe > 0
+        out += count
+        var digit = out
+        repeat {
+            digit -= 1
+            digit.pointee = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        return out
     }
 
-    private static func append(_ cell: RowBatch.Cell, bytes: UnsafeBufferPointer<UInt8>, to buffer: inout ByteBuffer) {
+    private static func write(_ cell: RowBatch.Cell, bytes: UnsafeBufferPointer<UInt8>,
+                              at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
         switch cell.kind {
         case .null:
-            buffer.writeStaticString("\\N")
+            return put("\\N", at: out)
         case .integer:
-            appendDigits(cell.number, to: &buffer)
+            return writeDigits(cell.number, at: out)
         case .real:
             let value = Double(bitPattern: UInt64(bitPattern: cell.number))
-            if value.isNaN {
-                buffer.writeStaticString("NaN")
-            } else if value.isInfinite {
-                buffer.writeStaticString(value > 0 ? "Infinity" : "-Infinity")
-            } else {
-                buffer.writeString(value.description)
+            if value.isNaN { return put("NaN", at: out) }
+            if value.isInfinite { return put(value > 0 ? "Infinity" : "-Infinity", at: out) }
+            var text = value.description
+            return text.withUTF8 { utf8 in
+                out.update(from: utf8.baseAddress!, count: utf8.count)
+                return out + utf8.count
             }
         case .text:
-            let start = Int(cell.number), end = start + Int(cell.length)
-            var clean = start
-            for index in start..<end {
-                let escaped: StaticString
+            var out = out
+            for index in Int(cell.number)..<(Int(cell.number) + Int(cell.length)) {
                 switch bytes[index] {
-                case UInt8(ascii: "\\"): escaped = "\\\\"
-                case UInt8(ascii: "\t"): escaped = "\\t"
-                case UInt8(ascii: "\n"): escaped = "\\n"
-                case UInt8(ascii: "\r"): escaped = "\\r"
-                default: continue
+                case UInt8(ascii: "\\"): out = put("\\\\", at: out)
+                case UInt8(ascii: "\t"): out = put("\\t", at: out)
+                case UInt8(ascii: "\n"): out = put("\\n", at: out)
+                case UInt8(ascii: "\r"): out = put("\\r", at: out)
+                case let byte: out = put(byte, at: out)
                 }
-                buffer.writeBytes(UnsafeBufferPointer(rebasing: bytes[clean..<index]))
-                buffer.writeStaticString(escaped)
-                clean = index + 1
             }
-            buffer.writeBytes(UnsafeBufferPointer(rebasing: bytes[clean..<end]))
+            return out
         case .blob:
             let digits: StaticString = "0123456789abcdef"
-            buffer.writeStaticString("\\\\x")
-            let start = Int(cell.number)
-            for index in start..<(start + Int(cell.length)) {
+            var out = put("\\\\x", at: out)
+            for index in Int(cell.number)..<(Int(cell.number) + Int(cell.length)) {
                 let byte = bytes[index]
-                digits.withUTF8Buffer { hex in
-                    buffer.writeInteger(hex[Int(byte >> 4)])
-                    buffer.writeInteger(hex[Int(byte & 0x0f)])
-                }
+                out = put(digits.utf8Start[Int(byte >> 4)], at: out)
+                out = put(digits.utf8Start[Int(byte & 0x0f)], at: out)
             }
+            return out
         }
     }
 }

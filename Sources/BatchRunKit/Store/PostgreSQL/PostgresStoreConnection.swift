@@ -74,23 +74,33 @@ final class PostgresStoreConnection: StoreConnection {
     /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
     /// followed by `extra[i]` when given; in a savepoint, so a refused row backs out the whole
     /// call and leaves the transaction usable: the outcome says why, as `run`'s does.
+    /// The rows go in pieces of `copyPieceRows`, each encoded while the server reads the one
+    /// before (encoding a whole batch first left the server idle meanwhile).
     func copy(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch,
               extra: [Int64]? = nil) throws -> StatementOutcome {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(rows.count * 16 * max(columns.count, 1))
-        PostgresCopyText.append(rows, of: batch, extra: extra, to: &buffer)
         // PostgresNIO quotes the table name it is given; the name is quoted here already.
         let quoted = String(SQL.quote(table).dropFirst().dropLast())
+        let bytesPerRow = 16 * max(columns.count, 1)
         return try refusable {
             try PostgresError.translating {
-                try Self.waitFor { [connection, logger, buffer] in
+                try Self.waitFor { [connection, logger] in
                     try await connection.copyFrom(table: quoted, columns: columns, logger: logger) { writer in
-                        try await writer.write(buffer)
+                        for start in stride(from: rows.startIndex, to: rows.endIndex, by: Self.copyPieceRows) {
+                            let end = min(start + Self.copyPieceRows, rows.endIndex)
+                            let offset = start - rows.startIndex
+                            var buffer = ByteBuffer()
+                            buffer.reserveCapacity((end - start) * bytesPerRow)
+                            PostgresCopyText.append(rows[start..<end], of: batch, extra: extra?[offset..<(offset + end - start)], to: &buffer)
+                            try await writer.write(buffer)
+                        }
                     }
                 }
             }
         }
     }
+
+    /// Rows per piece of a COPY: about 100 KB of a 20-column feed.
+    static let copyPieceRows = 500
 
     /// Runs async `work` from this synchronous thread (never a concurrency pool thread: the
     /// stores' callers run on their contexts' own queues) and waits for it.
