@@ -1,18 +1,23 @@
 import BatchRunKit
 import Foundation
 
-/// Runs the items of a queue (a folder or a PostgreSQL queue: its `WorkSource`), each as a
-/// `batchrun run ITEM --resume` child process (processes, not threads: an item that crashes or
-/// leaks takes nothing else with it, and each item's memory goes back when it ends). A folder
-/// item's lock is handed to its child, so an item is orphaned only when both the worker and
-/// its child are gone; a PostgreSQL item's lease is renewed while its child runs.
+/// Runs the items of a queue (a folder or a PostgreSQL queue: its `WorkSource`) in child
+/// processes, as `batchrun run ITEM --resume` would (processes, not threads: an item that
+/// crashes takes nothing else with it). A folder item runs in a child of its own, which is handed
+/// the item's lock, so an item is orphaned only when both the worker and its child are gone. A
+/// PostgreSQL item, which holds no lock, runs in a runner (`batchrun runner`): a child that runs
+/// the worker's items one after another, so a small item costs no process start; its lease is
+/// renewed while it runs. A runner is replaced after `itemsPerRunner` items, so what items leave
+/// in memory goes back.
 final class QueueWorker {
     let source: any WorkSource
     let workers: Int
     let once: Bool
     let jobs: Int?
     let quiet: Bool
+    /// Running items by the process running them (their own child, or a runner).
     private var running: [pid_t: WorkItem] = [:]
+    private var runners: [pid_t: Runner] = [:]
     private var worst: Int32 = ExitStatus.ok
     private var stopping = false
     private let wake: (read: Int32, write: Int32)
@@ -20,6 +25,19 @@ final class QueueWorker {
     private var nextRenewal = Date.distantFuture
     /// Running items whose lease was lost (their runs were told to stop).
     private var lost: Set<pid_t> = []
+
+    /// A `batchrun runner` child.
+    private struct Runner {
+        /// Its descriptor 3, where the requests go; -1 once closed (it ends after the last).
+        var requests: Int32
+        /// Its descriptor 4, where the items' exit statuses come from.
+        let statuses: Int32
+        var itemsRun = 0
+        /// Bytes of a status line not yet ended.
+        var partial: [UInt8] = []
+    }
+
+    static let itemsPerRunner = 100
 
     init(source: any WorkSource, workers: Int, once: Bool, jobs: Int?, quiet: Bool) {
         self.source = source
@@ -46,6 +64,7 @@ final class QueueWorker {
         if let interval = source.renewalInterval { nextRenewal = Date().addingTimeInterval(interval) }
         say("worker on \(source.name): \(workers) at once\(once ? ", until the queue is empty" : "")")
         while true {
+            collectStatuses()
             reap()
             renewLeases()
             let isStopping = stopping
@@ -55,6 +74,7 @@ final class QueueWorker {
             if running.isEmpty && (isStopping || once) { break }
             waitForSomething()
         }
+        endRunners()
         return stopping ? ExitStatus.interrupted : worst
     }
 
@@ -85,7 +105,9 @@ final class QueueWorker {
         for (name, value) in item.params.sorted(by: { $0.key < $1.key }) {
             arguments += ["--param", "\(name)=\(value)"]
         }
-        guard let pid = spawn(arguments, log: item.logPath, lock: item.lock) else {
+        let started = item.lock == nil ? runInRunner(arguments, log: item.logPath)
+            : spawn(arguments, log: item.logPath, descriptors: item.lock.map { [$0] } ?? [])
+        guard let pid = started else {
             say("cannot start \(item.name)")
             move(item, to: .failed, status: ExitStatus.failed)
             return
@@ -155,19 +177,132 @@ final class QueueWorker {
             var status: Int32 = 0
             let pid = waitpid(-1, &status, WNOHANG)
             guard pid > 0 else { return }
+            if runners[pid] != nil {
+                readStatuses(of: pid)   // a status it wrote before it ended
+                if let runner = runners.removeValue(forKey: pid) {
+                    if runner.requests >= 0 { close(runner.requests) }
+                    close(runner.statuses)
+                }
+            }
             guard let item = running.removeValue(forKey: pid) else { continue }
             lost.remove(pid)
             let signalled = status & 0x7f != 0 && status & 0x7f != 0x7f
-            let code = signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff
-            switch code {
-            case ExitStatus.ok:
-                move(item, to: .done, status: code)
-            case ExitStatus.interrupted, 128 + SIGTERM:
-                move(item, to: .pending, status: nil)   // resumes next time
-            default:
-                move(item, to: .failed, status: code)
+            ended(item, status: signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff)
+        }
+    }
+
+    /// Moves an item whose run ended with exit status `code`.
+    private func ended(_ item: WorkItem, status code: Int32) {
+        switch code {
+        case ExitStatus.ok:
+            move(item, to: .done, status: code)
+        case ExitStatus.interrupted, 128 + SIGTERM:
+            move(item, to: .pending, status: nil)   // resumes next time
+        default:
+            move(item, to: .failed, status: code)
+        }
+    }
+
+    // MARK: Runners
+
+    /// Sends the item to an idle runner, started when there is none; the runner's process.
+    private func runInRunner(_ arguments: [String], log: String) -> pid_t? {
+        guard let request = try? JSONEncoder().encode(RunnerRequest(arguments: arguments, log: log)) else { return nil }
+        let line = Array(request) + [UInt8(ascii: "\n")]
+        for _ in 0..<2 {   // an idle runner may have just died: then a new one
+            guard let pid = runners.first(where: { running[$0.key] == nil && $0.value.requests >= 0 })?.key ?? startRunner()
+            else { return nil }
+            if Self.writeAll(line, to: runners[pid]!.requests) {
+                runners[pid]!.itemsRun += 1
+                return pid
+            }
+            retire(pid)
+        }
+        return nil
+    }
+
+    private func startRunner() -> pid_t? {
+        var requests: [Int32] = [0, 0], statuses: [Int32] = [0, 0]
+        guard pipe(&requests) == 0 else { return nil }
+        guard pipe(&statuses) == 0 else {
+            requests.forEach { close($0) }
+            return nil
+        }
+        // Every end is close-on-exec (set before any spawn: they all happen on this thread): the
+        // worker's stay out of every child, and the runner gets its own as 3 and 4 only (moved
+        // above them first, so that setting one cannot overwrite the other).
+        for descriptor in requests + statuses { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        if requests[0] < 5 { requests[0] = Self.moveAbove4(requests[0]) }
+        if statuses[1] < 5 { statuses[1] = Self.moveAbove4(statuses[1]) }
+        _ = fcntl(statuses[0], F_SETFL, O_NONBLOCK)
+        let pid = spawn(["runner"], log: nil, descriptors: [requests[0], statuses[1]])
+        close(requests[0])
+        close(statuses[1])
+        guard let pid else {
+            close(requests[1])
+            close(statuses[0])
+            return nil
+        }
+        runners[pid] = Runner(requests: requests[1], statuses: statuses[0])
+        return pid
+    }
+
+    /// Closes a runner's input: it ends once its current item has (and is reaped then).
+    private func retire(_ pid: pid_t) {
+        guard let requests = runners[pid]?.requests, requests >= 0 else { return }
+        close(requests)
+        runners[pid]!.requests = -1
+    }
+
+    /// Reads the statuses the runners wrote and ends their items.
+    private func collectStatuses() {
+        for pid in Array(runners.keys) { readStatuses(of: pid) }
+    }
+
+    private func readStatuses(of pid: pid_t) {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while let runner = runners[pid] {
+            let count = read(runner.statuses, &buffer, buffer.count)
+            guard count > 0 else { return }
+            runners[pid]!.partial += buffer[0..<count]
+            while let newline = runners[pid]!.partial.firstIndex(of: UInt8(ascii: "\n")) {
+                let text = String(decoding: runners[pid]!.partial[..<newline], as: UTF8.self)
+                runners[pid]!.partial.removeSubrange(...newline)
+                guard let code = Int32(text), let item = running.removeValue(forKey: pid) else { continue }
+                lost.remove(pid)
+                ended(item, status: code)
+                if runners[pid]!.itemsRun >= Self.itemsPerRunner { retire(pid) }
             }
         }
+    }
+
+    /// At the worker's end: every runner's input closed, and each waited for.
+    private func endRunners() {
+        for pid in Array(runners.keys) {
+            retire(pid)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            if let runner = runners.removeValue(forKey: pid) { close(runner.statuses) }
+        }
+    }
+
+    /// The same open file as a descriptor above 4 (the old one closed).
+    private static func moveAbove4(_ descriptor: Int32) -> Int32 {
+        let moved = fcntl(descriptor, F_DUPFD_CLOEXEC, 5)
+        guard moved >= 0 else { return descriptor }
+        close(descriptor)
+        return moved
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            written += count
+        }
+        return true
     }
 
     private func move(_ item: WorkItem, to state: QueueFolder.State, status: Int32?) {
@@ -186,15 +321,18 @@ final class QueueWorker {
     // MARK: Processes
 
     /// Starts `batchrun ARGUMENTS` in a process group of its own (a Ctrl-C reaches it once, from
-    /// the worker), its output appended to `log`, a folder item's lock as its descriptor 3.
-    private func spawn(_ arguments: [String], log: String, lock: Int32?) -> pid_t? {
+    /// the worker), its output appended to `log` (else dropped), `descriptors` as its 3, 4, ...
+    /// (a folder item's lock; a runner's requests and statuses).
+    private func spawn(_ arguments: [String], log: String?, descriptors: [Int32]) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 1, log ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        if let lock { posix_spawn_file_actions_adddup2(&actions, lock, 3) }
+        for (offset, descriptor) in descriptors.enumerated() {
+            posix_spawn_file_actions_adddup2(&actions, descriptor, 3 + Int32(offset))
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -203,6 +341,7 @@ final class QueueWorker {
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGINT)
         sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGPIPE)   // ignored by the worker
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
         let executable = Self.executable
@@ -225,6 +364,7 @@ final class QueueWorker {
     private func waitForSomething() {
         var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
         if watch >= 0 { descriptors.append(pollfd(fd: watch, events: Int16(POLLIN), revents: 0)) }
+        for runner in runners.values { descriptors.append(pollfd(fd: runner.statuses, events: Int16(POLLIN), revents: 0)) }
         _ = poll(&descriptors, nfds_t(descriptors.count), 250)
         var buffer = [UInt8](repeating: 0, count: 4096)
         var stopRequested = false
@@ -244,6 +384,7 @@ final class QueueWorker {
     /// SIGINT and SIGTERM stop the worker, SIGCHLD has it reap: each wakes its loop, which acts
     /// on its own thread.
     private func installSignals() {
+        signal(SIGPIPE, SIG_IGN)   // a runner that died: its input's write fails instead
         let wakeWrite = wake.write
         SignalWatcher.start([SIGINT, SIGTERM, SIGCHLD]) { number in
             var byte = number == SIGCHLD ? Self.childByte : Self.stopByte
@@ -258,6 +399,7 @@ final class QueueWorker {
         stopping = true
         say("stopping: no new items; cancelling the running ones, which go back to pending")
         for pid in running.keys { kill(pid, SIGINT) }
+        for pid in runners.keys where running[pid] == nil { retire(pid) }
     }
 
     private func say(_ message: String) {

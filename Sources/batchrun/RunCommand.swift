@@ -67,6 +67,12 @@ struct RunCommand: AsyncParsableCommand {
         let interrupts = InterruptHandler()
         interrupts.install()
         defer { withExtendedLifetime(interrupts) {} }
+        try await run(interrupts: interrupts)
+    }
+
+    /// Runs the files; SIGINT and SIGTERM come through `interrupts`, installed by the caller (a
+    /// queue's runner installs one for all the items it runs).
+    func run(interrupts: InterruptHandler) async throws {
         let loaded = load.loadAll(files, selection: JobSelection(select: select, exclude: exclude))
         let style = TerminalStyle(mode: color)
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,

@@ -399,6 +399,46 @@ struct PostgresQueueTests {
         if ProcessInfo.processInfo.environment["QUEUE_DEBUG"] != nil { print(logs.joined(separator: "\n-----\n")) }
     }
 
+    @Test("a worker's items run one after another in one runner process: each item's output in its own log, a failed item does not stop the next, a hook cannot read the runner's requests")
+    func itemsShareARunner() throws {
+        let url = try PostgresServer.database("runner")
+        let folder = try TemporaryFolder()
+        func item(_ name: String, key: Int, hook: String? = nil) throws {
+            try folder.write(name, """
+                version: 1
+                store: { postgres: "\(url)" }
+                entities:
+                  T: { columns: { id: integer primary key, v: text } }
+                jobs:
+                  load:
+                    steps: [{ insert: { entity: T, rows: [{ id: \(key), v: \(name) }] } }]
+                \(hook.map { "    on_complete: \"\($0)\"" } ?? "")
+                """)
+        }
+        // The hook reads its standard input to the end: were it the runner's requests, the items after it would be lost.
+        try item("one.yaml", key: 1, hook: "cat > /dev/null")
+        try item("again.yaml", key: 1)   // key 1 is taken: fails under `error`
+        try item("two.yaml", key: 2)
+        try item("three.yaml", key: 3)
+        let submitted = try Batchrun.run(["submit", url, "one.yaml", "again.yaml", "two.yaml", "three.yaml"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+
+        let worked = try Batchrun.run(["worker", url, "--once"], in: folder.url)
+        #expect(worked.status == 1, "\(worked.stdout)\(worked.stderr)")
+        let processes = Set(worked.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "(process ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0.isNumber })
+        })
+        #expect(processes.count == 1, "\(worked.stdout)")   // four items, one runner
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1one.yaml 2two.yaml 3three.yaml")
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(state, ' ' ORDER BY id) FROM _batchrun_queue") == "done failed done done")
+        for id in 1...4 {
+            let log = try Batchrun.run(["queue", url, "--log", String(id)], in: folder.url).stdout
+            #expect(log.components(separatedBy: "Done in").count == 2, "item \(id): \(log)")   // its own run's summary, once
+            #expect(log.contains(id == 2 ? "ERROR load" : "OK    load"), "item \(id): \(log)")
+        }
+    }
+
     @Test("submit checks every file first (one invalid: exit 2, nothing queued); queue lists items and prints an item's log and report")
     func submitAndList() throws {
         let url = try PostgresServer.database("listing")

@@ -27,20 +27,24 @@ final class PostgresBackend: StoreBackend {
         location = try PostgresLocation(url: url)
         self.fence = fence
         do {
-            let writer = try Self.connect(location)
-            try writer.simple("SET lock_timeout = '\(Self.milliseconds(busyTimeout))ms'")
-            // A save joins a batch's VALUES list to the table by its key. At the default cost of a
-            // random page (4, a spinning disk) the planner hashes the whole table for each batch
-            // instead of looking its rows up by key: 7 times slower on 100,000 rows, and worse
-            // as the table grows. 1.1 is the usual setting for SSDs and cached data.
-            try writer.simple("SET random_page_cost = 1.1")
-            if let idle = fence?.idleTimeout {
-                try writer.simple("SET idle_in_transaction_session_timeout = '\(Self.milliseconds(idle))ms'")
-            }
-            connections = Connections(writer: writer, writerPID: try Self.backendPID(of: writer))
+            let (writer, writerPID) = try PostgresSessionPool.session(for: location)
+            // random_page_cost: a save joins a batch's VALUES list to the table by its key. At the
+            // default cost of a random page (4, a spinning disk) the planner hashes the whole table
+            // for each batch instead of looking its rows up by key: 7 times slower on 100,000 rows,
+            // and worse as the table grows. 1.1 is the usual setting for SSDs and cached data.
+            // One statement for all settings: a small queue item opens a store for every run.
+            var settings = ["lock_timeout": "\(Self.milliseconds(busyTimeout))ms", "random_page_cost": "1.1"]
+            if let idle = fence?.idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
+            try writer.simple("SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
+                .joined(separator: ", "))
+            connections = Connections(writer: writer, writerPID: writerPID, location: location)
             try write(interruptedBy: nil) { connection in
-                try Self.verify(model: model, in: connection)
-                for entity in model.entities { try connection.createTable(entity) }
+                let existing = try Self.verify(model: model, in: connection)
+                // A table that exists is created again only for indexes it may lack.
+                for entity in model.entities
+                where !existing.contains(entity.tableName) || PostgresSchemaSQL.statements(for: Model(entities: [entity])).count > 1 {
+                    try connection.createTable(entity)
+                }
             }
         } catch let error as StoreError {
             throw error
@@ -56,7 +60,7 @@ final class PostgresBackend: StoreBackend {
     // MARK: StoreBackend
 
     func read<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
-        let (connection, pid) = try connections.takeReader { try Self.connect(location) }
+        let (connection, pid) = try connections.takeReader()
         defer { connections.putBack(connection, pid: pid) }
         return try transaction(on: connection, pid: pid, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                                interruptedBy: interrupter, body)
@@ -172,20 +176,19 @@ final class PostgresBackend: StoreBackend {
         return PostgresStoreConnection(connection)
     }
 
-    private static func backendPID(of connection: PostgresStoreConnection) throws -> Int32 {
-        guard case .integer(let pid)? = try connection.value("SELECT pg_backend_pid()") else { return 0 }
-        return Int32(pid)
-    }
-
-    /// Checks that every existing table has every declared column; throws before anything is created.
-    private static func verify(model: Model, in connection: any StoreConnection) throws {
+    /// Checks that every existing table has every declared column; throws before anything is
+    /// created. Returns the tables that exist.
+    private static func verify(model: Model, in connection: any StoreConnection) throws -> Set<String> {
         var mismatches: [(entity: String, table: String, missing: [String])] = []
+        var existing: Set<String> = []
         for entity in model.entities where try connection.tableExists(entity.tableName) {
-            let existing = try connection.columnNames(of: entity.tableName)
-            let missing = entity.columnNames.filter { !existing.contains($0.lowercased()) }
+            existing.insert(entity.tableName)
+            let columns = try connection.columnNames(of: entity.tableName)
+            let missing = entity.columnNames.filter { !columns.contains($0.lowercased()) }
             if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
         }
         if !mismatches.isEmpty { throw StoreError.schemaMismatch(mismatches) }
+        return existing
     }
 }
 
@@ -204,9 +207,12 @@ private final class Connections: @unchecked Sendable {
     private var readers: [(connection: PostgresStoreConnection, pid: Int32)] = []
     private var controlConnection: PostgresStoreConnection?
 
-    init(writer: PostgresStoreConnection, writerPID: Int32) {
+    private let location: PostgresLocation
+
+    init(writer: PostgresStoreConnection, writerPID: Int32, location: PostgresLocation) {
         self.writer = writer
         self.writerPID = writerPID
+        self.location = location
     }
 
     func withWriter<T>(_ body: (PostgresStoreConnection, Int32) throws -> T) rethrows -> T {
@@ -215,11 +221,9 @@ private final class Connections: @unchecked Sendable {
         return try body(writer, writerPID)
     }
 
-    func takeReader(connecting: () throws -> PostgresStoreConnection) throws -> (PostgresStoreConnection, Int32) {
+    func takeReader() throws -> (PostgresStoreConnection, Int32) {
         if let idle = lock.withLock({ readers.popLast() }) { return idle }
-        let connection = try connecting()
-        guard case .integer(let pid)? = try connection.value("SELECT pg_backend_pid()") else { return (connection, 0) }
-        return (connection, Int32(pid))
+        return try PostgresSessionPool.session(for: location)
     }
 
     /// The control connection (only ever used for requests that are safe on a shared
@@ -237,9 +241,10 @@ private final class Connections: @unchecked Sendable {
         lock.withLock { readers.append((connection, pid)) }
     }
 
+    /// The writer and the readers go to the process's session pool, for the next store.
     func closeAll() {
-        withWriter { writer, _ in _ = try? writer.connection.close().wait() }
-        for (reader, _) in lock.withLock({ readers }) { _ = try? reader.connection.close().wait() }
+        withWriter { writer, pid in PostgresSessionPool.keep(writer.connection, pid: pid, for: location) }
+        for (reader, pid) in lock.withLock({ readers }) { PostgresSessionPool.keep(reader.connection, pid: pid, for: location) }
         if let control = lock.withLock({ controlConnection }) { _ = try? control.connection.close().wait() }
     }
 }
