@@ -12,7 +12,8 @@ struct WorkerCommand: ParsableCommand {
             worker died are taken over at once and resumed from their checkpoints. Each ends in done/ or failed/ with \
             ITEM.json (the report) and ITEM.log (the output). PostgreSQL: an item is claimed for a lease (--lease) the \
             worker renews; an item whose lease ran out is taken over and resumed; a run whose store is the queue's \
-            database commits only while its lease is its worker's. SIGINT or SIGTERM: no new items; running ones are \
+            database commits only while its lease is its worker's; each slot's items run one after another in one \
+            child process. SIGINT or SIGTERM: no new items; running ones are \
             cancelled and go back to pending; exit 130.
             """)
 

@@ -229,14 +229,14 @@ struct BulkSaveTests {
     func bulk(_ test: TestStore, _ first: Int, _ last: Int) -> BulkChange {
         BulkChange.keyRange(TestStore.model.entities[0], from: ObjectID(entity: "Account", key: [.integer(Int64(first))]),
                             to: ObjectID(entity: "Account", key: [.integer(Int64(last))]), params: [:]) { range in
-            "UPDATE Account SET balance = (balance + 1) WHERE \(range)"
+            // 'bulk' marks the rows this statement wrote: the checked path leaves status alone.
+            "UPDATE \"Account\" SET balance = (balance + 1), status = 'bulk' WHERE \(range)"
         }
     }
 
-    // SQLite only: the "nothing committed since the read" fast path (ChangeGeneration) and its bulk statement exist on SQLite only.
-    @Test("with nothing committed since the read, the bulk statement saves the batch")
-    func unchanged() async throws {
-        let test = try TestStore(rows: 5)
+    @Test("with nothing committed since the read, the bulk statement saves the batch", arguments: TestBackend.allCases)
+    func unchanged(backend: TestBackend) async throws {
+        let test = try TestStore(rows: 5, backend: backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "bump", mergePolicy: .error)
         let bulk = bulk(test, 2, 4)
@@ -249,12 +249,12 @@ struct BulkSaveTests {
         #expect(result.updated == 3 && result.conflicts.isEmpty)
         #expect(result.didSave?.updated["Account"]?.count == 3)
         #expect(try (1...5).map { try test.row($0)?.balance } == [10, 11, 11, 11, 10])
+        #expect(try (1...5).map { try test.row($0)?.status } == ["open", "bulk", "bulk", "bulk", "open"])
     }
 
-    // SQLite only: the choice between the fast path and the checked path (ChangeGeneration); PostgreSQL always checks.
-    @Test("a commit by another program after the read sends the save down the checked path")
-    func changedByAnotherProgram() async throws {
-        let test = try TestStore(rows: 5)
+    @Test("a commit by another program after the read sends the save down the checked path", arguments: TestBackend.allCases)
+    func changedByAnotherProgram(backend: TestBackend) async throws {
+        let test = try TestStore(rows: 5, backend: backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "bump", mergePolicy: .objectTrump)
         let bulk = bulk(test, 2, 4)
@@ -269,12 +269,12 @@ struct BulkSaveTests {
         #expect(result.conflicts.map(\.objectID) == [ObjectID(entity: "Account", key: [.integer(3)])])
         #expect(result.conflicts.first?.changedBy == "outside this run")
         #expect(try (1...5).map { try test.row($0)?.balance } == [10, 11, 11, 11, 10])
+        #expect(try (1...5).map { try test.row($0)?.status } == ["open", "open", "open", "open", "open"])
     }
 
-    // SQLite only: the choice between the fast path and the checked path (ChangeGeneration); PostgreSQL always checks.
-    @Test("a commit by another job after the read sends the save down the checked path")
-    func changedByAnotherJob() async throws {
-        let test = try TestStore(rows: 3)
+    @Test("a commit by another job after the read sends the save down the checked path", arguments: TestBackend.allCases)
+    func changedByAnotherJob(backend: TestBackend) async throws {
+        let test = try TestStore(rows: 3, backend: backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "bump", mergePolicy: .storeTrump)
         let other = Context(store: test.store, name: "other")
@@ -291,6 +291,7 @@ struct BulkSaveTests {
         let result = try await context.perform { try $0.save(bulk: bulk) }
         #expect(result.conflicts.first?.changedBy == "other")
         #expect(try (1...3).map { try test.row($0)?.balance } == [11, 70, 11])
+        #expect(try (1...3).map { try test.row($0)?.status } == ["open", "open", "open"])
     }
 
     @Test("contention: rows changed since the read are resolved one by one, the rest written set-based",

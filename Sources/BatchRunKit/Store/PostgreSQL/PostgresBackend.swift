@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import Synchronization
 
 /// The PostgreSQL backend: one writer connection that serializes this process's writes (READ
 /// COMMITTED transactions), pooled reader connections for snapshot reads (REPEATABLE READ, READ
@@ -7,8 +8,11 @@ import PostgresNIO
 /// context is interrupted. Opening connects, creates missing tables with the contract's type
 /// mapping and verifies existing ones, as on SQLite.
 ///
-/// "Committed since" is not tracked yet: every save takes the checked path, which is correct
-/// whatever another program wrote, only slower than the fast path SQLite's saves can take.
+/// "Committed since" compares the server's snapshots (`pg_current_snapshot()`: the oldest
+/// transaction running, the next transaction id, the ones in progress), taken before a read
+/// and again inside the save's transaction: equal, no transaction took an id or ended in
+/// between, so nothing was committed and a save may take the set-based fast path. Any
+/// difference (even a commit that changed other tables) takes the checked path.
 ///
 /// ```swift
 /// let backend = try PostgresBackend(url: "postgresql://batch@db.internal/nightly", model: model)
@@ -90,10 +94,31 @@ final class PostgresBackend: StoreBackend {
         try await offThread { try self.write(interruptedBy: nil, body) }
     }
 
-    var changeGeneration: UInt64 { 0 }
+    /// The generation: a number for each server snapshot seen, the last one kept. 0: unknown.
+    private let generations = Mutex<(snapshot: String, number: UInt64)>(("", 0))
+
+    var changeGeneration: UInt64 {
+        // On a reader, outside any transaction: one round trip, and no wait for the writer.
+        guard let (connection, pid) = try? connections.takeReader() else { return 0 }
+        defer { connections.putBack(connection, pid: pid) }
+        guard let snapshot = try? Self.snapshot(on: connection) else { return 0 }
+        return generations.withLock { generations in
+            if generations.snapshot != snapshot {
+                generations.snapshot = snapshot
+                generations.number += 1
+            }
+            return generations.number
+        }
+    }
 
     func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool {
-        false
+        guard generation != 0 else { return false }
+        let now = try Self.snapshot(on: connection)
+        return generations.withLock { $0.number == generation && $0.snapshot == now }
+    }
+
+    private static func snapshot(on connection: any StoreConnection) throws -> String? {
+        try connection.value("SELECT pg_current_snapshot()::text")?.string
     }
 
     func describeFailure(_ error: any Error) -> String {
