@@ -339,14 +339,18 @@ final class ContextCore {
     /// `forgetting`: the caller resets right after, so saved objects need no new snapshots.
     func save(bulk: BulkChange? = nil, forgetting: Bool = false, checkpoint: CheckpointWrite? = nil) throws -> SaveResult {
         guard hasChanges || checkpoint != nil else { return SaveResult() }
-        let objects = registered.values.filter { $0.hasChanges }
         let inserts = inserted
         let readSequence = self.readSequence ?? store.committedSequence
         let readGeneration = self.readGeneration
+        var objects: [ManagedObject] = []
         let (_, result) = try commit(withIDs: !forgetting, checkpoint: checkpoint) { db, changes in
             if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
+                // Every row is as read, and the statement rewrites the row of every object given
+                // a value: those are the changed ones (no comparing each object's values).
+                objects = self.registered.values.filter(\.wasWritten)
                 try self.writeBulk(bulk, objects: objects, in: db, into: &changes)
             } else {
+                objects = self.registered.values.filter { $0.hasChanges }
                 try self.write(inserts: inserts, objects: objects, in: db, readSequence: readSequence, readBack: !forgetting,
                                into: &changes)
             }

@@ -92,6 +92,9 @@ public final class ManagedObject {
     /// Set by the first write to a value, so objects only read skip comparing.
     private var written = false
 
+    /// Deleted, inserted, or given a value since read (whether or not it differs).
+    var wasWritten: Bool { isDeleted || written || snapshot == nil }
+
     /// Columns whose value differs from the snapshot (every column for an inserted object).
     public var changedColumns: [Int] {
         guard let snapshot else { return Array(values.indices) }
