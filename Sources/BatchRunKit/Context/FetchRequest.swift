@@ -25,8 +25,9 @@ public struct FetchRequest: Sendable {
         self.limit = limit
     }
 
-    func sql(for entity: Entity) -> String {
-        let computed = assigning.enumerated().map { ", (\($1.expression)) AS \(SQL.quote("_batchrun_c\($0)"))" }.joined()
+    /// `keysOnly`: the primary keys of the rows, in order, and nothing else.
+    func sql(for entity: Entity, keysOnly: Bool = false) -> String {
+        let computed = keysOnly ? "" : assigning.enumerated().map { ", (\($1.expression)) AS \(SQL.quote("_batchrun_c\($0)"))" }.joined()
         var conditions: [String] = []
         if let whereClause { conditions.append("(\(whereClause))") }
         let keys = entity.primaryKey.map(SQL.quote)
@@ -35,7 +36,7 @@ public struct FetchRequest: Sendable {
             conditions.append(keys.count == 1 ? "\(keys[0]) > \(placeholders[0])"
                                               : "(\(keys.joined(separator: ", "))) > (\(placeholders.joined(separator: ", ")))")
         }
-        var sql = "SELECT \(SQL.quoteList(entity.columnNames))\(computed) FROM \(SQL.quote(entity.tableName))"
+        var sql = "SELECT \(SQL.quoteList(keysOnly ? entity.primaryKey : entity.columnNames))\(computed) FROM \(SQL.quote(entity.tableName))"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY " + keys.joined(separator: ", ")
         if let limit { sql += " LIMIT \(limit)" }

@@ -3,8 +3,9 @@ import Foundation
 /// Runs a `batch-update`. In the job's context (the default), each batch is read without the
 /// write lock, with the `set` expressions evaluated in that read, then saved with the check
 /// that every row is still as read; rows changed meanwhile are conflicts resolved by the merge
-/// policy (`recompute` evaluates the expressions again inside the save). `direct: true` runs
-/// one set-based UPDATE instead.
+/// policy (`recompute` evaluates the expressions again inside the save); on PostgreSQL, with
+/// nothing committed since the previous batch's save, a batch is read inside its save
+/// (`ContextBatches`). `direct: true` runs one set-based UPDATE instead.
 public enum BatchUpdateRunner {
     public static func run(_ step: BatchUpdateStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
@@ -51,7 +52,7 @@ public enum BatchUpdateRunner {
             assignments: step.set.map { ($0.column, $0.expression) }, params: environment.params)
         var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params)
         request.assigning = step.set.map { ($0.column, $0.expression) }
-        try ContextBatches.run(request, in: environment, context: context, report: &report) { _, first, last in
+        try ContextBatches.run(request, in: environment, context: context, report: &report, change: .update) { first, last in
             BulkChange.keyRange(environment.entity, from: first, to: last, params: environment.params) { range in
                 step.sql(for: environment.entity) + (step.whereClause == nil ? " WHERE " : " AND ") + range
             }

@@ -1,17 +1,33 @@
 /// The loop behind `delete` and `batch-update`: read a batch of rows in primary-key order in
 /// the job's context, change it, save it (trying again from a fresh read when the step allows),
 /// forget it, and go on after its last key until no row is left.
+///
+/// On a store whose writers lock only the rows they change (PostgreSQL), when nothing at all
+/// was committed to the store since the step's previous save (by anyone, this job included),
+/// a batch is read inside its save instead: the save's transaction reads the batch's keys and
+/// runs the batch's set-based statement over them. That is the same batch, changed the same
+/// way, as a read followed by a save with nothing committed between, without carrying the
+/// rows to the context and back. On SQLite, whose one write lock every other program waits
+/// for, reads stay outside the saves: back-to-back saves would starve other writers.
 enum ContextBatches {
-    /// `change` changes the batch's objects and returns the same change as one set-based
-    /// statement over the keys from the first object to the last, for a save that finds
-    /// nothing committed since the read.
+    /// What a step does to each batch's rows.
+    enum Change {
+        /// The read's assigned columns (`FetchRequest.assigning`) are the change.
+        case update
+        case delete
+    }
+
+    /// `statement` gives the batch's change as one set-based statement over the keys from the
+    /// first row to the last, for a save that finds nothing committed since the read.
     static func run(_ request: FetchRequest, in environment: StepEnvironment, context: isolated Context,
-                    report: inout StepReport, change: ([ManagedObject], ObjectID, ObjectID) -> BulkChange) throws {
+                    report: inout StepReport, change: Change, statement: (ObjectID, ObjectID) -> BulkChange) throws {
         var request = request
         request.limit = environment.batchSize
         if case .key(let key)? = environment.resumeAt {
             request.after = ObjectID(entity: environment.entity.name, key: key)
         }
+        // The store's change generation right after this step's last save.
+        var savedAtGeneration: UInt64?
         while true {
             if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
             var retries = 0, failedSaves = 0
@@ -19,26 +35,79 @@ enum ContextBatches {
                 report.retries += retries
                 report.batches.rolledBack += failedSaves
             }
-            let batch = try environment.withRetries(retried: { retries += 1 }) { () -> (count: Int, last: ObjectID?, result: SaveResult?) in
+            let batch = try environment.withRetries(retried: { retries += 1 }) { () -> Batch in
                 context.reset()
+                if let generation = savedAtGeneration,
+                   let batch = try readInSave(request, since: generation, in: environment, context: context, change: change, statement: statement) {
+                    return batch
+                }
                 let objects = try context.fetch(request)
-                guard let first = objects.first?.objectID, let last = objects.last?.objectID else { return (0, nil, nil) }
-                let bulk = change(objects, first, last)
+                guard let first = objects.first?.objectID, let last = objects.last?.objectID else { return Batch(count: 0) }
+                if change == .delete {
+                    for object in objects { context.delete(object) }
+                }
+                let bulk = statement(first, last)
                 do {
                     let result = try environment.checkpoint.map { checkpoint in
                         try context.save(bulk: bulk, forgetting: true, checkpoint: checkpoint.at(.key(last.key)))
                     } ?? context.saveAndReset(bulk: bulk)
-                    return (objects.count, last, result)
+                    return Batch(count: objects.count, last: last, result: result)
                 } catch {
                     failedSaves += 1   // the save's transaction was rolled back
                     throw error
                 }
             }
             guard let last = batch.last, let result = batch.result else { break }
+            if !context.store.hasStoreWideWriteLock { savedAtGeneration = context.store.changeGeneration }
             report.add(result, entity: environment.entity)
             environment.progress(report.rows)
             request.after = last
             if batch.count < environment.batchSize { break }
+        }
+    }
+
+    private struct Batch {
+        var count: Int
+        var last: ObjectID?
+        var result: SaveResult?
+    }
+
+    /// Thrown inside the save to roll it back and read the batch as usual: something was
+    /// committed since the last save, or no row is left (the usual read ends the step).
+    private struct ReadAsUsual: Error {}
+
+    /// The batch read and changed in one transaction, when the store is unchanged since
+    /// `generation`; nil when it changed (nothing was written: read the batch as usual).
+    private static func readInSave(_ request: FetchRequest, since generation: UInt64, in environment: StepEnvironment,
+                                   context: isolated Context, change: Change,
+                                   statement: (ObjectID, ObjectID) -> BulkChange) throws -> Batch? {
+        let entity = environment.entity
+        do {
+            let (batch, result) = try context.commit(checkpoint: nil) { db, changes -> Batch in
+                guard try context.store.isUnchanged(since: generation, in: db) else { throw ReadAsUsual() }
+                var keys: [[StoreValue]] = []
+                keys.reserveCapacity(request.limit ?? 0)
+                try db.forEachRow(try db.prepare(request.sql(for: entity, keysOnly: true)), named: request.arguments(), positional: [],
+                                  split: entity.primaryKey.count, assigned: []) { key, _ in keys.append(key) }
+                guard let firstKey = keys.first, let lastKey = keys.last else { throw ReadAsUsual() }
+                let first = ObjectID(entity: entity.name, key: firstKey), last = ObjectID(entity: entity.name, key: lastKey)
+                let bulk = statement(first, last)
+                try db.execute(bulk.sql, SQLArguments(named: bulk.params))
+                let kind: SaveChanges.Kind = change == .delete ? .deleted : .updated
+                for key in keys {
+                    if key.count == 1, case .integer(let value) = key[0] {
+                        changes.record(rowid: value, entity: entity.name, kind)
+                    } else {
+                        changes.record(ObjectID(entity: entity.name, key: key), kind)
+                    }
+                }
+                if change == .delete { changes.deleted = db.changedRowCount } else { changes.updated = db.changedRowCount }
+                try environment.checkpoint?.at(.key(lastKey))(db, changes)
+                return Batch(count: keys.count, last: last)
+            }
+            return Batch(count: batch.count, last: batch.last, result: result)
+        } catch is ReadAsUsual {
+            return nil
         }
     }
 }

@@ -10,9 +10,8 @@ public enum DeleteRunner {
         context.recomputeRules[environment.entity.name] = RecomputeRule(deleteWhere: step.whereClause, params: environment.params)
         let request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params)
         do {
-            try ContextBatches.run(request, in: environment, context: context, report: &report) { objects, first, last in
-                for object in objects { context.delete(object) }
-                return BulkChange.keyRange(environment.entity, from: first, to: last, params: environment.params) { range in
+            try ContextBatches.run(request, in: environment, context: context, report: &report, change: .delete) { first, last in
+                BulkChange.keyRange(environment.entity, from: first, to: last, params: environment.params) { range in
                     "DELETE FROM \(SQL.quote(environment.entity.tableName)) WHERE "
                         + (step.whereClause.map { "(\($0)) AND " } ?? "") + range
                 }

@@ -86,6 +86,9 @@ public final class Store: Sendable {
     /// A number that grows with every commit by anyone; taken before a read.
     var changeGeneration: UInt64 { backend.changeGeneration }
 
+    /// True when a write locks the whole store against other writers (SQLite).
+    var hasStoreWideWriteLock: Bool { backend.hasStoreWideWriteLock }
+
     /// True when nothing was committed to the store, by this process or any other program,
     /// since `changeGeneration` returned `since`. Called inside a write transaction.
     func isUnchanged(since: UInt64, in connection: any StoreConnection) throws -> Bool {

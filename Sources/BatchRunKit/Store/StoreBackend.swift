@@ -30,6 +30,11 @@ protocol StoreBackend: Sendable {
     /// A number that grows with every commit by anyone; taken before a read.
     var changeGeneration: UInt64 { get }
 
+    /// True when a write transaction locks the whole store against every other writer
+    /// (SQLite): batch steps then read outside their saves, leaving other programs the lock
+    /// while they read. False where writers lock only the rows they change (PostgreSQL).
+    var hasStoreWideWriteLock: Bool { get }
+
     /// True when nothing was committed to the store, by this process or any other, since
     /// `changeGeneration` returned `generation`. Called inside a write transaction.
     func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool

@@ -94,6 +94,8 @@ final class PostgresBackend: StoreBackend {
         try await offThread { try self.write(interruptedBy: nil, body) }
     }
 
+    var hasStoreWideWriteLock: Bool { false }
+
     /// The generation: a number for each server snapshot seen, the last one kept. 0: unknown.
     private let generations = Mutex<(snapshot: String, number: UInt64)>(("", 0))
 

@@ -96,6 +96,8 @@ final class SQLiteBackend: StoreBackend {
 
     var changeGeneration: UInt64 { generation.current }
 
+    var hasStoreWideWriteLock: Bool { true }
+
     func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool {
         // Every connection this backend hands out is a SQLiteConnection.
         try self.generation.isUnchanged(since: generation, writer: unsafeDowncast(connection, to: SQLiteConnection.self).db)
