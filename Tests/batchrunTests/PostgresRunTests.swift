@@ -439,6 +439,72 @@ struct PostgresQueueTests {
         }
     }
 
+    @Test("a runner is replaced after 100 items: 101 items through one worker run in two processes, 100 and 1")
+    func runnerReplacedAfterItsItems() throws {
+        let url = try PostgresServer.database("recycle")
+        let folder = try TemporaryFolder()
+        try folder.write("tick.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              Tick: { columns: { id: integer primary key, v: text } }
+            jobs:
+              tick:
+                steps: [{ insert: { entity: Tick, rows: [{ v: x }] } }]
+            """)
+        let submitted = try Batchrun.run(["submit", url] + Array(repeating: "tick.yaml", count: 101), in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let worked = try Batchrun.run(["worker", url, "--once"], in: folder.url)
+        #expect(worked.status == 0, "\(worked.stdout)\(worked.stderr)")
+        var itemsPerProcess: [String: Int] = [:]
+        for line in worked.stdout.split(separator: "\n") {
+            guard let range = line.range(of: "(process ") else { continue }
+            itemsPerProcess[String(line[range.upperBound...].prefix { $0.isNumber }), default: 0] += 1
+        }
+        #expect(itemsPerProcess.values.sorted() == [1, 100], "\(itemsPerProcess)")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM tick") == "101")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state = 'done'") == "101")
+    }
+
+    @Test("SIGINT to a worker while its runner runs an item: the worker ends by SIGINT, the item is pending again, and the next worker finishes it with its rows once")
+    func interruptedRunner() throws {
+        let url = try PostgresServer.database("runner_sigint")
+        let folder = try TemporaryFolder()
+        // The fetch counts to two billion on the server until table go has a row: the item is mid-run when SIGINT comes.
+        try folder.write("slow.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              T: { columns: { id: integer primary key, v: text } }
+              Go: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }] }
+                  - fetch: { entity: T, where: "CASE WHEN EXISTS (SELECT 1 FROM go) THEN true ELSE (SELECT count(*) FROM generate_series(1, 2000000000)) > 0 END" }
+            """)
+        #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
+        let worker = try Batchrun.start(["worker", url, "--once"], in: folder)
+        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' AND state = 'active' AND pid <> pg_backend_pid()"
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (try? PostgresServer.psql(url, waiting)) != "1" { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try PostgresServer.psql(url, waiting) == "1")
+        let interrupted = Date()
+        kill(worker.processIdentifier, SIGINT)
+        worker.waitUntilExit()
+        #expect(Date().timeIntervalSince(interrupted) < 30, "the statement in flight is cancelled on the server")
+        #expect(QueueTests.endedBySIGINT(worker))
+        #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue") == "pending")
+        #expect(try PostgresServer.psql(url, waiting) == "0")
+
+        try PostgresServer.psql(url, "INSERT INTO go VALUES (1)")
+        let again = try Batchrun.run(["worker", url, "--once"], in: folder.url)
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue") == "done")
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1a 2b")
+    }
+
     @Test("submit checks every file first (one invalid: exit 2, nothing queued); queue lists items and prints an item's log and report")
     func submitAndList() throws {
         let url = try PostgresServer.database("listing")
