@@ -37,9 +37,16 @@ enum ContextBatches {
             }
             let batch = try environment.withRetries(retried: { retries += 1 }) { () -> Batch in
                 context.reset()
-                if let generation = savedAtGeneration,
-                   let batch = try readInSave(request, since: generation, in: environment, context: context, change: change, statement: statement) {
-                    return batch
+                if let generation = savedAtGeneration {
+                    do {
+                        if let batch = try readInSave(request, since: generation, in: environment, context: context, change: change,
+                                                      statement: statement) {
+                            return batch
+                        }
+                    } catch {
+                        failedSaves += 1   // the save's transaction was rolled back
+                        throw error
+                    }
                 }
                 let objects = try context.fetch(request)
                 guard let first = objects.first?.objectID, let last = objects.last?.objectID else { return Batch(count: 0) }
