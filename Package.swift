@@ -69,7 +69,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BatchRunKitLibraryTests",
-            dependencies: ["BatchRunKit"]
+            dependencies: ["BatchRunKit", "TestSupport"]
         ),
         .testTarget(
             name: "batchrunTests",

@@ -1,5 +1,6 @@
 import BatchRunKit
 import Foundation
+import TestSupport
 import Testing
 
 /// `Context.save(checkpoint:)` and `Context.checkpoint` as docs/library.md shows them: a batch
@@ -38,9 +39,9 @@ struct CheckpointTests {
         }
     }
 
-    @Test("a batch loop stopped midway and started again changes every row exactly once; once done it finds nothing left")
-    func resumesExactlyOnce() async throws {
-        let sessions = try SessionStore()
+    @Test("a batch loop stopped midway and started again changes every row exactly once; once done it finds nothing left", arguments: Backend.allCases)
+    func resumesExactlyOnce(backend: Backend) async throws {
+        let sessions = try SessionStore(backend)
         defer { sessions.cleanUp() }
         try await sessions.seed(2_500, minutes: 10)
         await #expect(throws: Stopped.self) { try await Self.addBonus(store: sessions.store, stopAfter: 2) }
@@ -55,9 +56,9 @@ struct CheckpointTests {
         #expect(checkpoint == StoreValue(2_500))
     }
 
-    @Test("a save whose transaction fails keeps neither its changes nor its checkpoint; nil clears the checkpoint")
-    func failedSaveKeepsNeither() async throws {
-        let sessions = try SessionStore()
+    @Test("a save whose transaction fails keeps neither its changes nor its checkpoint; nil clears the checkpoint", arguments: Backend.allCases)
+    func failedSaveKeepsNeither(backend: Backend) async throws {
+        let sessions = try SessionStore(backend)
         defer { sessions.cleanUp() }
         try await sessions.seed(3)
         let context = Context(store: sessions.store, name: "copy")

@@ -1,7 +1,16 @@
 import BatchRunKit
 import Foundation
+import TestSupport
 
-/// A store in a fresh temporary folder with a `Session` entity, made through the public API only.
+/// The databases the library tests run on: the same assertions on each.
+enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite, postgres
+
+    var description: String { rawValue }
+}
+
+/// A store with a `Session` entity, made through the public API only: in a fresh temporary
+/// folder (SQLite), or in a fresh database on the test process's PostgreSQL server.
 struct SessionStore {
     static let model = Model(entities: [
         Entity(name: "Session", columns: [
@@ -16,9 +25,12 @@ struct SessionStore {
     let folder: URL
     let store: Store
 
-    init() throws {
+    init(_ backend: Backend) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-lib-\(UUID().uuidString)")
-        store = try Store(path: folder.appendingPathComponent("app.sqlite").path, model: Self.model)
+        switch backend {
+        case .sqlite: store = try Store(path: folder.appendingPathComponent("app.sqlite").path, model: Self.model)
+        case .postgres: store = try Store(postgres: PostgresServer.database("lib"), model: Self.model)
+        }
     }
 
     /// Inserts `count` sessions with ids 1...count through a private context.

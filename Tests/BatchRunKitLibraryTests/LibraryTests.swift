@@ -1,15 +1,16 @@
 import BatchRunKit
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// BatchRunKit as a library user sees it: only its public API, no `@testable`.
 @Suite("The library, used as Core Data users expect")
 struct LibraryTests {
-    @Test("a merge refreshes the main context's objects in place: the same instance shows the background save")
+    @Test("a merge refreshes the main context's objects in place: the same instance shows the background save", arguments: Backend.allCases)
     @MainActor
-    func mergeRefreshesInPlace() async throws {
-        let test = try SessionStore()
+    func mergeRefreshesInPlace(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(3)
         let main = MainContext(store: test.store)
@@ -27,10 +28,10 @@ struct LibraryTests {
         #expect(again === held)
     }
 
-    @Test("a save of 12,000 rows (more than one merge slice) refreshes every held object in place; deleted ones go, changed ones keep their changes")
+    @Test("a save of 12,000 rows (more than one merge slice) refreshes every held object in place; deleted ones go, changed ones keep their changes", arguments: Backend.allCases)
     @MainActor
-    func largeSaveMergedInSlices() async throws {
-        let test = try SessionStore()
+    func largeSaveMergedInSlices(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(12_000)
         let main = MainContext(store: test.store)
@@ -53,10 +54,10 @@ struct LibraryTests {
         #expect(main.registeredObjects.count == 12_000 - 12)   // the 12 deleted ones dropped
     }
 
-    @Test("completion blocks run on the main actor after the main context merged the operation's saves")
+    @Test("completion blocks run on the main actor after the main context merged the operation's saves", arguments: Backend.allCases)
     @MainActor
-    func completionSeesMergedSaves() async throws {
-        let test = try SessionStore()
+    func completionSeesMergedSaves(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(2)
         let main = MainContext(store: test.store)
@@ -78,9 +79,9 @@ struct LibraryTests {
         #expect(seen?.count == 3)
     }
 
-    @Test("after interrupt(), the context's later statements throw instead of running; other contexts go on")
-    func interruptStopsLaterStatements() async throws {
-        let test = try SessionStore()
+    @Test("after interrupt(), the context's later statements throw instead of running; other contexts go on", arguments: Backend.allCases)
+    func interruptStopsLaterStatements(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(3)
         let context = Context(store: test.store, name: "cancelled")
@@ -96,9 +97,9 @@ struct LibraryTests {
         #expect(others == 3)
     }
 
-    @Test("an unknown column is a thrown error on write and on read, and changes nothing")
-    func unknownColumn() async throws {
-        let test = try SessionStore()
+    @Test("an unknown column is a thrown error on write and on read, and changes nothing", arguments: Backend.allCases)
+    func unknownColumn(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(1)
         let context = Context(store: test.store, name: "typo")
@@ -117,14 +118,14 @@ struct LibraryTests {
         }
     }
 
-    @Test("counts, aggregates and groups come back as rows, not objects")
+    @Test("counts, aggregates and groups come back as rows, not objects", arguments: Backend.allCases)
     @MainActor
-    func aggregates() async throws {
-        let test = try SessionStore()
+    func aggregates(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(9, minutes: 6)
         let main = MainContext(store: test.store)
-        #expect(try main.count(FetchRequest(entity: "Session", where: "user = 'user1'")) == 3)
+        #expect(try main.count(FetchRequest(entity: "Session", where: #""user" = 'user1'"#)) == 3)   // quoted: a keyword on PostgreSQL
         var request = RowRequest(entity: "Session", select: ["user": "user", "sessions": "count(*)", "total": "sum(minutes)"])
         request.groupBy = ["user"]
         request.orderBy = [.descending("user")]
@@ -135,10 +136,10 @@ struct LibraryTests {
         #expect(main.registeredObjects.isEmpty)
     }
 
-    @Test("typed results reach the completion block on the main actor; an operation runs on its own")
+    @Test("typed results reach the completion block on the main actor; an operation runs on its own", arguments: Backend.allCases)
     @MainActor
-    func typedResults() async throws {
-        let test = try SessionStore()
+    func typedResults(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(4)
         let count = BatchOperation(name: "count", store: test.store) { _, context -> Int in
@@ -172,10 +173,10 @@ struct LibraryTests {
         #expect(done.withLock { $0 } == 7)
     }
 
-    @Test("the main context inserts and deletes")
+    @Test("the main context inserts and deletes", arguments: Backend.allCases)
     @MainActor
-    func mainContextWrites() async throws {
-        let test = try SessionStore()
+    func mainContextWrites(backend: Backend) async throws {
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         try await test.seed(2)
         let main = MainContext(store: test.store)
@@ -188,8 +189,8 @@ struct LibraryTests {
         #expect(try await main.fetch(FetchRequest(entity: "Session")).compactMap { try $0["id"].int } == [2, 10])
     }
 
-    @Test("values: typed initialisers and accessors; dates stored as ISO 8601 text")
-    func values() async throws {
+    @Test("values: typed initialisers and accessors; dates stored as ISO 8601 text", arguments: Backend.allCases)
+    func values(backend: Backend) async throws {
         let date = Date(timeIntervalSince1970: 1_769_847_300.25)   // 2026-01-31T08:15:00.250Z
         #expect(StoreValue(date) == .text("2026-01-31T08:15:00.250Z"))
         #expect(StoreValue(date).date == date)
@@ -200,7 +201,7 @@ struct LibraryTests {
         #expect(StoreValue(Data([1, 2])).data == Data([1, 2]))
         #expect(StoreValue(Optional<Int>.none) == .null && StoreValue.text("x").int == nil)
 
-        let test = try SessionStore()
+        let test = try SessionStore(backend)
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "dates")
         let stored = try await context.perform { context -> StoreValue in

@@ -49,7 +49,7 @@ struct ConcurrencyTests {
         let report = await JobFileRun(file: file, store: store, maxConcurrent: 2).run()
         try await outside.value
         #expect(report.status == .ok, "\(report.jobs.map { "\($0.name): \($0.error ?? "")" })")
-        let totals = try await store.pool.read { db in
+        let totals = try store.pool.read { db in
             try Row.fetchOne(db, sql: "SELECT sum(n) AS n, sum(a) AS a, sum(b) AS b, min(n) AS low, max(n) AS high FROM Counter")!
         }
         #expect(totals["a"] as Int == rows * rounds)
@@ -114,7 +114,7 @@ struct ConcurrencyTests {
         let writer = Context(store: test.store, name: "writer")
         let saved = try await writer.perform { context in
             for object in try context.fetch(FetchRequest(entity: "Account")) { try object.set("balance", to: .integer(20)) }
-            try context.delete(try #require(try context.existingObject(with: ObjectID(entity: "Account", key: [.integer(3)]))))
+            context.delete(try #require(try context.existingObject(with: ObjectID(entity: "Account", key: [.integer(3)]))))
             return try context.save()
         }
         let didSave = try #require(saved.didSave)

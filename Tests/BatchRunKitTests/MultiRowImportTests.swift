@@ -221,7 +221,7 @@ struct MultiRowImportTests {
             failure = error.message
         }
         let rows = "SELECT * FROM \(entity.tableName) ORDER BY id"
-        let ours = try await store.pool.read { db in try Row.fetchAll(db, sql: rows) }
+        let ours = try store.pool.read { db in try Row.fetchAll(db, sql: rows) }
         let before = try await reference.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(entity.tableName)") }
         if let failure {
             // The first conflict stops the batch under `error`, as a NULL in a NOT NULL column does: the same message, nothing written.
@@ -232,7 +232,7 @@ struct MultiRowImportTests {
         }
         #expect(report.jobs[0].status == .ok, "\(report.jobs[0].error ?? "")")
         #expect(!expected.isEmpty && report.conflicts == expected)
-        let theirs = try await reference.pool.read { db in try Row.fetchAll(db, sql: rows) }
+        let theirs = try reference.pool.read { db in try Row.fetchAll(db, sql: rows) }
         #expect(ours == theirs)
     }
 }

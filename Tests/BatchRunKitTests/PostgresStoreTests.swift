@@ -136,6 +136,21 @@ struct PostgresStoreTests {
         #expect(try store.backend.read(interruptedBy: nil) { try $0.value("SELECT 1 + 1") } == .integer(2))
     }
 
+    @Test("stores opened and closed on many databases leave at most the pool's idle sessions open on the server")
+    func idleSessionsAreBounded() throws {
+        let urls = try (0..<12).map { _ in try PostgresServer.database("pool") }
+        for url in urls {
+            let store = try Store(postgres: url, model: Self.model)
+            _ = try store.backend.read(interruptedBy: nil) { try $0.value("SELECT count(*) FROM \"Reading\"") }
+        }   // each store closes as it goes: its sessions wait in the pool
+        let names = urls.map { "'\($0.split(separator: "/").last!)'" }.joined(separator: ", ")
+        let open = try PostgresServer.psql(try PostgresServer.url, "SELECT count(*) FROM pg_stat_activity WHERE datname IN (\(names))")
+        #expect(Int(open.trimmingCharacters(in: .whitespacesAndNewlines))! <= PostgresSessionPool.maximumIdle)
+        // The newest database's session is reused by the next store there.
+        let again = try Store(postgres: urls.last!, model: Self.model)
+        #expect(try again.backend.read(interruptedBy: nil) { try $0.value("SELECT count(*) FROM \"Reading\"") } == .integer(0))
+    }
+
     @Test("a queue claim fences its store: once another worker took the item over, the next write is rolled back, and the old claim can neither renew nor finish")
     func fencedByAQueueClaim() async throws {
         let url = try PostgresServer.database("fence")

@@ -2,14 +2,17 @@ import Foundation
 import Synchronization
 import Testing
 import BatchRunKit
+import TestSupport
 
 /// The README's "Using batchrun from Swift" example, run as written (only the store's path and
-/// the printing differ), so the README cannot drift from the library.
+/// the printing differ), so the README cannot drift from the library; on PostgreSQL only the
+/// `Store` line differs (`Store(postgres:model:)`, docs/postgresql.md).
 @Suite("README example")
 @MainActor
 struct ReadmeExampleTests {
-    @Test("a custom operation with its own private context, a per-save block and a completion block")
-    func customOperation() async throws {
+    @Test("a custom operation with its own private context, a per-save block and a completion block",
+          arguments: TestBackend.allCases)
+    func customOperation(backend: TestBackend) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let saves = Mutex(0)
@@ -23,7 +26,9 @@ struct ReadmeExampleTests {
                 Column(name: "status", type: .text, notNull: true, defaultLiteral: "'open'"),
             ], primaryKey: ["id"]),
         ])
-        let store = try Store(path: folder.appendingPathComponent("app.sqlite").path, model: model)
+        let store = try backend == .sqlite
+            ? Store(path: folder.appendingPathComponent("app.sqlite").path, model: model)
+            : Store(postgres: PostgresServer.database("readme"), model: model)
         let main = MainContext(store: store)          // merges every save by itself
 
         let seed = BatchOperation(name: "seed", store: store) { operation, context in

@@ -43,7 +43,7 @@ struct StoreTests {
         #expect(!started)
         // The write rolled back; other work on the store goes on.
         #expect(try store.backend.read(interruptedBy: nil) { db in try db.value("SELECT count(*) FROM Session") } == 0)
-        try store.backend.write(interruptedBy: Interrupter()) { db in
+        _ = try store.backend.write(interruptedBy: Interrupter()) { db in
             try db.execute(million + "SELECT count(*) FROM c")
         }
     }

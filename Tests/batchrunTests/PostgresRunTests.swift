@@ -548,7 +548,8 @@ struct PostgresQueueTests {
         #expect(listing["counts"] as? [String: Int] == ["pending": 0, "running": 0, "done": 1, "failed": 1])
         let items = listing["items"] as? [[String: Any]] ?? []
         #expect(items.map { $0["state"] as? String } == ["done", "failed"])
-        #expect((items.last?["error"] as? String ?? "").contains("constraint conflict under merge policy error"), "\(items)")
+        let lastError = items.last?["error"] as? String ?? ""
+        #expect(lastError.contains("constraint conflict under merge policy error"), "\(items)")
         #expect(try PostgresServer.psql(url, "SELECT v FROM t") == "1")   // the param travelled with the item
 
         let log = try Batchrun.run(["queue", url, "--log", "2"], in: folder.url)

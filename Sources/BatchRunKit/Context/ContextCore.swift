@@ -247,7 +247,7 @@ final class ContextCore {
         let entity = try entity(named: request.entity)
         var plain = request
         plain.assigning = []
-        let sql = "SELECT count(*) FROM (\(plain.sql(for: entity)))"
+        let sql = "SELECT count(*) FROM (\(plain.sql(for: entity))) AS matched"   // PostgreSQL before 16 needs the alias
         return try read { db in
             var count = 0
             try db.forEachRow(try db.prepare(sql), named: plain.arguments(), positional: [], split: 1, assigned: []) { row, _ in

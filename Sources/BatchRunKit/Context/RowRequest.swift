@@ -73,7 +73,11 @@ public struct RowRequest: Sendable, Hashable {
         } ?? entity.columnNames.map(SQL.quote)
         var sql = "SELECT \(items.joined(separator: ", ")) FROM \(SQL.quote(entity.tableName))"
         if let whereClause { sql += " WHERE (\(whereClause))" }
-        if !groupBy.isEmpty { sql += " GROUP BY " + groupBy.map { "(\($0))" }.joined(separator: ", ") }
+        if !groupBy.isEmpty {
+            // A column's name is the column, as in `select` (on PostgreSQL a bare `user` is the role).
+            sql += " GROUP BY " + groupBy.map { entity.column(named: $0) != nil ? SQL.quote($0) : "(\($0))" }
+                .joined(separator: ", ")
+        }
         if !orderBy.isEmpty {
             sql += " ORDER BY " + orderBy.map { SQL.quote($0.name) + ($0.descending ? " DESC" : " ASC") }
                 .joined(separator: ", ")

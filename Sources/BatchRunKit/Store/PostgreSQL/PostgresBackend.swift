@@ -277,7 +277,8 @@ private final class Connections: @unchecked Sendable {
 }
 
 /// A statement stopped by an interrupt before it reached the server.
-struct PostgresInterrupted: StoreDatabaseError {
+struct PostgresInterrupted: StoreDatabaseError, CustomStringConvertible {
     var storeFailure: StoreFailure? { .interrupted }
     var databaseMessage: String { "interrupted" }
+    var description: String { "the statement was interrupted before it ran (the context was interrupted)" }
 }

@@ -6,7 +6,9 @@ import Synchronization
 /// milliseconds, which a queue's runner (a store per item) paid on every item. A session is
 /// reset when it is taken (`DISCARD ALL`: settings, temporary tables, listens, advisory locks);
 /// one that fails the reset (closed by the server, left in a transaction) is closed and another
-/// taken or made. At most `maximumIdle` sessions wait per database.
+/// taken or made. At most `maximumIdle` sessions wait, over all databases: keeping one more
+/// closes the one that waited longest, so a process that opens stores on many databases holds
+/// no more than that many idle sessions of the server's `max_connections`.
 ///
 /// ```swift
 /// let (connection, pid) = try PostgresSessionPool.session(for: location)
@@ -14,30 +16,40 @@ import Synchronization
 /// PostgresSessionPool.keep(connection, pid: pid, for: location)
 /// ```
 enum PostgresSessionPool {
-    static let maximumIdle = 4
+    static let maximumIdle = 8
 
-    private static let idle = Mutex<[String: [(connection: PostgresConnection, pid: Int32)]]>([:])
+    /// An idle session, the database it is for and its server process id.
+    private struct Idle {
+        let database: String
+        let connection: PostgresConnection
+        let pid: Int32
+    }
+
+    /// Oldest first.
+    private static let idle = Mutex<[Idle]>([])
 
     /// An idle session of this database, reset, or a new one; with its server process id.
     static func session(for location: PostgresLocation) throws -> (PostgresStoreConnection, pid: Int32) {
-        while let (connection, pid) = idle.withLock({ $0[location.description]?.popLast() }) {
-            let session = PostgresStoreConnection(connection)
-            if (try? session.simple("DISCARD ALL")) != nil { return (session, pid) }
-            _ = try? connection.close().wait()
+        while let kept = idle.withLock({ idle in
+            idle.lastIndex { $0.database == location.description }.map { idle.remove(at: $0) }
+        }) {
+            let session = PostgresStoreConnection(kept.connection)
+            if (try? session.simple("DISCARD ALL")) != nil { return (session, kept.pid) }
+            _ = try? kept.connection.close().wait()
         }
         let session = try PostgresBackend.connect(location)
         guard case .integer(let pid)? = try session.value("SELECT pg_backend_pid()") else { return (session, 0) }
         return (session, Int32(pid))
     }
 
-    /// Keeps a session a store no longer uses (outside any transaction); closes it when enough wait.
+    /// Keeps a session a store no longer uses (outside any transaction), closing the session
+    /// that waited longest when `maximumIdle` already wait.
     static func keep(_ connection: PostgresConnection, pid: Int32, for location: PostgresLocation) {
         guard !connection.isClosed else { return }
-        let kept = idle.withLock { idle -> Bool in
-            guard idle[location.description, default: []].count < maximumIdle else { return false }
-            idle[location.description, default: []].append((connection, pid))
-            return true
+        let evicted = idle.withLock { idle -> Idle? in
+            idle.append(Idle(database: location.description, connection: connection, pid: pid))
+            return idle.count > maximumIdle ? idle.removeFirst() : nil
         }
-        if !kept { _ = try? connection.close().wait() }
+        if let evicted { _ = try? evicted.connection.close().wait() }
     }
 }
