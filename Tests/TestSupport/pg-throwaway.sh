@@ -66,7 +66,9 @@ shared_buffers = 256MB
 work_mem = 16MB
 maintenance_work_mem = 256MB
 autovacuum = off
-max_connections = 100
+# the tests run in parallel, each PostgreSQL test with its own store (a writer and a reader
+# session) and some with several batchrun processes: 100 was reached
+max_connections = 300
 log_min_messages = warning
 timezone = 'UTC'
 EOF

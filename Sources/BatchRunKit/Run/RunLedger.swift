@@ -26,11 +26,13 @@ final class RunLedger: Sendable {
     /// whose ledger an earlier batchrun made (on SQLite) gains the `seq` column, numbered by
     /// rowid, which was the order before.
     private static func createTables(in db: any StoreConnection) throws {
-        guard try hasTables(db) else {
+        // One catalog query: no columns means no tables (they are made together).
+        let jobColumns = try db.columnNames(of: "_batchrun_jobs")
+        guard !jobColumns.isEmpty else {
             for table in RunLedgerTables.all { try db.createTable(table) }
             return
         }
-        if try !db.columnNames(of: "_batchrun_jobs").contains("seq") {
+        if !jobColumns.contains("seq") {
             try db.execute("ALTER TABLE _batchrun_jobs ADD COLUMN seq INTEGER")
             try db.execute("UPDATE _batchrun_jobs SET seq = rowid")
         }

@@ -42,12 +42,16 @@ final class PostgresBackend: StoreBackend {
             try writer.simple("SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
                 .joined(separator: ", "))
             connections = Connections(writer: writer, writerPID: writerPID, location: location)
-            try write(interruptedBy: nil) { connection in
-                let existing = try Self.verify(model: model, in: connection)
-                // A table that exists is created again only for indexes it may lack.
-                for entity in model.entities
-                where !existing.contains(entity.tableName) || PostgresSchemaSQL.statements(for: Model(entities: [entity])).count > 1 {
-                    try connection.createTable(entity)
+            // One catalog query, outside any transaction: a queue's runner opens a store for
+            // every item, and most opens find every table there. A table that exists is created
+            // again only for indexes it may lack.
+            let existing = try connections.withWriter { writer, _ in try Self.verify(model: model, in: writer) }
+            let creating = model.entities.filter { entity in
+                !existing.contains(entity.tableName) || PostgresSchemaSQL.statements(for: Model(entities: [entity])).count > 1
+            }
+            if !creating.isEmpty {
+                try write(interruptedBy: nil) { connection in
+                    for entity in creating { try connection.createTable(entity) }
                 }
             }
         } catch let error as StoreError {
@@ -205,17 +209,16 @@ final class PostgresBackend: StoreBackend {
 
     /// Checks that every existing table has every declared column; throws before anything is
     /// created. Returns the tables that exist.
-    private static func verify(model: Model, in connection: any StoreConnection) throws -> Set<String> {
+    private static func verify(model: Model, in connection: PostgresStoreConnection) throws -> Set<String> {
         var mismatches: [(entity: String, table: String, missing: [String])] = []
-        var existing: Set<String> = []
-        for entity in model.entities where try connection.tableExists(entity.tableName) {
-            existing.insert(entity.tableName)
-            let columns = try connection.columnNames(of: entity.tableName)
+        let tables = try connection.columnNames(ofTables: model.entities.map(\.tableName))
+        for entity in model.entities {
+            guard let columns = tables[entity.tableName] else { continue }
             let missing = entity.columnNames.filter { !columns.contains($0.lowercased()) }
             if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
         }
         if !mismatches.isEmpty { throw StoreError.schemaMismatch(mismatches) }
-        return existing
+        return Set(tables.keys)
     }
 }
 

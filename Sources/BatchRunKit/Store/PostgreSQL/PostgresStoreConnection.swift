@@ -199,11 +199,25 @@ final class PostgresStoreConnection: StoreConnection {
     }
 
     func columnNames(of table: String) throws -> Set<String> {
-        Set(try rows("""
-            SELECT a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
-            WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ? AND c.relkind IN ('r', 'p')
-              AND a.attnum > 0 AND NOT a.attisdropped
-            """, [.text(table)]).compactMap { $0.first?.string?.lowercased() })
+        try columnNames(ofTables: [table])[table] ?? []
+    }
+
+    /// The column names (lowercased) of those of `tables` that exist in the current schema, in
+    /// one catalog query (a store's open verifies all its tables with it).
+    func columnNames(ofTables tables: [String]) throws -> [String: Set<String>] {
+        // An array literal: each name double-quoted, its quotes and backslashes escaped.
+        let names = "{" + tables.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
+        var columns: [String: Set<String>] = [:]
+        for row in try rows("""
+            SELECT c.relname, a.attname FROM pg_catalog.pg_class c
+            LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+            WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY(?::text[]) AND c.relkind IN ('r', 'p')
+            """, [.text(names)]) {
+            guard let table = row[0].string else { continue }
+            columns[table, default: []].formUnion(row[1].string.map { [$0.lowercased()] } ?? [])
+        }
+        return columns
     }
 
     /// Under a transaction-scoped advisory lock: PostgreSQL's `CREATE TABLE IF NOT EXISTS` is
