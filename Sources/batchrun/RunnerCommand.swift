@@ -26,6 +26,7 @@ struct RunnerCommand: AsyncParsableCommand {
         let interrupts = InterruptHandler()
         interrupts.install()
         defer { withExtendedLifetime(interrupts) {} }
+        Self.interruptWhenOrphaned()
         var requests = LineReader(descriptor: Self.requestDescriptor)
         while let line = requests.next(), !interrupts.interrupted {
             guard let request = try? JSONDecoder().decode(RunnerRequest.self, from: Data(line)) else { continue }
@@ -33,6 +34,18 @@ struct RunnerCommand: AsyncParsableCommand {
             if interrupts.interrupted { InterruptHandler.endBySIGINT() }
             var answer = Array("\(status)\n".utf8)
             guard write(Self.statusDescriptor, &answer, answer.count) == answer.count else { return }   // the worker is gone
+        }
+    }
+
+    /// A worker killed outright (SIGKILL, a crash) leaves its runner to the system: the runner
+    /// then interrupts itself, as a SIGINT from its worker would, so the item it was running
+    /// stops at once (its statement cancelled, its open batch rolled back) instead of running on
+    /// unwatched until its lease is taken over. Checked twice a second.
+    private static func interruptWhenOrphaned() {
+        let worker = getppid()
+        Thread.detachNewThread {
+            while getppid() == worker { usleep(500_000) }
+            kill(getpid(), SIGINT)
         }
     }
 

@@ -505,6 +505,56 @@ struct PostgresQueueTests {
         #expect(try PostgresServer.psql(url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1a 2b")
     }
 
+    @Test("a worker killed with SIGKILL mid-item: its orphaned runner cancels the item's statement and ends; the item is taken over and finished once")
+    func orphanedRunner() throws {
+        let url = try PostgresServer.database("runner_orphan")
+        let folder = try TemporaryFolder()
+        // As in interruptedRunner: the fetch counts to two billion on the server until table go has a row.
+        try folder.write("slow.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              T: { columns: { id: integer primary key, v: text } }
+              Go: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }] }
+                  - fetch: { entity: T, where: "CASE WHEN EXISTS (SELECT 1 FROM go) THEN true ELSE (SELECT count(*) FROM generate_series(1, 2000000000)) > 0 END" }
+            """)
+        #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
+        let worker = try Batchrun.start(["worker", url, "--once", "--lease", "2s"], in: folder)
+        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' AND state = 'active' AND pid <> pg_backend_pid()"
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (try? PostgresServer.psql(url, waiting)) != "1" { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try PostgresServer.psql(url, waiting) == "1")
+        let runner = try #require(QueueTests.children(of: worker.processIdentifier).first)
+        defer { kill(runner, SIGKILL) }
+        // Not worker.waitUntilExit(): Foundation waits there until every process holding a
+        // descriptor it gave the worker has ended, the runner too.
+        kill(worker.processIdentifier, SIGKILL)
+        let killed = Date()
+        while Date().timeIntervalSince(killed) < 30, Self.isRunning(runner) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!Self.isRunning(runner), "the orphaned runner ended")
+        #expect(try PostgresServer.psql(url, waiting) == "0", "its statement was cancelled")
+
+        try PostgresServer.psql(url, "INSERT INTO go VALUES (1)")
+        Thread.sleep(forTimeInterval: 2.5)   // the dead worker's lease runs out
+        let again = try Batchrun.run(["worker", url, "--once"], in: folder.url)
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT state || ' ' || attempts FROM _batchrun_queue") == "done 2")
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1a 2b")
+    }
+
+    /// Whether a process runs: an ended one that nobody reaped yet (its parent is gone, and the
+    /// system's first process may not reap) is a zombie, state Z in /proc.
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] != "Z"
+    }
+
     @Test("submit checks every file first (one invalid: exit 2, nothing queued); queue lists items and prints an item's log and report")
     func submitAndList() throws {
         let url = try PostgresServer.database("listing")

@@ -20,6 +20,14 @@ public enum InsertRunner {
             if environment.resumeAt == .done { return report }   // a hot swap that committed in an earlier attempt
             let resumeAt = environment.resumeAt, checkpoints = environment.checkpoint != nil
             let reader = Thread {
+                #if os(Linux)
+                // A lower priority (nice 10) for this thread alone (Linux keeps the nice value per
+                // thread; 0 names the calling one): the reader is always runnable, and on a busy
+                // machine it held a core while the writer, woken by each of a batch's round trips,
+                // and a local PostgreSQL server waited for one. Measured on the 1,000,000-row
+                // import into PostgreSQL: median 4.59 s against 5.18 s; on SQLite 1.47 s against 1.50 s.
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+                #endif
                 Self.read(step, entity: entity, feedName: feedName, resumeAt: resumeAt, positions: checkpoints, into: pipe,
                           batchSize: batchSize)
             }

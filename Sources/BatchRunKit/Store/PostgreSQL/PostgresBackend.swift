@@ -179,12 +179,23 @@ final class PostgresBackend: StoreBackend {
             }
         }
         guard let interrupter else { return try run() }
+        let ended = TransactionEnd()
+        defer { ended.mark() }
         return try interrupter.running(stoppedBy: {
-            // The cancel request goes on the control connection; its answer is not awaited.
-            var bindings = PostgresBindings()
-            bindings.append(StoreValue.integer(Int64(pid)))
-            _ = try? control().query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend($1::int)", binds: bindings),
-                              logger: Logger(label: "batchrun.postgres"))
+            // The cancel request goes on the control connection, from a thread of its own, and
+            // again every half second until the transaction is over: the server drops a cancel
+            // that reaches the session while it waits for the client's next message (between
+            // the messages of one statement, or two statements), and a statement in flight was
+            // seen to run on for minutes after one.
+            Thread.detachNewThread {
+                var bindings = PostgresBindings()
+                bindings.append(StoreValue.integer(Int64(pid)))
+                while !ended.isMarked {
+                    _ = try? control().query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend($1::int)", binds: bindings),
+                                             logger: Logger(label: "batchrun.postgres")).wait()
+                    for _ in 0..<10 where !ended.isMarked { usleep(50_000) }
+                }
+            }
         }, orThrow: { PostgresInterrupted() }) {
             try run()
         }
@@ -276,6 +287,17 @@ private final class Connections: @unchecked Sendable {
         withWriter { writer, pid in PostgresSessionPool.keep(writer.connection, pid: pid, for: location) }
         for (reader, pid) in lock.withLock({ readers }) { PostgresSessionPool.keep(reader.connection, pid: pid, for: location) }
         if let control = lock.withLock({ controlConnection }) { _ = try? control.connection.close().wait() }
+    }
+}
+
+/// Whether a transaction that may be cancelled is over: its cancel requests stop then.
+private final class TransactionEnd: Sendable {
+    private let ended = Atomic<Bool>(false)
+
+    var isMarked: Bool { ended.load(ordering: .acquiring) }
+
+    func mark() {
+        ended.store(true, ordering: .releasing)
     }
 }
 

@@ -15,6 +15,8 @@ final class PostgresBulkLoader: BulkLoader {
     private var connection: ObjectIdentifier?
     /// The integer key's identity sequence, once looked up.
     private var sequence: String?
+    /// False once a draw of keys was not one run of consecutive values.
+    private var drawsConsecutiveKeys = true
 
     /// Rows per INSERT statement: the server parses each statement, and past a thousand rows
     /// that gains nothing.
@@ -99,9 +101,23 @@ final class PostgresBulkLoader: BulkLoader {
                                             + "\(literal(entity.primaryKey[0])))")?.string
         }
         guard let sequence else { throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence") }
-        // The keys come back as runs of consecutive values (one row, unless another session drew
-        // from the sequence meanwhile): 10,000 rows of one key each took 5-10 ms to send and decode.
-        // A run whose values are not consecutive (a sequence stepping by more than 1) is listed.
+        // Usually the values drawn are consecutive (no other session drew meanwhile, the sequence
+        // steps by 1): then their lowest, highest and count say which they are. 10,000 rows of one
+        // key each took 5-10 ms to send and decode; runs of consecutive values computed on the
+        // server (below), 10 ms; this, 3.7 ms, what `nextval` itself costs. When they are not,
+        // those values are left unused (a gap, as a rolled-back insert leaves) and the keys are
+        // drawn again as runs, from then on.
+        if drawsConsecutiveKeys {
+            let drawn = try connection.rows("SELECT min(k), max(k), count(*) FROM (SELECT nextval(\(literal(sequence))::regclass) AS k "
+                                            + "FROM generate_series(1, ?)) AS drawn", [.integer(Int64(count))])
+            if let first = drawn.first?[0].int64, let last = drawn.first?[1].int64, last - first + 1 == Int64(count) {
+                return Array(first...last)
+            }
+            drawsConsecutiveKeys = false
+        }
+        // The keys as runs of consecutive values (one row, unless another session drew from the
+        // sequence meanwhile); a run whose values are not consecutive (a sequence stepping by more
+        // than 1) is listed.
         let runs = try connection.rows("""
             SELECT min(k), max(k), CASE WHEN max(k) - min(k) + 1 = count(*) THEN NULL ELSE string_agg(k::text, ',') END
             FROM (SELECT k, k - row_number() OVER () AS run
