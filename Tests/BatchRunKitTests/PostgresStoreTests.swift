@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import BatchRunKit
 import TestSupport
@@ -155,6 +156,35 @@ struct PostgresStoreTests {
         // The newest database's session is reused by the next store there.
         let again = try Store(postgres: urls.last!, model: Self.model)
         #expect(try again.backend.read(interruptedBy: nil) { try $0.value("SELECT count(*) FROM \"Reading\"") } == .integer(0))
+    }
+
+    @Test("keys drawn ahead on a side session come after the ones drawn before, in order, and none is left unused when as many rows come")
+    func keysDrawnAhead() throws {
+        let url = try PostgresServer.database("keys")
+        let store = try Store(postgres: url, model: Self.model)
+        let sequence = try PostgresServer.psql(url, "SELECT pg_get_serial_sequence('\"Reading\"', 'id')")
+        // The side session: another store's writer, its server process recorded.
+        let other = try Store(postgres: url, model: Self.model)
+        let sidePIDs = Mutex<[StoreValue]>([])
+        let side: PostgresKeyReserve.SideSession = { body in
+            try other.backend.write(interruptedBy: nil) { connection in
+                let pid = try connection.value("SELECT pg_backend_pid()")!
+                sidePIDs.withLock { $0.append(pid) }
+                try body(connection)
+            }
+        }
+        let writerPID = try store.backend.write(interruptedBy: nil) { connection in
+            let keys = PostgresKeyReserve(sequence: sequence, side: side)
+            #expect(try keys.take(5, in: connection) == [1, 2, 3, 4, 5])
+            keys.prepare(4)
+            #expect(try keys.take(3, in: connection) == [6, 7, 8])       // drawn ahead
+            #expect(try keys.take(3, in: connection) == [9, 10, 11])     // one drawn ahead, two here
+            return try connection.value("SELECT pg_backend_pid()")!
+        }
+        #expect(sidePIDs.withLock { $0 }.count == 1)
+        #expect(sidePIDs.withLock { $0 }.first != writerPID)
+        // Nothing was drawn and left unused.
+        #expect(try PostgresServer.psql(url, "SELECT last_value FROM \(sequence)") == "11")
     }
 
     @Test("a queue claim fences its store: once another worker took the item over, the next write is rolled back, and the old claim can neither renew nor finish")

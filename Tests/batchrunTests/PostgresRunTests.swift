@@ -233,6 +233,9 @@ struct PostgresRunTests {
         let first = try Batchrun.run(["job.yaml", "--quiet", "--report", "r.json"], in: folder.url)
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || min(id) || ' ' || max(id) || ' ' || count(DISTINCT id) FROM thing") == "600 1 600 600")
+        // Keys rise in feed order (a batch's keys are drawn while the one before loads) and none is left unused.
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM thing WHERE id <> substr(name, 2)::int") == "0")
+        #expect(try PostgresServer.psql(url, "SELECT last_value FROM thing_id_seq") == "600")
         #expect(try PostgresServer.psql(url, "SELECT note FROM thing WHERE name = 'n1'") == "tab\there, line\nbreak, back\\slash \r #1")
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM thing WHERE note IS NULL") == "200")
         #expect(try PostgresServer.psql(url, "SELECT ok || ' ' || amount || ' ' || to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM thing WHERE name = 'n2'")
@@ -468,83 +471,79 @@ struct PostgresQueueTests {
 
     @Test("SIGINT to a worker while its runner runs an item: the worker ends by SIGINT, the item is pending again, and the next worker finishes it with its rows once")
     func interruptedRunner() throws {
-        let url = try PostgresServer.database("runner_sigint")
-        let folder = try TemporaryFolder()
-        // The fetch counts to two billion on the server until table go has a row: the item is mid-run when SIGINT comes.
-        try folder.write("slow.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              T: { columns: { id: integer primary key, v: text } }
-              Go: { columns: { id: integer primary key } }
-            jobs:
-              load:
-                steps:
-                  - insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }] }
-                  - fetch: { entity: T, where: "CASE WHEN EXISTS (SELECT 1 FROM go) THEN true ELSE (SELECT count(*) FROM generate_series(1, 2000000000)) > 0 END" }
-            """)
-        #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
-        let worker = try Batchrun.start(["worker", url, "--once"], in: folder)
-        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
-        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' AND state = 'active' AND pid <> pg_backend_pid()"
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (try? PostgresServer.psql(url, waiting)) != "1" { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(try PostgresServer.psql(url, waiting) == "1")
+        let slow = try SlowItem(database: "runner_sigint", workerArguments: ["--once"])
+        defer { if slow.worker.isRunning { kill(slow.worker.processIdentifier, SIGKILL) } }
         let interrupted = Date()
-        kill(worker.processIdentifier, SIGINT)
-        worker.waitUntilExit()
+        kill(slow.worker.processIdentifier, SIGINT)
+        slow.worker.waitUntilExit()
         #expect(Date().timeIntervalSince(interrupted) < 30, "the statement in flight is cancelled on the server")
-        #expect(QueueTests.endedBySIGINT(worker))
-        #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue") == "pending")
-        #expect(try PostgresServer.psql(url, waiting) == "0")
+        #expect(QueueTests.endedBySIGINT(slow.worker))
+        #expect(try PostgresServer.psql(slow.url, "SELECT state FROM _batchrun_queue") == "pending")
+        #expect(try slow.statementsRunning() == "0")
 
-        try PostgresServer.psql(url, "INSERT INTO go VALUES (1)")
-        let again = try Batchrun.run(["worker", url, "--once"], in: folder.url)
+        try PostgresServer.psql(slow.url, "INSERT INTO go VALUES (1)")
+        let again = try Batchrun.run(["worker", slow.url, "--once"], in: slow.folder.url)
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
-        #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue") == "done")
-        #expect(try PostgresServer.psql(url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1a 2b")
+        #expect(try PostgresServer.psql(slow.url, "SELECT state FROM _batchrun_queue") == "done")
+        #expect(try PostgresServer.psql(slow.url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1a 2b")
     }
 
     @Test("a worker killed with SIGKILL mid-item: its orphaned runner cancels the item's statement and ends; the item is taken over and finished once")
     func orphanedRunner() throws {
-        let url = try PostgresServer.database("runner_orphan")
-        let folder = try TemporaryFolder()
-        // As in interruptedRunner: the fetch counts to two billion on the server until table go has a row.
-        try folder.write("slow.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              T: { columns: { id: integer primary key, v: text } }
-              Go: { columns: { id: integer primary key } }
-            jobs:
-              load:
-                steps:
-                  - insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }] }
-                  - fetch: { entity: T, where: "CASE WHEN EXISTS (SELECT 1 FROM go) THEN true ELSE (SELECT count(*) FROM generate_series(1, 2000000000)) > 0 END" }
-            """)
-        #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
-        let worker = try Batchrun.start(["worker", url, "--once", "--lease", "2s"], in: folder)
-        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
-        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' AND state = 'active' AND pid <> pg_backend_pid()"
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (try? PostgresServer.psql(url, waiting)) != "1" { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(try PostgresServer.psql(url, waiting) == "1")
-        let runner = try #require(QueueTests.children(of: worker.processIdentifier).first)
+        let slow = try SlowItem(database: "runner_orphan", workerArguments: ["--once", "--lease", "2s"])
+        defer { if slow.worker.isRunning { kill(slow.worker.processIdentifier, SIGKILL) } }
+        let runner = try #require(QueueTests.children(of: slow.worker.processIdentifier).first)
         defer { kill(runner, SIGKILL) }
         // Not worker.waitUntilExit(): Foundation waits there until every process holding a
         // descriptor it gave the worker has ended, the runner too.
-        kill(worker.processIdentifier, SIGKILL)
+        kill(slow.worker.processIdentifier, SIGKILL)
         let killed = Date()
         while Date().timeIntervalSince(killed) < 30, Self.isRunning(runner) { Thread.sleep(forTimeInterval: 0.05) }
         #expect(!Self.isRunning(runner), "the orphaned runner ended")
-        #expect(try PostgresServer.psql(url, waiting) == "0", "its statement was cancelled")
+        #expect(try slow.statementsRunning() == "0", "its statement was cancelled")
 
-        try PostgresServer.psql(url, "INSERT INTO go VALUES (1)")
+        try PostgresServer.psql(slow.url, "INSERT INTO go VALUES (1)")
         Thread.sleep(forTimeInterval: 2.5)   // the dead worker's lease runs out
-        let again = try Batchrun.run(["worker", url, "--once"], in: folder.url)
+        let again = try Batchrun.run(["worker", slow.url, "--once"], in: slow.folder.url)
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
-        #expect(try PostgresServer.psql(url, "SELECT state || ' ' || attempts FROM _batchrun_queue") == "done 2")
-        #expect(try PostgresServer.psql(url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1a 2b")
+        #expect(try PostgresServer.psql(slow.url, "SELECT state || ' ' || attempts FROM _batchrun_queue") == "done 2")
+        #expect(try PostgresServer.psql(slow.url, "SELECT string_agg(id || v, ' ' ORDER BY id) FROM t") == "1a 2b")
+    }
+
+    /// A queued item whose fetch counts to two billion on the server until table go has a row,
+    /// and a worker started on it: returns once the item's statement runs on the server.
+    struct SlowItem {
+        let url: String
+        let folder: TemporaryFolder
+        let worker: Process
+
+        init(database: String, workerArguments: [String]) throws {
+            url = try PostgresServer.database(database)
+            folder = try TemporaryFolder()
+            try folder.write("slow.yaml", """
+                version: 1
+                store: { postgres: "\(url)" }
+                entities:
+                  T: { columns: { id: integer primary key, v: text } }
+                  Go: { columns: { id: integer primary key } }
+                jobs:
+                  load:
+                    steps:
+                      - insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }] }
+                      - fetch: { entity: T, where: "CASE WHEN EXISTS (SELECT 1 FROM go) THEN true ELSE (SELECT count(*) FROM generate_series(1, 2000000000)) > 0 END" }
+                """)
+            #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
+            worker = try Batchrun.start(["worker", url] + workerArguments, in: folder)
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, (try? statementsRunning()) != "1" { Thread.sleep(forTimeInterval: 0.05) }
+            #expect(try statementsRunning() == "1")
+        }
+
+        /// How many of the item's counting statements run on the server.
+        func statementsRunning() throws -> String {
+            try PostgresServer.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' "
+                                    + "AND state = 'active' AND pid <> pg_backend_pid()")
+        }
     }
 
     /// Whether a process runs: an ended one that nobody reaped yet (its parent is gone, and the

@@ -33,6 +33,7 @@ struct InsertWriter {
                     environment.checkpoint?.at(position, rejected: rejected - report.rows.rejected)
                 }
                 report.rows.rejected = rejected
+                if let next = pipe.rowsWaiting() { loader.expectNext(rows: next) }
                 // The batch counts on its own: a copy of the report would copy every conflict so far.
                 var counted = StepReport(kind: report.kind, entity: report.entity)
                 var retries = 0

@@ -46,6 +46,14 @@ final class BatchPipe: Sendable {
         return item
     }
 
+    /// The rows of the batch the writer takes next, when the reader has put it already.
+    func rowsWaiting() -> Int? {
+        items.withLock { state in
+            guard case .batch(let batch, _, _, _)? = state.queue.first else { return nil }
+            return batch.count
+        }
+    }
+
     /// The writer stops taking: a reader waiting for room is let go.
     func close() {
         items.withLock { $0.closed = true }

@@ -1,5 +1,6 @@
 /// `BulkLoader` for PostgreSQL: rows go in with `COPY ... FROM STDIN` (keys the server is to
-/// assign are drawn from the key's sequence first, one query for the whole call), else with
+/// assign are drawn from the key's sequence first, one query for the whole call, or drawn while
+/// the batch before loaded: `PostgresKeyReserve`), else with
 /// multi-row `INSERT ... VALUES` (a NULL that takes a column's default, keys given for some
 /// rows and not others); taken keys are resolved with `ON CONFLICT DO UPDATE`, or a delete then
 /// insert for overwrite. Each call runs in a savepoint, so a refused row leaves the transaction
@@ -13,10 +14,12 @@ final class PostgresBulkLoader: BulkLoader {
     let entity: Entity
     private var statements: [String: PreparedStatement] = [:]
     private var connection: ObjectIdentifier?
-    /// The integer key's identity sequence, once looked up.
-    private var sequence: String?
-    /// False once a draw of keys was not one run of consecutive values.
-    private var drawsConsecutiveKeys = true
+    /// Keys from the integer key's identity sequence, once it is looked up.
+    private var keys: PostgresKeyReserve?
+    /// Where keys are drawn ahead; nil: never.
+    private let sideSession: PostgresKeyReserve.SideSession?
+    /// Rows the batch after this one brings, when known.
+    private var expected: Int?
 
     /// Rows per INSERT statement: the server parses each statement, and past a thousand rows
     /// that gains nothing.
@@ -24,8 +27,9 @@ final class PostgresBulkLoader: BulkLoader {
     /// Rows per call: one COPY takes a whole batch.
     static let maximumCopyRows = 10_000
 
-    init(entity: Entity) {
+    init(entity: Entity, sideSession: PostgresKeyReserve.SideSession? = nil) {
         self.entity = entity
+        self.sideSession = sideSession
     }
 
     func nextChunk(_ remaining: Int, columns: Int) -> Int {
@@ -92,49 +96,28 @@ final class PostgresBulkLoader: BulkLoader {
         }
     }
 
-    /// `count` keys from the integer key's identity sequence, in one query (the sequence looked
-    /// up once: finding it for every row costs ten times drawing the value).
+    /// `count` keys from the integer key's identity sequence (looked up once: finding it for
+    /// every row costs ten times drawing the value); keys for the rows expected next are drawn
+    /// meanwhile on another session.
     private func drawKeys(_ count: Int, in connection: any StoreConnection) throws -> [Int64] {
-        let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-        if sequence == nil {
-            sequence = try connection.value("SELECT pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), "
-                                            + "\(literal(entity.primaryKey[0])))")?.string
-        }
-        guard let sequence else { throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence") }
-        // Usually the values drawn are consecutive (no other session drew meanwhile, the sequence
-        // steps by 1): then their lowest, highest and count say which they are. 10,000 rows of one
-        // key each took 5-10 ms to send and decode; runs of consecutive values computed on the
-        // server (below), 10 ms; this, 3.7 ms, what `nextval` itself costs. When they are not,
-        // those values are left unused (a gap, as a rolled-back insert leaves) and the keys are
-        // drawn again as runs, from then on.
-        if drawsConsecutiveKeys {
-            let drawn = try connection.rows("SELECT min(k), max(k), count(*) FROM (SELECT nextval(\(literal(sequence))::regclass) AS k "
-                                            + "FROM generate_series(1, ?)) AS drawn", [.integer(Int64(count))])
-            if let first = drawn.first?[0].int64, let last = drawn.first?[1].int64, last - first + 1 == Int64(count) {
-                return Array(first...last)
+        if keys == nil {
+            let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+            guard let sequence = try connection.value("SELECT pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), "
+                                                      + "\(literal(entity.primaryKey[0])))")?.string else {
+                throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence")
             }
-            drawsConsecutiveKeys = false
+            keys = PostgresKeyReserve(sequence: sequence, side: sideSession)
         }
-        // The keys as runs of consecutive values (one row, unless another session drew from the
-        // sequence meanwhile); a run whose values are not consecutive (a sequence stepping by more
-        // than 1) is listed.
-        let runs = try connection.rows("""
-            SELECT min(k), max(k), CASE WHEN max(k) - min(k) + 1 = count(*) THEN NULL ELSE string_agg(k::text, ',') END
-            FROM (SELECT k, k - row_number() OVER () AS run
-                  FROM (SELECT nextval(\(literal(sequence))::regclass) AS k FROM generate_series(1, ?)) AS drawn) AS numbered
-            GROUP BY run ORDER BY 1
-            """, [.integer(Int64(count))])
-        var keys: [Int64] = []
-        keys.reserveCapacity(count)
-        for run in runs {
-            if let listed = run[2].string {
-                keys += listed.split(separator: ",").compactMap { Int64($0) }
-            } else if let first = run[0].int64, let last = run[1].int64 {
-                keys += first...last
-            }
+        let drawn = try keys!.take(count, in: connection)
+        if let expected {
+            keys!.prepare(expected)
+            self.expected = nil
         }
-        guard keys.count == count else { throw StoreError.cannotOpen(path: entity.tableName, reason: "drew \(keys.count) of \(count) keys") }
-        return keys
+        return drawn
+    }
+
+    func expectNext(rows: Int) {
+        expected = rows
     }
 
     /// One multi-row `INSERT`.
