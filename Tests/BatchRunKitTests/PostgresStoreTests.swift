@@ -158,6 +158,34 @@ struct PostgresStoreTests {
         #expect(try again.backend.read(interruptedBy: nil) { try $0.value("SELECT count(*) FROM \"Reading\"") } == .integer(0))
     }
 
+    @Test("a refused statement leaves its transaction usable, as its first statement (begun again) and after others (a savepoint)")
+    func refusedStatements() throws {
+        let url = try PostgresServer.database("refused")
+        let store = try Store(postgres: url, model: Self.model)
+        try PostgresServer.psql(url, "INSERT INTO \"Reading\" (id, sensor) VALUES (1, 'taken')")
+        let insert = "INSERT INTO \"Reading\" (id, sensor) VALUES (?, ?)"
+        let outcomes = try store.backend.write(interruptedBy: nil) { connection in
+            let statement = try connection.prepare(insert)
+            return [try connection.run(statement, values: [.integer(1), .text("first")], returned: nil),   // first in its transaction
+                    try connection.run(statement, values: [.integer(2), .text("second")], returned: nil),
+                    try connection.run(statement, values: [.integer(2), .text("again")], returned: nil),   // after another
+                    try connection.run(statement, values: [.integer(3), .text("third")], returned: nil)]
+        }
+        #expect(outcomes.map(\.isDone) == [false, true, false, true])
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(id || sensor, ' ' ORDER BY id) FROM \"Reading\"") == "1taken 2second 3third")
+        // Begun again, it is still one transaction: a failure after the refusal rolls back what followed it.
+        struct Failed: Error {}
+        #expect(throws: Failed.self) {
+            try store.backend.write(interruptedBy: nil) { connection in
+                let statement = try connection.prepare(insert)
+                _ = try connection.run(statement, values: [.integer(1), .text("first")], returned: nil)
+                _ = try connection.run(statement, values: [.integer(4), .text("fourth")], returned: nil)
+                throw Failed()
+            }
+        }
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM \"Reading\"") == "3")
+    }
+
     @Test("keys drawn ahead on a side session come after the ones drawn before, in order, and none is left unused when as many rows come")
     func keysDrawnAhead() throws {
         let url = try PostgresServer.database("keys")

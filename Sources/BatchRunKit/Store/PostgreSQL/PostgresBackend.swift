@@ -172,7 +172,7 @@ final class PostgresBackend: StoreBackend {
                                 _ body: (any StoreConnection) throws -> T) throws -> T {
         let control: @Sendable () throws -> PostgresConnection = { [connections, location] in try connections.control { try Self.connect(location) } }
         func run() throws -> T {
-            try connection.simple(begin)
+            try connection.began(begin)
             do {
                 let value = try body(connection)
                 try connection.commit()

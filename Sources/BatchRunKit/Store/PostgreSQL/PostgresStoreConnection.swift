@@ -19,6 +19,8 @@ final class PostgresStoreConnection: StoreConnection {
     private var texts: [String: PostgresPlaceholders] = [:]
     private var rollbackBlocks: [@Sendable () -> Void] = []
     private(set) var changedRowCount = 0
+    /// The statement that began the open transaction, while no other has run in it since.
+    private var freshTransaction: String?
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
@@ -56,19 +58,35 @@ final class PostgresStoreConnection: StoreConnection {
     /// `work` in a savepoint: a statement the server refuses is rolled back alone, leaving the
     /// transaction usable, and comes back as the outcome; an interrupt or a busy, full or
     /// read-only store throws.
+    /// As the transaction's first statement it needs no savepoint: a refusal rolls the
+    /// transaction back and begins it again, which leaves it as it was (two round trips fewer
+    /// for each batch of an import, and for a queue item's first insert).
     private func refusable(_ work: () throws -> Void) throws -> StatementOutcome {
-        try simple("SAVEPOINT batchrun_statement")
+        let fresh = freshTransaction
+        freshTransaction = nil
+        if fresh == nil { try simple("SAVEPOINT batchrun_statement") }
         do {
             try work()
-            try simple("RELEASE SAVEPOINT batchrun_statement")
+            if fresh == nil { try simple("RELEASE SAVEPOINT batchrun_statement") }
             return .done
         } catch let error as PostgresError {
-            try simple("ROLLBACK TO SAVEPOINT batchrun_statement")
-            try simple("RELEASE SAVEPOINT batchrun_statement")
+            if let fresh {
+                try simple("ROLLBACK")
+                try began(fresh)
+            } else {
+                try simple("ROLLBACK TO SAVEPOINT batchrun_statement")
+                try simple("RELEASE SAVEPOINT batchrun_statement")
+            }
             if StoreFailure(of: error) != nil { throw error }
             let refusal = StatementFailure(message: error.databaseMessage, error: error)
             return error.sqlState == "23505" ? .keyTaken(refusal) : .refused(refusal)
         }
+    }
+
+    /// Begins a transaction with `begin` (`BEGIN`, `BEGIN ISOLATION LEVEL ...`).
+    func began(_ begin: String) throws {
+        try simple(begin)
+        freshTransaction = begin
     }
 
     /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
@@ -151,6 +169,7 @@ final class PostgresStoreConnection: StoreConnection {
 
     /// Called by the backend when the transaction ends: the rollback blocks run if it rolled back.
     func transactionEnded(committed: Bool) {
+        freshTransaction = nil
         let blocks = rollbackBlocks
         rollbackBlocks = []
         if !committed { for block in blocks { block() } }
@@ -241,6 +260,7 @@ final class PostgresStoreConnection: StoreConnection {
 
     /// Runs one statement with `values` for `$1`, `$2`, ...; waits for all its rows.
     func query(_ sql: String, _ values: [StoreValue]) throws -> Rows {
+        freshTransaction = nil
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { bindings.append(value) }
         let collector = RowCollector()
@@ -265,6 +285,7 @@ final class PostgresStoreConnection: StoreConnection {
     /// call as every other statement, so a failure is a `PSQLError` with the server's fields
     /// (the older `simpleQuery` reports another error type, without them).
     func simple(_ sql: String) throws {
+        freshTransaction = nil
         _ = try PostgresError.translating {
             try connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { _ in }.wait()
         }
