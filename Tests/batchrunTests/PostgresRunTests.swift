@@ -498,8 +498,8 @@ struct PostgresQueueTests {
         // descriptor it gave the worker has ended, the runner too.
         kill(slow.worker.processIdentifier, SIGKILL)
         let killed = Date()
-        while Date().timeIntervalSince(killed) < 30, Self.isRunning(runner) { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(!Self.isRunning(runner), "the orphaned runner ended")
+        while Date().timeIntervalSince(killed) < 30, QueueTests.isRunning(runner) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!QueueTests.isRunning(runner), "the orphaned runner ended")
         #expect(try slow.statementsRunning() == "0", "its statement was cancelled")
 
         try PostgresServer.psql(slow.url, "INSERT INTO go VALUES (1)")
@@ -544,14 +544,6 @@ struct PostgresQueueTests {
             try PostgresServer.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' "
                                     + "AND state = 'active' AND pid <> pg_backend_pid()")
         }
-    }
-
-    /// Whether a process runs: an ended one that nobody reaped yet (its parent is gone, and the
-    /// system's first process may not reap) is a zombie, state Z in /proc.
-    static func isRunning(_ pid: Int32) -> Bool {
-        guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(close, offsetBy: 2)] != "Z"
     }
 
     @Test("submit checks every file first (one invalid: exit 2, nothing queued); queue lists items and prints an item's log and report")

@@ -9,4 +9,9 @@ public enum SQL {
     public static func quoteList(_ identifiers: [String]) -> String {
         identifiers.map(quote).joined(separator: ", ")
     }
+
+    /// `'text'` with inner quotes doubled: a string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
 }

@@ -100,20 +100,21 @@ final class PostgresBulkLoader: BulkLoader {
     /// every row costs ten times drawing the value); keys for the rows expected next are drawn
     /// meanwhile on another session.
     private func drawKeys(_ count: Int, in connection: any StoreConnection) throws -> [Int64] {
-        if keys == nil {
-            let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-            guard let sequence = try connection.value("SELECT pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), "
-                                                      + "\(literal(entity.primaryKey[0])))")?.string else {
-                throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence")
-            }
-            keys = PostgresKeyReserve(sequence: sequence, side: sideSession)
-        }
-        let drawn = try keys!.take(count, in: connection)
+        let keys = try self.keys ?? reserveKeys(in: connection)
+        self.keys = keys
+        let drawn = try keys.take(count, in: connection)
         if let expected {
-            keys!.prepare(expected)
+            keys.prepare(expected)
             self.expected = nil
         }
         return drawn
+    }
+
+    private func reserveKeys(in connection: any StoreConnection) throws -> PostgresKeyReserve {
+        guard let sequence = try connection.value("SELECT \(PostgresSchemaSQL.keySequence(of: entity))")?.string else {
+            throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence")
+        }
+        return PostgresKeyReserve(sequence: sequence, side: sideSession)
     }
 
     func expectNext(rows: Int) {
@@ -158,8 +159,7 @@ final class PostgresBulkLoader: BulkLoader {
 
     /// A NULL integer key takes the next identity value.
     private var assignedKeyPlaceholder: String {
-        let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-        return "coalesce(?, nextval(pg_get_serial_sequence(\(literal(SQL.quote(entity.tableName))), \(literal(entity.primaryKey[0])))))"
+        "coalesce(?, nextval(\(PostgresSchemaSQL.keySequence(of: entity))))"
     }
 
     private func statement(_ sql: String, in connection: any StoreConnection) throws -> PreparedStatement {

@@ -87,7 +87,7 @@ final class PostgresKeyReserve {
     /// more than 1) listed; `consecutive` false asks for runs straight away.
     private static func draw(_ count: Int, from sequence: String, consecutive: Bool,
                              on connection: any StoreConnection) throws -> (keys: [Int64], consecutive: Bool) {
-        let nextValues = "SELECT nextval('\(sequence.replacingOccurrences(of: "'", with: "''"))'::regclass) AS k FROM generate_series(1, ?)"
+        let nextValues = "SELECT nextval(\(SQL.literal(sequence))::regclass) AS k FROM generate_series(1, ?)"
         if consecutive {
             let drawn = try connection.rows("SELECT min(k), max(k), count(*) FROM (\(nextValues)) AS drawn", [.integer(Int64(count))])
             if let first = drawn.first?[0].int64, let last = drawn.first?[1].int64, last - first + 1 == Int64(count) {

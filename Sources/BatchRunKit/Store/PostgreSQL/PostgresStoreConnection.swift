@@ -203,8 +203,7 @@ final class PostgresStoreConnection: StoreConnection {
     func advanceAssignedKeys(of entity: Entity) throws {
         guard entity.hasRowidKey else { return }
         let table = SQL.quote(entity.tableName), key = SQL.quote(entity.primaryKey[0])
-        let literal = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-        try execute("SELECT setval(pg_get_serial_sequence(\(literal(table)), \(literal(entity.primaryKey[0]))), "
+        try execute("SELECT setval(\(PostgresSchemaSQL.keySequence(of: entity)), "
                     + "greatest((SELECT max(\(key)) FROM \(table)), 1), (SELECT max(\(key)) FROM \(table)) IS NOT NULL)")
     }
 
