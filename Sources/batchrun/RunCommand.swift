@@ -79,8 +79,13 @@ struct RunCommand: AsyncParsableCommand {
                                     showsProgress: style.isTerminal && !noProgress && !quiet)
         var worst = ExitStatus.ok
         var results: [HTMLReport.Section] = []
+        var statuses: [RunReport.Status] = []
+        var skippedFiles = false
         for var file in loaded {
-            if interrupts.interrupted { break }
+            if interrupts.interrupted {
+                skippedFiles = true
+                break
+            }
             let store: Store
             var fenced = false
             do {
@@ -136,6 +141,7 @@ struct RunCommand: AsyncParsableCommand {
                     worst = max(worst, ExitStatus.failed)
                 }
             }
+            statuses.append(result.status)
             worst = max(worst, result.status == .ok ? ExitStatus.ok : ExitStatus.failed)
             if html != nil {
                 let earlier = (try? JobFileRun.history(of: file, in: store, limit: 21)) ?? []
@@ -150,8 +156,19 @@ struct RunCommand: AsyncParsableCommand {
                 worst = max(worst, ExitStatus.failed)
             }
         }
-        if interrupts.interrupted { InterruptHandler.endBySIGINT() }
+        if Self.endsBySIGINT(interrupted: interrupts.interrupted, statuses: statuses, skippedFiles: skippedFiles) {
+            InterruptHandler.endBySIGINT()
+        }
         if worst != ExitStatus.ok { throw ExitCode(worst) }
+    }
+
+    /// After SIGINT or SIGTERM the process ends by SIGINT (status 130, so `make` stops too) when
+    /// the signal cut the work short: a run it cancelled, or a file it kept from running. A
+    /// signal that came once every run had ended changes nothing, and the status is the runs',
+    /// as their recorded state says: a queue worker then moves the item to done instead of
+    /// putting it back to run again. `statuses`: of the runs that ran.
+    static func endsBySIGINT(interrupted: Bool, statuses: [RunReport.Status], skippedFiles: Bool) -> Bool {
+        interrupted && (skippedFiles || statuses.contains(.cancelled))
     }
 
     /// `--report FILE.json` for one file; with several, `--report FOLDER` gets `NAME.json` each.

@@ -30,10 +30,13 @@ struct RunnerCommand: AsyncParsableCommand {
         var requests = LineReader(descriptor: Self.requestDescriptor)
         while let line = requests.next(), !interrupts.interrupted {
             guard let request = try? JSONDecoder().decode(RunnerRequest.self, from: Data(line)) else { continue }
+            // An item the interrupt cut short ends the runner by SIGINT inside `runItem`; one that
+            // had ended first is answered, and the runner ends after.
             let status = await runItem(request, interrupts: interrupts)
-            if interrupts.interrupted { InterruptHandler.endBySIGINT() }
             var answer = Array("\(status)\n".utf8)
-            guard write(Self.statusDescriptor, &answer, answer.count) == answer.count else { return }   // the worker is gone
+            let answered = write(Self.statusDescriptor, &answer, answer.count) == answer.count
+            if interrupts.interrupted { InterruptHandler.endBySIGINT() }
+            guard answered else { return }   // the worker is gone
         }
     }
 

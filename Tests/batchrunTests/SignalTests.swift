@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+@testable import batchrun
 
 /// Ctrl-C as a user presses it: a real SIGINT to the real binary in the middle of a long import.
 @Suite("Signals and the terminal")
@@ -55,6 +56,18 @@ struct SignalTests {
             endings.append(process.terminationReason == .uncaughtSignal ? "signal \(process.terminationStatus)" : "exit \(process.terminationStatus)")
         }
         #expect(endings.allSatisfy { $0 == "signal \(SIGINT)" || $0 == "exit 130" }, "\(endings)")
+    }
+
+    @Test("a signal that came once every run had ended leaves the runs' status; one that cancelled a run or kept a file from running ends by SIGINT")
+    func lateSignal() {
+        // A worker put back an item whose run had ended ok (the signal came while the report was
+        // printed) and ran it again: the run's rows twice.
+        #expect(!RunCommand.endsBySIGINT(interrupted: true, statuses: [.ok], skippedFiles: false))
+        #expect(!RunCommand.endsBySIGINT(interrupted: true, statuses: [.ok, .failed], skippedFiles: false))
+        #expect(RunCommand.endsBySIGINT(interrupted: true, statuses: [.ok, .cancelled], skippedFiles: false))
+        #expect(RunCommand.endsBySIGINT(interrupted: true, statuses: [.ok], skippedFiles: true))
+        #expect(RunCommand.endsBySIGINT(interrupted: true, statuses: [], skippedFiles: true))
+        #expect(!RunCommand.endsBySIGINT(interrupted: false, statuses: [.cancelled], skippedFiles: false))
     }
 
     @Test("SIGINT midway: ends by SIGINT, report cancelled, store intact with whole batches, hooks ran")
