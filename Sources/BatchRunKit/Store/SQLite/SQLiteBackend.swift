@@ -145,6 +145,10 @@ final class SQLiteBackend: StoreBackend {
     /// Opens the pool. GRDB writes to an empty WAL file as it opens a pool, which waits out
     /// busy_timeout while another program holds the write lock; a WAL store can still be read
     /// then, so it is opened read-only (`readOnly` true) and the writer comes at the first write.
+    ///
+    /// A store in a rollback journal is turned to WAL as it opens. When two processes do that
+    /// at the same moment, SQLite answers one of them busy at once (waiting would deadlock
+    /// them): that one tries again, within busy_timeout, and finds the store in WAL.
     private static func open(path: String, busyTimeout: Double, readOnlyWhenLocked: Bool) throws -> (DatabasePool, readOnly: Bool) {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
@@ -152,12 +156,18 @@ final class SQLiteBackend: StoreBackend {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        do {
-            return (try DatabasePool(path: path, configuration: configuration), false)
-        } catch let busy as DatabaseError where readOnlyWhenLocked && busy.resultCode == .SQLITE_BUSY && isWAL(path) {
-            configuration.readonly = true
-            guard let pool = try? DatabasePool(path: path, configuration: configuration) else { throw busy }
-            return (pool, true)
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        while true {
+            let wasWAL = isWAL(path)
+            do {
+                return (try DatabasePool(path: path, configuration: configuration), false)
+            } catch let busy as DatabaseError where busy.resultCode == .SQLITE_BUSY && !wasWAL && Date() < deadline {
+                Thread.sleep(forTimeInterval: .random(in: 0.005...0.05))
+            } catch let busy as DatabaseError where readOnlyWhenLocked && busy.resultCode == .SQLITE_BUSY && isWAL(path) {
+                configuration.readonly = true
+                guard let pool = try? DatabasePool(path: path, configuration: configuration) else { throw busy }
+                return (pool, true)
+            }
         }
     }
 
