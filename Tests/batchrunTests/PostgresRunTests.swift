@@ -129,12 +129,98 @@ struct PostgresRunTests {
                       - batch-update: { entity: Counter, set: { n: "n + 1" } }
                 """)
         }
-        let results = try folders.map { try Batchrun.start(["job.yaml", "--quiet", "--report", "r.json"], in: $0) }
+        let logs = try folders.map { try FileHandle(forWritingTo: URL(fileURLWithPath: $0.write("run.log", ""))) }
+        let results = try zip(folders, logs).map { try Batchrun.start(["job.yaml", "--quiet", "--report", "r.json"], in: $0, output: $1) }
         for process in results { process.waitUntilExit() }
-        #expect(results.map(\.terminationStatus) == [0, 0])
+        let output = try folders.map { try String(contentsOfFile: $0.path("run.log"), encoding: .utf8) }.joined(separator: "\n---\n")
+        #expect(results.map(\.terminationStatus) == [0, 0], "\(output)")
         #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "2:2000")
         let conflicts = try folders.map { try $0.json("r.json")["conflicts"] as? [[String: Any]] ?? [] }.flatMap { $0 }
         for conflict in conflicts { #expect(conflict["outcome"] as? String == "recomputed") }
+    }
+
+    @Test("a batch the server rolls back for another's sake (deadlock, serialization failure) is tried again without retries set; one that always is fails the job after 10",
+          arguments: ["deadlock_detected", "serialization_failure"])
+    func rolledBackForAnother(_ condition: String) throws {
+        let url = try PostgresServer.database("again")
+        // The server raises the condition itself, from a trigger, on the first three updates
+        // (a sequence counts them: it is not rolled back with the transaction), or always.
+        try PostgresServer.psql(url, """
+            CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL);
+            INSERT INTO counter SELECT i, 0 FROM generate_series(1, 100) AS i;
+            CREATE SEQUENCE failures;
+            CREATE TABLE settings (fail_until bigint NOT NULL);
+            INSERT INTO settings VALUES (3);
+            CREATE FUNCTION fail_first() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF nextval('failures') <= (SELECT fail_until FROM settings) THEN
+                RAISE EXCEPTION 'raised by the test' USING ERRCODE = '\(condition)';
+              END IF;
+              RETURN NEW;
+            END $$;
+            CREATE TRIGGER fail_first BEFORE UPDATE ON counter FOR EACH STATEMENT EXECUTE FUNCTION fail_first();
+            """)
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              Counter: { columns: { id: integer primary key, n: integer not null } }
+            jobs:
+              bump:
+                batch_size: 40
+                steps:
+                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
+            """)
+        let run = try Batchrun.run(["job.yaml", "--report", "r.json"], in: folder.url)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "1:100")
+        let step = try #require(((folder.json("r.json")["jobs"] as? [[String: Any]])?.first?["steps"] as? [[String: Any]])?.first)
+        #expect(step["retries"] as? Int == 3)
+
+        try PostgresServer.psql(url, "UPDATE settings SET fail_until = 1000000")
+        let failing = try Batchrun.run(["job.yaml", "--report", "r.json"], in: folder.url)
+        #expect(failing.status == 1, "\(failing.stdout)\(failing.stderr)")
+        #expect((failing.stdout + failing.stderr).contains("raised by the test"), "\(failing.stdout)\(failing.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "1:100")
+        let failed = try #require(((folder.json("r.json")["jobs"] as? [[String: Any]])?.first?["steps"] as? [[String: Any]])?.first)
+        #expect(failed["retries"] as? Int == 10)
+    }
+
+    @Test("sessions the server ends mid-run (as after a pause past idle_in_transaction_session_timeout) fail the run at once: no statement waits forever on a closed connection")
+    func sessionsEndedByTheServer() throws {
+        let url = try PostgresServer.database("ended")
+        try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); "
+                                + "INSERT INTO counter SELECT i, 0 FROM generate_series(1, 200000) AS i")
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              Counter: { columns: { id: integer primary key, n: integer not null } }
+            jobs:
+              bump:
+                batch_size: 20
+                steps:
+                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
+            """)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write("run.log", "")))
+        let process = try Batchrun.start(["job.yaml"], in: folder, output: log)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let database = String(url.split(separator: "/").last!)
+        // Its sessions are ended again and again (each statement may be the one that meets it).
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline {
+            _ = try? PostgresServer.psql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                         + "WHERE datname = '\(database)' AND pid <> pg_backend_pid()")
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(!process.isRunning, "the run still waits 60 s after its sessions were ended")
+        if process.isRunning { return }
+        process.waitUntilExit()
+        let output = try String(contentsOfFile: folder.path("run.log"), encoding: .utf8)
+        #expect(process.terminationStatus == 1, "\(output)")
+        #expect(output.contains("error: "), "\(output)")
     }
 
     @Test("check prepares expressions on the server in PostgreSQL's dialect; undeclared tables, writes and functions that reach outside are refused with a caret")
@@ -336,6 +422,13 @@ struct PostgresQueueTests {
         return text.split(separator: " ").compactMap { Int32($0) }
     }
 
+    /// The sockets a process has open (their inodes).
+    static func sockets(of pid: Int32) -> Set<String> {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+            .filter { $0.hasPrefix("socket:") })
+    }
+
     /// Waits until `pid` runs an item whose run has committed rows; false after 60 s.
     static func waitUntilRunning(_ pid: Int32, url: String) throws -> Bool {
         let deadline = Date().addingTimeInterval(60)
@@ -374,6 +467,8 @@ struct PostgresQueueTests {
         let frozen = workers[1].processIdentifier
         #expect(try Self.waitUntilRunning(frozen, url: url))
         let frozenRuns = Self.children(of: frozen)
+        // A runner holds none of its worker's sessions (they would outlive a worker that died).
+        for run in frozenRuns { #expect(Self.sockets(of: run).isDisjoint(with: Self.sockets(of: frozen))) }
         for pid in [frozen] + frozenRuns { kill(pid, SIGSTOP) }
         Thread.sleep(forTimeInterval: 4.5)   // the lease (2 s) runs out; the third worker takes the item over
         for pid in [frozen] + frozenRuns { kill(pid, SIGCONT) }

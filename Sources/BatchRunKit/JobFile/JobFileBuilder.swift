@@ -77,6 +77,7 @@ struct JobFileBuilder {
         if let node = top["jobs"] { jobs = self.jobs(node) }
         checkGraph(jobs)
         checkOutputReferences(jobs)
+        if let reason = expressionChecker?.unavailable { expressionsUnchecked = reason }
         guard let store else { return nil }
         return JobFile(path: path, directory: directory, version: version, store: store, model: model,
                        defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment,

@@ -39,12 +39,21 @@ public struct StepEnvironment: Sendable {
 extension StepEnvironment {
     /// Runs one batch, trying it again (`body` must start from a fresh read) when it failed on
     /// a busy or locked store or a conflict under `error`, up to `retries` times; `retried`
-    /// is told of each new try.
+    /// is told of each new try. A batch the database rolled back for another transaction's
+    /// sake (a deadlock, a serialization failure on PostgreSQL) is tried again whatever
+    /// `retries` says, up to `rolledBackRetries` times: the database asks for that, and
+    /// nothing of the batch was kept.
     func withRetries<T>(retried: () -> Void, _ body: () throws -> T) throws -> T {
-        var attempt = 0
+        var attempt = 0, rolledBack = 0
         while true {
             do {
                 return try body()
+            } catch where Self.wasRolledBackForAnother(error) && rolledBack < Self.rolledBackRetries && !isCancelled() {
+                rolledBack += 1
+                retried()
+                onRetry(StepErrors.describe((error as? StepError)?.cause ?? error))
+                // Apart, so that the two transactions do not meet again at once.
+                Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.05) * Double(rolledBack))
             } catch where attempt < retries && Self.isRetryable(error) && !isCancelled() {
                 attempt += 1
                 retried()
@@ -53,6 +62,15 @@ extension StepEnvironment {
                 if !(error is MergeConflictError) { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
             }
         }
+    }
+
+    /// How many times a batch rolled back for another transaction's sake is tried again.
+    static let rolledBackRetries = 10
+
+    static func wasRolledBackForAnother(_ error: any Error) -> Bool {
+        if StoreFailure(of: error) == .rolledBackForAnother { return true }
+        if let error = error as? StepError, let cause = error.cause { return wasRolledBackForAnother(cause) }
+        return false
     }
 
     static func isRetryable(_ error: any Error) -> Bool {

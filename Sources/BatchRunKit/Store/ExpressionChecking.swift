@@ -10,6 +10,11 @@
 protocol ExpressionChecking: AnyObject {
     /// Prepares one statement; on success, its `:name` placeholders in order of first use.
     func check(sql: String) -> Result<[String], ExpressionChecker.Problem>
+    /// Why the checker stopped checking on the server (its session failed midway); from then
+    /// on `check` checks only what needs no server. Nil while it checks everything.
+    var unavailable: String? { get }
 }
 
-extension ExpressionChecker: ExpressionChecking {}
+extension ExpressionChecker: ExpressionChecking {
+    var unavailable: String? { nil }
+}

@@ -1,5 +1,6 @@
 /// The failures of a statement that the layers above act on, whatever the database said:
-/// a step is cancelled after `interrupted`, retries a batch after `busy`, and stops the run
+/// a step is cancelled after `interrupted`, retries a batch after `busy` (when the job has
+/// retries) and after `rolledBackForAnother` (always), and stops the run
 /// with the backend's description after `diskFull` or `readOnly`.
 ///
 /// ```swift
@@ -10,6 +11,9 @@ enum StoreFailure: Equatable {
     case interrupted
     /// Another connection held a lock for longer than the store waits.
     case busy
+    /// The database rolled the transaction back so that another could go on (a deadlock, a
+    /// serialization failure) and expects it to be run again.
+    case rolledBackForAnother
     case diskFull
     case readOnly
 }

@@ -136,6 +136,7 @@ final class PostgresBackend: StoreBackend {
         guard let error = error as? PostgresError else { return "\(error)" }
         switch error.storeFailure {
         case .busy: return "another transaction held a lock the store needed (\(error.databaseMessage))"
+        case .rolledBackForAnother: return "the server rolled the transaction back for another's sake (\(error.databaseMessage))"
         case .diskFull: return "the server's disk is full"
         case .readOnly: return "the store cannot be written (\(error.databaseMessage))"
         default: break

@@ -17,11 +17,14 @@ final class PostgresExpressionChecker: ExpressionChecking {
     typealias Problem = ExpressionChecker.Problem
 
     private let connection: PostgresStoreConnection
+    private let location: PostgresLocation
     private let temporaryTables: [String]
+    private(set) var unavailable: String?
 
     /// Connects to the server; throws when it cannot be reached (`StoreError.cannotOpen`).
     init(url: String, model: Model) throws {
         let location = try PostgresLocation(url: url)
+        self.location = location
         do {
             connection = try PostgresBackend.connect(location)
         } catch {
@@ -62,6 +65,8 @@ final class PostgresExpressionChecker: ExpressionChecking {
             return .failure(Problem(message: "function \(name) reaches outside the database and is not allowed in expressions",
                                     offset: sql.utf8.distance(from: sql.startIndex, to: match.range.lowerBound)))
         }
+        // The session is gone: what is left is checked without the server.
+        if unavailable != nil { return .success(names) }
         do {
             try connection.simple("BEGIN")
             defer {
@@ -75,7 +80,7 @@ final class PostgresExpressionChecker: ExpressionChecking {
             let prefix = "PREPARE _batchrun_check AS "
             do {
                 try connection.simple(prefix + text.sql)
-            } catch let error as PostgresError {
+            } catch let error as PostgresError where !error.isServerFailure {
                 let offset = error.position.flatMap { Self.utf8Offset(ofCharacter: $0 - 1 - prefix.count, in: sql) }
                 return .failure(Problem(message: error.message, offset: offset))
             }
@@ -88,6 +93,9 @@ final class PostgresExpressionChecker: ExpressionChecking {
                 return .failure(Problem(message: "the server gave no plan for this expression", offset: nil))
             }
             if let refusal = Self.refusal(in: root, sql: sql) { return .failure(refusal) }
+            return .success(names)
+        } catch let error as PostgresError where error.isServerFailure {
+            unavailable = PostgresBackend.describe(error, location: location)
             return .success(names)
         } catch {
             return .failure(Problem(message: "\(error)", offset: nil))

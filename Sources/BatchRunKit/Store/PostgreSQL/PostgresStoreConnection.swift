@@ -21,9 +21,12 @@ final class PostgresStoreConnection: StoreConnection {
     private(set) var changedRowCount = 0
     /// The statement that began the open transaction, while no other has run in it since.
     private var freshTransaction: String?
+    /// Fails the request being waited for when the connection closes under it.
+    private let waiting = WaitingRequest()
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
+        connection.closeFuture.whenComplete { [waiting] _ in waiting.fail(Self.closed) }
     }
 
     var identity: ObjectIdentifier { ObjectIdentifier(connection) }
@@ -101,7 +104,7 @@ final class PostgresStoreConnection: StoreConnection {
         let bytesPerRow = 16 * max(columns.count, 1)
         return try refusable {
             try PostgresError.translating {
-                try Self.waitFor { [connection, logger] in
+                try waitFor { [connection, logger] in
                     try await connection.copyFrom(table: quoted, columns: columns, logger: logger) { writer in
                         for start in stride(from: rows.startIndex, to: rows.endIndex, by: Self.copyPieceRows) {
                             let end = min(start + Self.copyPieceRows, rows.endIndex)
@@ -121,16 +124,27 @@ final class PostgresStoreConnection: StoreConnection {
     static let copyPieceRows = 500
 
     /// Runs async `work` from this synchronous thread (never a concurrency pool thread: the
-    /// stores' callers run on their contexts' own queues) and waits for it.
-    private static func waitFor(_ work: @escaping @Sendable () async throws -> Void) throws {
+    /// stores' callers run on their contexts' own queues) and waits for it, or for the
+    /// connection to close, whichever comes first.
+    private func waitFor(_ work: @escaping @Sendable () async throws -> Void) throws {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(any Error)?>(nil)
+        let outcome = Mutex<(ended: Bool, error: (any Error)?)>((false, nil))
+        let end: @Sendable ((any Error)?) -> Void = { error in
+            let first = outcome.withLock { state in
+                if state.ended { return false }
+                state = (true, error)
+                return true
+            }
+            if first { done.signal() }
+        }
+        waiting.set { end($0) }
+        defer { waiting.set(nil) }
+        if connection.isClosed { end(Self.closed) }
         Task {
-            do { try await work() } catch { outcome.withLock { $0 = error } }
-            done.signal()
+            do { try await work(); end(nil) } catch { end(error) }
         }
         done.wait()
-        if let error = outcome.withLock({ $0 }) { throw error }
+        if let error = outcome.withLock({ $0.error }) { throw error }
     }
 
     func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
@@ -264,9 +278,9 @@ final class PostgresStoreConnection: StoreConnection {
         for value in values { bindings.append(value) }
         let collector = RowCollector()
         let metadata = try PostgresError.translating {
-            try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger) { row in
+            try finished(connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger) { row in
                 try collector.add(row)
-            }.wait()
+            })
         }
         changedRowCount = metadata.rows ?? 0
         return collector.rows.withLock { $0 }
@@ -275,7 +289,7 @@ final class PostgresStoreConnection: StoreConnection {
     /// Commits; a transaction the server had already aborted answers ROLLBACK, which throws.
     func commit() throws {
         let metadata = try PostgresError.translating {
-            try connection.query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger) { _ in }.wait()
+            try finished(connection.query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger) { _ in })
         }
         if metadata.command != "COMMIT" { throw PostgresRolledBack() }
     }
@@ -286,9 +300,26 @@ final class PostgresStoreConnection: StoreConnection {
     func simple(_ sql: String) throws {
         freshTransaction = nil
         _ = try PostgresError.translating {
-            try connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { _ in }.wait()
+            try finished(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { _ in })
         }
     }
+
+    /// Waits for `request`'s result; fails at once when the connection is or becomes closed.
+    /// PostgresNIO writes a request to a closed connection without a promise, so its future
+    /// would never complete: a runner whose session the server ended waited forever on ROLLBACK.
+    private func finished<T: Sendable>(_ request: @autoclosure () -> EventLoopFuture<T>) throws -> T {
+        if connection.isClosed { throw Self.closed }
+        let result = connection.eventLoop.makePromise(of: T.self)
+        waiting.set { result.fail($0) }
+        defer { waiting.set(nil) }
+        request().cascade(to: result)
+        // Closed between the first check and `waiting.set`: nothing would fail the promise.
+        if connection.isClosed { result.fail(Self.closed) }
+        return try result.futureResult.wait()
+    }
+
+    /// What a statement on a closed connection fails with.
+    static let closed = PostgresError(sqlState: nil, message: "the connection to the server was closed")
 
     private func placeholders(_ sql: String) -> PostgresPlaceholders {
         if let text = texts[sql] { return text }
@@ -322,6 +353,19 @@ final class PostgresStoreConnection: StoreConnection {
                 rows.values.append(values)
             }
         }
+    }
+}
+
+/// The way to fail the request a connection's caller waits for, from the connection's close.
+private final class WaitingRequest: Sendable {
+    private let failure = Mutex<(@Sendable (any Error) -> Void)?>(nil)
+
+    func set(_ fail: (@Sendable (any Error) -> Void)?) {
+        failure.withLock { $0 = fail }
+    }
+
+    func fail(_ error: any Error) {
+        failure.withLock { $0 }?(error)
     }
 }
 

@@ -146,7 +146,8 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     var storeFailure: StoreFailure? {
         switch sqlState {
         case "57014": return .interrupted   // query_canceled
-        case "55P03", "40001", "40P01": return .busy   // lock_not_available, serialization_failure, deadlock
+        case "55P03": return .busy   // lock_not_available
+        case "40001", "40P01": return .rolledBackForAnother   // serialization_failure, deadlock_detected
         case "53100": return .diskFull
         case "25006": return .readOnly   // read_only_sql_transaction
         default: return nil
@@ -154,4 +155,12 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     }
 
     var databaseMessage: String { message }
+
+    /// The session or the server failed, not the statement: the server was not reached or
+    /// ended the session (connection exceptions 08, operator intervention 57P, insufficient
+    /// resources 53, system errors 58), so nothing can be said of the statement itself.
+    var isServerFailure: Bool {
+        guard let sqlState else { return true }
+        return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("58")
+    }
 }
