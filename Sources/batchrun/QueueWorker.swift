@@ -25,6 +25,15 @@ final class QueueWorker {
     private var nextRenewal = Date.distantFuture
     /// Running items whose lease was lost (their runs were told to stop).
     private var lost: Set<pid_t> = []
+    /// When each process running an item was told to stop (SIGINT), until its item ends.
+    private var toldToStop: [pid_t: Date] = [:]
+    /// Processes killed for not stopping within `stopGrace`.
+    private var killed: Set<pid_t> = []
+
+    /// How long a run told to stop may take before it is killed: longer than a completion hook
+    /// may run (a run stops within 250 ms otherwise), shorter than systemd's `TimeoutStopSec`
+    /// in the docs. Nothing it had not committed is kept (a transaction ends with its session).
+    static let stopGrace: TimeInterval = ShellHook.defaultTimeout + 15
 
     /// A `batchrun runner` child.
     private struct Runner {
@@ -67,6 +76,7 @@ final class QueueWorker {
             collectStatuses()
             reap()
             renewLeases()
+            killUnstopped()
             let isStopping = stopping
             if !isStopping {
                 while running.count < workers, let claim = claimNext() { start(claim) }
@@ -125,7 +135,25 @@ final class QueueWorker {
         for (pid, item) in running where !lost.contains(pid) && lostItems.contains(where: { $0.path == item.path }) {
             say("lost the lease of \(item.name): another worker takes it over; stopping its run")
             lost.insert(pid)
-            kill(pid, SIGINT)
+            tellToStop(pid)
+        }
+    }
+
+    /// SIGINT to the process running an item: its run stops after its current batch.
+    private func tellToStop(_ pid: pid_t) {
+        kill(pid, SIGINT)
+        if toldToStop[pid] == nil { toldToStop[pid] = Date() }
+    }
+
+    /// Kills a process that was told to stop `stopGrace` ago and still runs its item (a run
+    /// stuck on its store must not keep the worker from ending). Its item ends as if stopped.
+    private func killUnstopped() {
+        let now = Date()
+        for (pid, since) in toldToStop where now.timeIntervalSince(since) > Self.stopGrace && !killed.contains(pid) {
+            guard let item = running[pid] else { continue }
+            say("\(item.name): its run did not stop within \(Int(Self.stopGrace)) s of being told to; killing process \(pid)")
+            killed.insert(pid)
+            kill(pid, SIGKILL)
         }
     }
 
@@ -184,10 +212,12 @@ final class QueueWorker {
                     close(runner.statuses)
                 }
             }
+            toldToStop[pid] = nil
+            let killedHere = killed.remove(pid) != nil
             guard let item = running.removeValue(forKey: pid) else { continue }
             lost.remove(pid)
             let signalled = status & 0x7f != 0 && status & 0x7f != 0x7f
-            ended(item, status: signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff)
+            ended(item, status: killedHere ? ExitStatus.interrupted : signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff)
         }
     }
 
@@ -270,6 +300,7 @@ final class QueueWorker {
                 runners[pid]!.partial.removeSubrange(...newline)
                 guard let code = Int32(text), let item = running.removeValue(forKey: pid) else { continue }
                 lost.remove(pid)
+                toldToStop[pid] = nil
                 ended(item, status: code)
                 if runners[pid]!.itemsRun >= Self.itemsPerRunner { retire(pid) }
             }
@@ -333,6 +364,9 @@ final class QueueWorker {
         for (offset, descriptor) in descriptors.enumerated() {
             posix_spawn_file_actions_adddup2(&actions, descriptor, 3 + Int32(offset))
         }
+        // Nothing else of the worker's goes to the child: its store sessions' sockets (which
+        // libraries may open without close-on-exec) would outlive a worker that died.
+        _ = Self.addCloseFrom?(&actions, 3 + Int32(descriptors.count))
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -351,6 +385,13 @@ final class QueueWorker {
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         return result == 0 ? pid : nil
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
+    /// Glibc module does not declare; nil where the C library has none.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     /// This program's own binary.
     static let executable: String = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -398,7 +439,7 @@ final class QueueWorker {
         guard !stopping else { return }
         stopping = true
         say("stopping: no new items; cancelling the running ones, which go back to pending")
-        for pid in running.keys { kill(pid, SIGINT) }
+        for pid in running.keys { tellToStop(pid) }
         for pid in runners.keys where running[pid] == nil { retire(pid) }
     }
 
