@@ -291,8 +291,8 @@ private final class Connections: @unchecked Sendable {
 
     /// The writer and the readers go to the process's session pool, for the next store.
     func closeAll() {
-        withWriter { writer, pid in PostgresSessionPool.keep(writer.connection, pid: pid, for: location) }
-        for (reader, pid) in lock.withLock({ readers }) { PostgresSessionPool.keep(reader.connection, pid: pid, for: location) }
+        withWriter { writer, pid in PostgresSessionPool.keep(writer, pid: pid, for: location) }
+        for (reader, pid) in lock.withLock({ readers }) { PostgresSessionPool.keep(reader, pid: pid, for: location) }
         if let control = lock.withLock({ controlConnection }) { _ = try? control.connection.close().wait() }
     }
 }

@@ -13,7 +13,7 @@ import Synchronization
 /// ```swift
 /// let (connection, pid) = try PostgresSessionPool.session(for: location)
 /// // ... used by one store ...
-/// PostgresSessionPool.keep(connection, pid: pid, for: location)
+/// PostgresSessionPool.keep(connection, pid: pid, for: location)   // left open for the next store
 /// ```
 enum PostgresSessionPool {
     static let maximumIdle = 8
@@ -33,9 +33,9 @@ enum PostgresSessionPool {
         while let kept = idle.withLock({ idle in
             idle.lastIndex { $0.database == location.description }.map { idle.remove(at: $0) }
         }) {
+            // A session that fails the reset is closed as it is released.
             let session = PostgresStoreConnection(kept.connection)
             if (try? session.simple("DISCARD ALL")) != nil { return (session, kept.pid) }
-            _ = try? kept.connection.close().wait()
         }
         let session = try PostgresBackend.connect(location)
         guard case .integer(let pid)? = try session.value("SELECT pg_backend_pid()") else { return (session, 0) }
@@ -44,8 +44,10 @@ enum PostgresSessionPool {
 
     /// Keeps a session a store no longer uses (outside any transaction), closing the session
     /// that waited longest when `maximumIdle` already wait.
-    static func keep(_ connection: PostgresConnection, pid: Int32, for location: PostgresLocation) {
+    static func keep(_ session: PostgresStoreConnection, pid: Int32, for location: PostgresLocation) {
+        let connection = session.connection
         guard !connection.isClosed else { return }
+        session.keepOpen()
         let evicted = idle.withLock { idle -> Idle? in
             idle.append(Idle(database: location.description, connection: connection, pid: pid))
             return idle.count > maximumIdle ? idle.removeFirst() : nil

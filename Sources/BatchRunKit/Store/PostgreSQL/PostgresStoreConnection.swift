@@ -23,10 +23,23 @@ final class PostgresStoreConnection: StoreConnection {
     private var freshTransaction: String?
     /// Fails the request being waited for when the connection closes under it.
     private let waiting = WaitingRequest()
+    /// Set when the process's session pool took the connection over: it stays open then.
+    private var isKeptOpen = false
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
         connection.closeFuture.whenComplete { [waiting] _ in waiting.fail(Self.closed) }
+    }
+
+    /// A session nothing keeps is closed, also when an error dropped it halfway (a store that
+    /// failed to open, a new session the server ended at once): PostgresNIO requires it.
+    deinit {
+        if !isKeptOpen { _ = try? connection.close().wait() }
+    }
+
+    /// Hands the connection over to the session pool: releasing this session leaves it open.
+    func keepOpen() {
+        isKeptOpen = true
     }
 
     var identity: ObjectIdentifier { ObjectIdentifier(connection) }
