@@ -26,14 +26,15 @@ final class QueueWorker {
     /// Running items whose lease was lost (their runs were told to stop).
     private var lost: Set<pid_t> = []
     /// When each process running an item was told to stop (SIGINT), until its item ends.
-    private var toldToStop: [pid_t: Date] = [:]
+    private var toldToStop: [pid_t: TimeInterval] = [:]
     /// Processes killed for not stopping within `stopGrace`.
     private var killed: Set<pid_t> = []
 
-    /// How long a run told to stop may take before it is killed: longer than a completion hook
-    /// may run (a run stops within 250 ms otherwise), shorter than systemd's `TimeoutStopSec`
-    /// in the docs. Nothing it had not committed is kept (a transaction ends with its session).
-    static let stopGrace: TimeInterval = ShellHook.defaultTimeout + 15
+    /// How long a run told to stop may take before it is killed: longer than a cancelled job's
+    /// two hooks may run (`on_failure`, then `on_complete`, each killed 2 s after its timeout;
+    /// a run stops within 250 ms otherwise), shorter than systemd's `TimeoutStopSec` in the
+    /// docs. Nothing it had not committed is kept (a transaction ends with its session).
+    static let stopGrace: TimeInterval = 2 * (ShellHook.defaultTimeout + 2) + 15
 
     /// A `batchrun runner` child.
     private struct Runner {
@@ -142,17 +143,18 @@ final class QueueWorker {
     /// SIGINT to the process running an item: its run stops after its current batch.
     private func tellToStop(_ pid: pid_t) {
         kill(pid, SIGINT)
-        if toldToStop[pid] == nil { toldToStop[pid] = Date() }
+        if toldToStop[pid] == nil { toldToStop[pid] = ProcessInfo.processInfo.systemUptime }
     }
 
     /// Kills a process that was told to stop `stopGrace` ago and still runs its item (a run
     /// stuck on its store must not keep the worker from ending). Its item ends as if stopped.
     private func killUnstopped() {
-        let now = Date()
-        for (pid, since) in toldToStop where now.timeIntervalSince(since) > Self.stopGrace && !killed.contains(pid) {
+        let now = ProcessInfo.processInfo.systemUptime   // monotonic: a clock change moves no deadline
+        for (pid, since) in toldToStop where now - since > Self.stopGrace && !killed.contains(pid) {
             guard let item = running[pid] else { continue }
             say("\(item.name): its run did not stop within \(Int(Self.stopGrace)) s of being told to; killing process \(pid)")
             killed.insert(pid)
+            retire(pid)   // a runner killed takes no other item
             kill(pid, SIGKILL)
         }
     }
@@ -213,7 +215,8 @@ final class QueueWorker {
                 }
             }
             toldToStop[pid] = nil
-            let killedHere = killed.remove(pid) != nil
+            // Killed here, and not ended by itself just before.
+            let killedHere = killed.remove(pid) != nil && status & 0x7f == SIGKILL
             guard let item = running.removeValue(forKey: pid) else { continue }
             lost.remove(pid)
             let signalled = status & 0x7f != 0 && status & 0x7f != 0x7f

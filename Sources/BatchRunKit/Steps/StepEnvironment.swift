@@ -41,14 +41,14 @@ extension StepEnvironment {
     /// a busy or locked store or a conflict under `error`, up to `retries` times; `retried`
     /// is told of each new try. A batch the database rolled back for another transaction's
     /// sake (a deadlock, a serialization failure on PostgreSQL) is tried again whatever
-    /// `retries` says, up to `rolledBackRetries` times: the database asks for that, and
-    /// nothing of the batch was kept.
+    /// `retries` says, up to `rolledBackRetries` times (or `retries`, when larger): the database
+    /// asks for that, and nothing of the batch was kept.
     func withRetries<T>(retried: () -> Void, _ body: () throws -> T) throws -> T {
         var attempt = 0, rolledBack = 0
         while true {
             do {
                 return try body()
-            } catch where Self.wasRolledBackForAnother(error) && rolledBack < Self.rolledBackRetries && !isCancelled() {
+            } catch where Self.wasRolledBackForAnother(error) && rolledBack < max(retries, Self.rolledBackRetries) && !isCancelled() {
                 rolledBack += 1
                 retried()
                 onRetry(StepErrors.describe((error as? StepError)?.cause ?? error))

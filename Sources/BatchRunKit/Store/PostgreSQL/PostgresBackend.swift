@@ -198,7 +198,8 @@ final class PostgresBackend: StoreBackend {
                 var bindings = PostgresBindings()
                 bindings.append(StoreValue.integer(Int64(pid)))
                 while !ended.isMarked {
-                    _ = try? control().query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend($1::int)", binds: bindings),
+                    guard let connection = try? control(), !connection.isClosed else { usleep(50_000); continue }
+                    _ = try? connection.query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend($1::int)", binds: bindings),
                                              logger: Logger(label: "batchrun.postgres")).wait()
                     for _ in 0..<10 where !ended.isMarked { usleep(50_000) }
                 }
@@ -275,17 +276,20 @@ private final class Connections: @unchecked Sendable {
     }
 
     /// The control connection (only ever used for requests that are safe on a shared
-    /// connection: a cancel, a listen), made under `lock` at first use.
+    /// connection: a cancel, a listen), made under `lock` at first use, and again when the
+    /// server closed it (a request on a closed connection would never be answered).
     func control(connecting: () throws -> PostgresStoreConnection) throws -> PostgresConnection {
         try lock.withLock {
-            if let controlConnection { return controlConnection.connection }
+            if let controlConnection, !controlConnection.connection.isClosed { return controlConnection.connection }
             let made = try connecting()
             controlConnection = made
             return made.connection
         }
     }
 
+    /// A reader the server closed is not put back: released, it closes its end too.
     func putBack(_ connection: PostgresStoreConnection, pid: Int32) {
+        guard !connection.connection.isClosed else { return }
         lock.withLock { readers.append((connection, pid)) }
     }
 

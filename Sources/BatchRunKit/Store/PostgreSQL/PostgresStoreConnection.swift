@@ -140,6 +140,7 @@ final class PostgresStoreConnection: StoreConnection {
     /// stores' callers run on their contexts' own queues) and waits for it, or for the
     /// connection to close, whichever comes first.
     private func waitFor(_ work: @escaping @Sendable () async throws -> Void) throws {
+        if connection.isClosed { throw Self.closed }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<(ended: Bool, error: (any Error)?)>((false, nil))
         let end: @Sendable ((any Error)?) -> Void = { error in
