@@ -109,6 +109,22 @@ struct PostgresRunTests {
         #expect((final["jobs"] as! [[String: Any]]).map { $0["rows_total"] as! [String: Int] } == expectedRows)
     }
 
+    /// A job file whose one job adds 1 to every counter's `n`, in batches of `batchSize`.
+    static func bumpJob(_ url: String, batchSize: Int, mergePolicy: String = "error") -> String {
+        """
+        version: 1
+        store: { postgres: "\(url)" }
+        entities:
+          Counter: { columns: { id: integer primary key, n: integer not null } }
+        jobs:
+          bump:
+            merge_policy: \(mergePolicy)
+            batch_size: \(batchSize)
+            steps:
+              - batch-update: { entity: Counter, set: { n: "n + 1" } }
+        """
+    }
+
     @Test("two batchrun processes bump the same counters at once under recompute: every counter ends at 2")
     func twoProcesses() throws {
         let url = try PostgresServer.database("two")
@@ -116,18 +132,7 @@ struct PostgresRunTests {
         try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); "
                                 + "INSERT INTO counter SELECT i, 0 FROM generate_series(1, 2000) AS i")
         for folder in folders {
-            try folder.write("job.yaml", """
-                version: 1
-                store: { postgres: "\(url)" }
-                entities:
-                  Counter: { columns: { id: integer primary key, n: integer not null } }
-                jobs:
-                  bump:
-                    merge_policy: recompute
-                    batch_size: 50
-                    steps:
-                      - batch-update: { entity: Counter, set: { n: "n + 1" } }
-                """)
+            try folder.write("job.yaml", Self.bumpJob(url, batchSize: 50, mergePolicy: "recompute"))
         }
         let logs = try folders.map { try FileHandle(forWritingTo: URL(fileURLWithPath: $0.write("run.log", ""))) }
         let results = try zip(folders, logs).map { try Batchrun.start(["job.yaml", "--quiet", "--report", "r.json"], in: $0, output: $1) }
@@ -161,17 +166,7 @@ struct PostgresRunTests {
             CREATE TRIGGER fail_first BEFORE UPDATE ON counter FOR EACH STATEMENT EXECUTE FUNCTION fail_first();
             """)
         let folder = try TemporaryFolder()
-        try folder.write("job.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              Counter: { columns: { id: integer primary key, n: integer not null } }
-            jobs:
-              bump:
-                batch_size: 40
-                steps:
-                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
-            """)
+        try folder.write("job.yaml", Self.bumpJob(url, batchSize: 40))
         let run = try Batchrun.run(["job.yaml", "--report", "r.json"], in: folder.url)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "1:100")
@@ -193,17 +188,7 @@ struct PostgresRunTests {
         try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); "
                                 + "INSERT INTO counter SELECT i, 0 FROM generate_series(1, 200000) AS i")
         let folder = try TemporaryFolder()
-        try folder.write("job.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              Counter: { columns: { id: integer primary key, n: integer not null } }
-            jobs:
-              bump:
-                batch_size: 20
-                steps:
-                  - batch-update: { entity: Counter, set: { n: "n + 1" } }
-            """)
+        try folder.write("job.yaml", Self.bumpJob(url, batchSize: 20))
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write("run.log", "")))
         let process = try Batchrun.start(["job.yaml"], in: folder, output: log)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
@@ -628,10 +613,15 @@ struct PostgresQueueTests {
                       - fetch: { entity: T, where: "CASE WHEN EXISTS (SELECT 1 FROM go) THEN true ELSE (SELECT count(*) FROM generate_series(1, 2000000000)) > 0 END" }
                 """)
             #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
-            worker = try Batchrun.start(["worker", url] + workerArguments, in: folder)
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write("worker.log", "")))
+            worker = try Batchrun.start(["worker", url] + workerArguments, in: folder, output: log)
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline, (try? statementsRunning()) != "1" { Thread.sleep(forTimeInterval: 0.05) }
-            #expect(try statementsRunning() == "1")
+            let running = try statementsRunning()
+            #expect(running == "1", """
+                the worker's output: \((try? String(contentsOfFile: folder.path("worker.log"), encoding: .utf8)) ?? "")
+                the queue: \((try? PostgresServer.psql(url, "SELECT state, status, error, log FROM _batchrun_queue")) ?? "")
+                """)
         }
 
         /// How many of the item's counting statements run on the server.
