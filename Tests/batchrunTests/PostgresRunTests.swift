@@ -559,7 +559,7 @@ struct PostgresQueueTests {
         #expect(Date().timeIntervalSince(interrupted) < 30, "the statement in flight is cancelled on the server")
         #expect(QueueTests.endedBySIGINT(slow.worker))
         #expect(try PostgresServer.psql(slow.url, "SELECT state FROM _batchrun_queue") == "pending")
-        #expect(try slow.statementsRunning() == "0")
+        #expect(slow.statementsRunning(becoming: "0", within: 10) == "0")
 
         try PostgresServer.psql(slow.url, "INSERT INTO go VALUES (1)")
         let again = try Batchrun.run(["worker", slow.url, "--once"], in: slow.folder.url)
@@ -580,7 +580,7 @@ struct PostgresQueueTests {
         let killed = Date()
         while Date().timeIntervalSince(killed) < 30, QueueTests.isRunning(runner) { Thread.sleep(forTimeInterval: 0.05) }
         #expect(!QueueTests.isRunning(runner), "the orphaned runner ended")
-        #expect(try slow.statementsRunning() == "0", "its statement was cancelled")
+        #expect(slow.statementsRunning(becoming: "0", within: 10) == "0", "its statement was cancelled")
 
         try PostgresServer.psql(slow.url, "INSERT INTO go VALUES (1)")
         Thread.sleep(forTimeInterval: 2.5)   // the dead worker's lease runs out
@@ -615,19 +615,29 @@ struct PostgresQueueTests {
             #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
             let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write("worker.log", "")))
             worker = try Batchrun.start(["worker", url] + workerArguments, in: folder, output: log)
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline, (try? statementsRunning()) != "1" { Thread.sleep(forTimeInterval: 0.05) }
-            let running = try statementsRunning()
+            let running = statementsRunning(becoming: "1", within: 60)
             #expect(running == "1", """
+                the sessions: \((try? PostgresServer.psql(url, "SELECT string_agg(pid || ' ' || backend_type || ' ' || state || ' ' || left(query, 300), E'\\n') FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' AND pid <> pg_backend_pid() AND datname = current_database()")) ?? "")
                 the worker's output: \((try? String(contentsOfFile: folder.path("worker.log"), encoding: .utf8)) ?? "")
                 the queue: \((try? PostgresServer.psql(url, "SELECT state, status, error, log FROM _batchrun_queue")) ?? "")
                 """)
         }
 
-        /// How many of the item's counting statements run on the server.
-        func statementsRunning() throws -> String {
-            try PostgresServer.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' "
-                                    + "AND state = 'active' AND pid <> pg_backend_pid()")
+        /// How many of the item's counting statements run in its database (its fetch, not a check
+        /// that prepares it, nor a parallel worker; the other test's item runs in another database
+        /// of the same server), once that is `expected` or `seconds` passed: a cancelled statement
+        /// ends on the server a moment after the client asked.
+        func statementsRunning(becoming expected: String, within seconds: Double) -> String? {
+            let deadline = Date().addingTimeInterval(seconds)
+            var count: String?
+            repeat {
+                count = try? PostgresServer.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 2000000000)%' "
+                                                 + "AND query NOT LIKE 'PREPARE%' AND backend_type = 'client backend' "
+                                                 + "AND state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()")
+                if count == expected { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            } while Date() < deadline
+            return count
         }
     }
 
