@@ -68,16 +68,18 @@ extension StepEnvironment {
     static let rolledBackRetries = 10
 
     static func wasRolledBackForAnother(_ error: any Error) -> Bool {
-        if StoreFailure(of: error) == .rolledBackForAnother { return true }
-        if let error = error as? StepError, let cause = error.cause { return wasRolledBackForAnother(cause) }
-        return false
+        StoreFailure(of: underlying(error)) == .rolledBackForAnother
     }
 
     static func isRetryable(_ error: any Error) -> Bool {
-        if error is MergeConflictError { return true }
-        if StoreFailure(of: error) == .busy { return true }
-        if let error = error as? StepError, let cause = error.cause { return isRetryable(cause) }
-        return false
+        let error = underlying(error)
+        return error is MergeConflictError || StoreFailure(of: error) == .busy
+    }
+
+    /// The error beneath a step's errors.
+    private static func underlying(_ error: any Error) -> any Error {
+        if let error = error as? StepError, let cause = error.cause { return underlying(cause) }
+        return error
     }
 }
 

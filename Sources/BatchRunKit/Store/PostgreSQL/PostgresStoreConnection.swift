@@ -140,25 +140,11 @@ final class PostgresStoreConnection: StoreConnection {
     /// stores' callers run on their contexts' own queues) and waits for it, or for the
     /// connection to close, whichever comes first.
     private func waitFor(_ work: @escaping @Sendable () async throws -> Void) throws {
-        if connection.isClosed { throw Self.closed }
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(ended: Bool, error: (any Error)?)>((false, nil))
-        let end: @Sendable ((any Error)?) -> Void = { error in
-            let first = outcome.withLock { state in
-                if state.ended { return false }
-                state = (true, error)
-                return true
-            }
-            if first { done.signal() }
-        }
-        waiting.set { end($0) }
-        defer { waiting.set(nil) }
-        if connection.isClosed { end(Self.closed) }
-        Task {
-            do { try await work(); end(nil) } catch { end(error) }
-        }
-        done.wait()
-        if let error = outcome.withLock({ $0.error }) { throw error }
+        try finished({
+            let done = connection.eventLoop.makePromise(of: Void.self)
+            done.completeWithTask(work)
+            return done.futureResult
+        }())
     }
 
     func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
