@@ -208,6 +208,38 @@ struct PostgresRunTests {
         #expect(output.contains("error: "), "\(output)")
     }
 
+    @Test("a session the server ends while check prepares an expression leaves the expressions unchecked, said so: not a mistake in the file (exit 0, not 2)")
+    func checkSessionEnded() throws {
+        let url = try PostgresServer.database("check_ended")
+        // IMMUTABLE with no arguments: the planner runs it while preparing, and it ends its own session.
+        try PostgresServer.psql(url, """
+            CREATE FUNCTION ends_session() RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN 1; END $$
+            """)
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              T: { columns: { id: integer primary key, v: text } }
+            jobs:
+              a:
+                steps:
+                  - fetch: { entity: T, where: "id = ends_session()" }
+                  - fetch: { entity: T, where: "v = :wanted", params: { wanted: x } }
+            """)
+        let checked = try Batchrun.run(["check", "job.yaml"], in: folder.url)
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        #expect(checked.stdout.contains("expressions were not checked: terminating connection due to administrator command"),
+                "\(checked.stdout)\(checked.stderr)")
+        // What needs no server is still checked after the session ended: a placeholder with no value.
+        try folder.write("job.yaml", String(contentsOfFile: folder.path("job.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "v = :wanted\"", with: "v = :missing\""))
+        let missing = try Batchrun.run(["check", "job.yaml"], in: folder.url)
+        #expect(missing.status == 2, "\(missing.stdout)\(missing.stderr)")
+        #expect((missing.stdout + missing.stderr).contains("placeholder :missing has no value"), "\(missing.stdout)\(missing.stderr)")
+    }
+
     @Test("check prepares expressions on the server in PostgreSQL's dialect; undeclared tables, writes and functions that reach outside are refused with a caret")
     func checkOnServer() throws {
         let url = try PostgresServer.database("check")
