@@ -505,13 +505,17 @@ struct PostgresQueueTests {
         let counter = try PostgresServer.psql(url, "SELECT n FROM counter")
         let failures = try PostgresServer.psql(url, "SELECT string_agg(id || ': ' || coalesce(error, ''), '; ') FROM _batchrun_queue WHERE state <> 'done'")
         #expect(states == "done:\(Self.items)", "\(failures)")
-        #expect(entries == "\(Self.items) \(Self.rows) \(Self.rows)")
+        let logs = try folder.files().filter { $0.hasPrefix(".worker-") }.map { try String(contentsOfFile: folder.path($0), encoding: .utf8) }
+        // Each item as the queue has it, for a failure to say which item went wrong and how.
+        let items = { (try? PostgresServer.psql(url, "SELECT string_agg(id || ' ' || name || ' ' || state || ' attempts ' || attempts || ' status ' "
+                                                + "|| coalesce(status::text, '-') || ' rows ' || (SELECT count(*) FROM entry WHERE entry.item = q.id) "
+                                                + "|| E'\\n' || log, E'\\n----\\n' ORDER BY id) FROM _batchrun_queue AS q")) ?? "" }
+        #expect(entries == "\(Self.items) \(Self.rows) \(Self.rows)", "\(items())\n\(logs.joined(separator: "\n-----\n"))")
         #expect(counter == String(Self.items))
         // The killed and the frozen worker's items were taken over.
         #expect(try Int(PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE attempts > 1")) ?? 0 >= 2)
-        let logs = try folder.files().filter { $0.hasPrefix(".worker-") }.map { try String(contentsOfFile: folder.path($0), encoding: .utf8) }
         #expect(logs.contains { $0.contains("lost") }, "\(logs)")
-        if ProcessInfo.processInfo.environment["QUEUE_DEBUG"] != nil { print(logs.joined(separator: "\n-----\n")) }
+        if ProcessInfo.processInfo.environment["QUEUE_DEBUG"] != nil { print(items() + "\n" + logs.joined(separator: "\n-----\n")) }
     }
 
     @Test("a worker's items run one after another in one runner process: each item's output in its own log, a failed item does not stop the next, a hook cannot read the runner's requests")
