@@ -33,8 +33,11 @@ final class PostgresWorkSource: WorkSource {
         let path = "\(folder)/\(claim.id)-\(base).yaml"
         try Data(claim.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         // The run fences itself when its store is the queue's database: then a lost lease stops its commits.
+        // Its report and output are the claim's own (by its token): a run that lost the item on
+        // this machine cannot overwrite those of the run that took it over.
+        let attempt = "\(path).\(claim.token)"
         return WorkItem(name: "\(claim.id) \(claim.name)", path: path, relativeTo: claim.directory, params: claim.params,
-                        takenOver: claim.takenOver, reportPath: path + ".json", logPath: path + ".log", lock: nil,
+                        takenOver: claim.takenOver, reportPath: attempt + ".json", logPath: attempt + ".log", lock: nil,
                         extraArguments: ["--fence", "\(claim.id):\(claim.token):\(lease):\(queue.location)", "--checked-at-submit"],
                         claim: .postgres(claim))
     }
@@ -45,7 +48,9 @@ final class PostgresWorkSource: WorkSource {
         let log = (try? String(contentsOfFile: item.logPath, encoding: .utf8)) ?? ""
         let finished = try queue.finish(claim, as: state, status: status, report: state == .pending ? nil : report, log: log,
                                         error: state == .failed ? Self.firstError(report: report, log: log) : nil)
-        for path in [item.path, item.reportPath, item.logPath] { try? FileManager.default.removeItem(atPath: path) }
+        // The item's file stays when the claim was lost: the worker that took it over may be
+        // running it from the same path on this machine.
+        for path in [item.reportPath, item.logPath] + (finished ? [item.path] : []) { try? FileManager.default.removeItem(atPath: path) }
         return finished
     }
 

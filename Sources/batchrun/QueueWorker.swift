@@ -207,7 +207,8 @@ final class QueueWorker {
             var status: Int32 = 0
             let pid = waitpid(-1, &status, WNOHANG)
             guard pid > 0 else { return }
-            if runners[pid] != nil {
+            let wasRunner = runners[pid] != nil
+            if wasRunner {
                 readStatuses(of: pid)   // a status it wrote before it ended
                 if let runner = runners.removeValue(forKey: pid) {
                     if runner.requests >= 0 { close(runner.requests) }
@@ -219,9 +220,21 @@ final class QueueWorker {
             let killedHere = killed.remove(pid) != nil && status & 0x7f == SIGKILL
             guard let item = running.removeValue(forKey: pid) else { continue }
             lost.remove(pid)
-            let signalled = status & 0x7f != 0 && status & 0x7f != 0x7f
-            ended(item, status: killedHere ? ExitStatus.interrupted : signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff)
+            ended(item, status: Self.itemStatus(processStatus: status, ranInRunner: wasRunner, killedHere: killedHere))
         }
+    }
+
+    /// The exit status of an item whose process ended (`processStatus` as `waitpid` gives it)
+    /// before the item's status was read. An item's own child ends with the item's status. A
+    /// runner answers each item on its status pipe, so one that ended without answering did not
+    /// finish the item: however it exited (a clean exit can only mean it was stopped before it
+    /// ran the item), the item is never `done`. Killed here for not stopping: put back.
+    static func itemStatus(processStatus status: Int32, ranInRunner: Bool, killedHere: Bool) -> Int32 {
+        if killedHere { return ExitStatus.interrupted }
+        let signal = status & 0x7f
+        if signal != 0 && signal != 0x7f { return 128 + signal }
+        let code = (status >> 8) & 0xff
+        return ranInRunner && code == ExitStatus.ok ? ExitStatus.interrupted : code
     }
 
     /// Moves an item whose run ended with exit status `code`.

@@ -6,8 +6,9 @@ import Foundation
 /// worker writes one `RunnerRequest` per line to the runner's descriptor 3; the runner appends
 /// the item's output to the request's log and answers with the item's exit status, a line on
 /// its descriptor 4. It ends when the worker closes its end, or, when an item was interrupted
-/// (SIGINT or SIGTERM), by SIGINT once that item has stopped, as `run` does. Its standard input
-/// is /dev/null, and hooks inherit neither descriptor.
+/// (SIGINT or SIGTERM), by SIGINT once that item has stopped, as `run` does; interrupted
+/// between items, it ends by SIGINT at the next request, which it neither runs nor answers.
+/// Its standard input is /dev/null, and hooks inherit neither descriptor.
 ///
 /// ```
 /// {"arguments":["run","/tmp/batchrun-queue/db/12-tick.yaml","--resume",...],"log":"/tmp/.../12-tick.yaml.log"}
@@ -28,11 +29,19 @@ struct RunnerCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(interrupts) {} }
         Self.interruptWhenOrphaned()
         var requests = LineReader(descriptor: Self.requestDescriptor)
-        while let line = requests.next(), !interrupts.interrupted {
-            guard let request = try? JSONDecoder().decode(RunnerRequest.self, from: Data(line)) else { continue }
+        while let line = requests.next() {
+            // Interrupted while idle (a stop meant for the item before, arriving after its answer):
+            // this item is not run and not answered, and the runner ends by SIGINT, so the worker
+            // puts the item back. Ending by exit status 0 here once had a worker mark an item
+            // `done` that never ran.
+            if interrupts.interrupted { InterruptHandler.endBySIGINT() }
             // An item the interrupt cut short ends the runner by SIGINT inside `runItem`; one that
             // had ended first is answered, and the runner ends after.
-            let status = await runItem(request, interrupts: interrupts)
+            let status = if let request = try? JSONDecoder().decode(RunnerRequest.self, from: Data(line)) {
+                await runItem(request, interrupts: interrupts)
+            } else {
+                ExitStatus.invalid   // answered all the same: the worker waits for every answer
+            }
             var answer = Array("\(status)\n".utf8)
             let answered = write(Self.statusDescriptor, &answer, answer.count) == answer.count
             if interrupts.interrupted { InterruptHandler.endBySIGINT() }
