@@ -55,4 +55,22 @@ struct ReportJSONTests {
         #expect(written == (try encoder.encode(report)))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("nested").path) == ["r.json"])
     }
+
+    @Test("a conflict larger than a piece (a 300,000-character text, every character escaped) is written whole, as JSONEncoder writes it")
+    func conflictLargerThanAPiece() throws {
+        let huge = String(repeating: "\u{01}\"", count: 150_000)
+        let conflicts = ["before", huge, "after"].map { text in
+            MergeConflictRecord(job: "load", entity: "Note", key: ["id": .integer(1)], kind: .constraint, policy: .objectTrump,
+                                outcome: .keptOurs, changedBy: "outside this run",
+                                properties: [.init(name: "body", original: .null, store: .text(text), ours: .text("x"), resolved: .text("x"))])
+        }
+        let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                               elapsedSeconds: 1, conflicts: conflicts)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let written = try report.jsonData()
+        #expect(written.count > 1 << 20)
+        #expect(written == (try encoder.encode(report)))
+    }
 }

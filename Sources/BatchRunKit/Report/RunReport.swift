@@ -109,20 +109,21 @@ public struct RunReport: Sendable, Hashable, Codable {
     /// The report's JSON, handed to `write` in pieces. The conflicts (the bulk of a large
     /// report) are written directly into their place: "conflicts" sorts first, so the encoded
     /// report without them begins with its empty array.
-    private func encodeJSON(_ write: ([UInt8]) throws -> Void) throws {
+    private func encodeJSON(_ write: (UnsafeRawBufferPointer) throws -> Void) throws {
+        func writeData(_ data: Data) throws { try data.withUnsafeBytes { try write($0) } }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        guard !conflicts.isEmpty else { return try write(Array(encoder.encode(self))) }
+        guard !conflicts.isEmpty else { return try writeData(encoder.encode(self)) }
         var rest = self
         rest.conflicts = []
         let encoded = try encoder.encode(rest)
         let empty = Data("{\n  \"conflicts\" : [\n\n  ],\n".utf8)
-        guard encoded.starts(with: empty) else { return try write(Array(encoder.encode(self))) }
-        try write(Array("{\n  \"conflicts\" : [\n".utf8))
+        guard encoded.starts(with: empty) else { return try writeData(encoder.encode(self)) }
+        try writeData(Data("{\n  \"conflicts\" : [\n".utf8))
         try ConflictsJSON.write(conflicts, to: write)
-        try write(Array("\n  ],\n".utf8))
-        try write(Array(encoded[(encoded.startIndex + empty.count)...]))
+        try writeData(Data("\n  ],\n".utf8))
+        try writeData(encoded[(encoded.startIndex + empty.count)...])
     }
 }
 
