@@ -148,6 +148,21 @@ struct MultiRowImportTests {
         try await expectSetBasedMatchesOneRow(policy: policy, model: Self.model, entity: "Reading", setUp: setUp, feed: feed)
     }
 
+    @Test("a batch whose keys fill half their range is looked up with one range scan: the stored rows between its keys are neither reported nor changed",
+          arguments: MergePolicy.allCases)
+    func denseKeysLookedUpByRange(policy: MergePolicy) async throws {
+        // Rows 1...200 exist; the feed has the odd keys up to 199 and new keys 201...220 (110
+        // keys over 219: one range scan reads the even rows too).
+        let setUp: @Sendable (Database) throws -> Void = { db in
+            for id in 1...200 { try db.execute(sql: "INSERT INTO Reading VALUES (?, ?, ?, ?)", arguments: [id, "s\(id)", Double(id), "old\(id)"]) }
+        }
+        let feed: [KeyValuePairs<String, StoreValue>] = (Array(stride(from: 1, through: 199, by: 2)) + Array(201...220)).map { (id: Int) in
+            ["id": .integer(Int64(id)), "sensor": .text("t\(id)"), "value": .real(Double(id) + 0.5), "note": .text("new\(id)")]
+        }
+        #expect(InsertWriter.denseRange(of: feed.map { $0[0].value }) != nil)
+        try await expectSetBasedMatchesOneRow(policy: policy, model: Self.model, entity: "Reading", setUp: setUp, feed: feed)
+    }
+
     @Test("set-based resolution with a NOT NULL default, a repeated key and rows leaving columns out", arguments: MergePolicy.allCases)
     func setBasedWithDefaultsAndRepeats(policy: MergePolicy) async throws {
         let model = """

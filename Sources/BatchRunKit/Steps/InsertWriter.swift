@@ -318,6 +318,17 @@ struct InsertWriter {
         let entity = environment.entity
         var found: [StoreValue: [StoreValue]] = [:]
         let keyIndex = entity.primaryKeyIndexes[0]
+        if let (lowest, highest) = Self.denseRange(of: keys) {
+            // One range scan, not an IN list per 1,000 keys (a quarter of the lookup's time for
+            // a re-import in key order); rows between the keys come too and are never asked for.
+            found.reserveCapacity(keys.count)
+            let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) BETWEEN ? AND ?"
+            try db.forEachRow(try db.prepare(sql), named: [:], positional: [.integer(lowest), .integer(highest)],
+                              split: entity.columns.count, assigned: []) { row, _ in
+                found[row[keyIndex]] = row
+            }
+            return found
+        }
         for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
             let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
                 + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
@@ -327,5 +338,19 @@ struct InsertWriter {
             }
         }
         return found
+    }
+
+    /// The lowest and highest of `keys` when all are integers and they fill at least half of
+    /// the range between (a batch of a feed in key order); nil otherwise, or for a few keys.
+    static func denseRange(of keys: [StoreValue]) -> (Int64, Int64)? {
+        guard keys.count >= 64 else { return nil }
+        var lowest = Int64.max, highest = Int64.min
+        for key in keys {
+            guard case .integer(let value) = key else { return nil }
+            lowest = min(lowest, value)
+            highest = max(highest, value)
+        }
+        let (span, overflow) = highest.subtractingReportingOverflow(lowest)
+        return !overflow && span < 2 * Int64(keys.count) ? (lowest, highest) : nil
     }
 }
