@@ -33,13 +33,26 @@ final class PostgresWorkSource: WorkSource {
         let path = "\(folder)/\(claim.id)-\(base).yaml"
         try Data(claim.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         // The run fences itself when its store is the queue's database: then a lost lease stops its commits.
-        // Its report and output are the claim's own (by its token): a run that lost the item on
-        // this machine cannot overwrite those of the run that took it over.
-        let attempt = "\(path).\(claim.token)"
-        return WorkItem(name: "\(claim.id) \(claim.name)", path: path, relativeTo: claim.directory, params: claim.params,
-                        takenOver: claim.takenOver, reportPath: attempt + ".json", logPath: attempt + ".log", lock: nil,
-                        extraArguments: ["--fence", "\(claim.id):\(claim.token):\(lease):\(queue.location)", "--checked-at-submit"],
-                        claim: .postgres(claim))
+        // Its report is the claim's own (by its token): a run that lost the item on this machine
+        // cannot overwrite the report of the run that took it over. The output of every attempt
+        // on this machine goes to one log, as it ends up in the item's row.
+        var item = WorkItem(name: "\(claim.id) \(claim.name)", path: path, relativeTo: claim.directory, params: claim.params,
+                            takenOver: claim.takenOver, reportPath: "\(path).\(claim.token).json", logPath: path + ".log", lock: nil,
+                            extraArguments: ["--fence", "\(claim.id):\(claim.token):\(lease):\(queue.location)", "--checked-at-submit"],
+                            claim: .postgres(claim))
+        if claim.takenOver { item.earlierReports = earlierReports(of: path, before: claim.token) }
+        return item
+    }
+
+    /// The reports of claims before `token` of the item at `path` left on this machine, oldest first.
+    private func earlierReports(of path: String, before token: Int64) -> [String] {
+        let name = URL(fileURLWithPath: path).lastPathComponent + "."
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return files.compactMap { file -> (Int64, String)? in
+            guard file.hasPrefix(name), file.hasSuffix(".json"),
+                  let earlier = Int64(file.dropFirst(name.count).dropLast(".json".count)), earlier < token else { return nil }
+            return (earlier, "\(folder)/\(file)")
+        }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     func finish(_ item: WorkItem, as state: QueueFolder.State, status: Int32?) throws -> Bool {
@@ -48,9 +61,10 @@ final class PostgresWorkSource: WorkSource {
         let log = (try? String(contentsOfFile: item.logPath, encoding: .utf8)) ?? ""
         let finished = try queue.finish(claim, as: state, status: status, report: state == .pending ? nil : report, log: log,
                                         error: state == .failed ? Self.firstError(report: report, log: log) : nil)
-        // The item's file stays when the claim was lost: the worker that took it over may be
-        // running it from the same path on this machine.
-        for path in [item.reportPath, item.logPath] + (finished ? [item.path] : []) { try? FileManager.default.removeItem(atPath: path) }
+        // The item's file and log stay when the claim was lost: the worker that took it over may
+        // be running it from the same path on this machine. Ended, the item leaves nothing here.
+        let ended = finished ? [item.path, item.logPath] + earlierReports(of: item.path, before: claim.token) : []
+        for path in [item.reportPath] + ended { try? FileManager.default.removeItem(atPath: path) }
         return finished
     }
 

@@ -133,7 +133,7 @@ final class QueueWorker {
         guard let interval = source.renewalInterval, Date() >= nextRenewal else { return }
         nextRenewal = Date().addingTimeInterval(interval)
         let lostItems = source.renew(Array(running.values))
-        for (pid, item) in running where !lost.contains(pid) && lostItems.contains(where: { $0.path == item.path }) {
+        for (pid, item) in running where !lost.contains(pid) && lostItems.contains(where: { $0.isSameClaim(as: item) }) {
             say("lost the lease of \(item.name): another worker takes it over; stopping its run")
             lost.insert(pid)
             tellToStop(pid)
@@ -180,9 +180,13 @@ final class QueueWorker {
     /// store's run state (its conflicts are not there), and said so in its log.
     private func keepReport(_ report: RunReport, of item: WorkItem) {
         let path = item.reportPath
-        // A report of this run is kept; one left by an earlier, cancelled attempt is replaced.
-        if let data = FileManager.default.contents(atPath: path), let kept = try? JSONDecoder().decode(RecordedRun.self, from: data),
-           kept.runID == report.runID { return }
+        // A report of this run is kept (one an earlier claim's run wrote is taken over); one left
+        // by an earlier, cancelled attempt is replaced.
+        for candidate in [path] + item.earlierReports.reversed() {
+            guard let data = FileManager.default.contents(atPath: candidate),
+                  let kept = try? JSONDecoder().decode(RecordedRun.self, from: data), kept.runID == report.runID else { continue }
+            if candidate == path || rename(candidate, path) == 0 { return }
+        }
         do {
             try report.writeJSON(to: path)
         } catch {
@@ -227,8 +231,8 @@ final class QueueWorker {
     /// The exit status of an item whose process ended (`processStatus` as `waitpid` gives it)
     /// before the item's status was read. An item's own child ends with the item's status. A
     /// runner answers each item on its status pipe, so one that ended without answering did not
-    /// finish the item: however it exited (a clean exit can only mean it was stopped before it
-    /// ran the item), the item is never `done`. Killed here for not stopping: put back.
+    /// finish the item, or could not say so (its answer failed to write): the item is never
+    /// `done` then, and a clean exit puts it back. Killed here for not stopping: put back.
     static func itemStatus(processStatus status: Int32, ranInRunner: Bool, killedHere: Bool) -> Int32 {
         if killedHere { return ExitStatus.interrupted }
         let signal = status & 0x7f
@@ -316,9 +320,11 @@ final class QueueWorker {
                 runners[pid]!.partial.removeSubrange(...newline)
                 guard let code = Int32(text), let item = running.removeValue(forKey: pid) else { continue }
                 lost.remove(pid)
-                toldToStop[pid] = nil
+                // Told to stop as the item ended: the signal may reach the runner after its
+                // answer, and it would end at its next item; it gets none.
+                let wasToldToStop = toldToStop.removeValue(forKey: pid) != nil
                 ended(item, status: code)
-                if runners[pid]!.itemsRun >= Self.itemsPerRunner { retire(pid) }
+                if wasToldToStop || runners[pid]!.itemsRun >= Self.itemsPerRunner { retire(pid) }
             }
         }
     }

@@ -11,7 +11,8 @@ import Foundation
 /// Its standard input is /dev/null, and hooks inherit neither descriptor.
 ///
 /// ```
-/// {"arguments":["run","/tmp/batchrun-queue/db/12-tick.yaml","--resume",...],"log":"/tmp/.../12-tick.yaml.log"}
+/// {"arguments":["run","/tmp/batchrun-queue/db/12-tick.yaml","--resume","--report","/tmp/.../12-tick.yaml.3.json",...],
+///  "log":"/tmp/.../12-tick.yaml.log"}
 /// ```
 struct RunnerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

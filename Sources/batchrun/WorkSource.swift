@@ -41,6 +41,9 @@ struct WorkItem {
     /// Where the child writes its report and its output.
     let reportPath: String
     let logPath: String
+    /// Reports earlier claims of a taken-over item left on this machine (a PostgreSQL item's
+    /// reports are the claim's own): one of them may be the finished run's.
+    var earlierReports: [String] = []
     /// A descriptor the child inherits as its descriptor 3 (the folder item's lock).
     let lock: Int32?
     /// More arguments for the child's `batchrun run` (a PostgreSQL item's fence).
@@ -51,5 +54,14 @@ struct WorkItem {
     enum Claim {
         case folder(QueueFolder.Claim)
         case postgres(PostgresQueue.Claim)
+    }
+
+    /// The same claim of the same item: a worker that claims an item again after its own lease
+    /// ran out holds two claims of it, and only the older one is lost.
+    func isSameClaim(as other: WorkItem) -> Bool {
+        switch (claim, other.claim) {
+        case (.postgres(let one), .postgres(let another)): one.id == another.id && one.token == another.token
+        default: path == other.path
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import BatchRunKit
 
@@ -153,14 +154,35 @@ struct MultiRowImportTests {
     func denseKeysLookedUpByRange(policy: MergePolicy) async throws {
         // Rows 1...200 exist; the feed has the odd keys up to 199 and new keys 201...220 (110
         // keys over 219: one range scan reads the even rows too).
+        // The statements of the first store set up (the run's), traced from its writer connection.
+        let traced = StatementTrace()
         let setUp: @Sendable (Database) throws -> Void = { db in
             for id in 1...200 { try db.execute(sql: "INSERT INTO Reading VALUES (?, ?, ?, ?)", arguments: [id, "s\(id)", Double(id), "old\(id)"]) }
+            traced.install(on: db)
         }
         let feed: [KeyValuePairs<String, StoreValue>] = (Array(stride(from: 1, through: 199, by: 2)) + Array(201...220)).map { (id: Int) in
             ["id": .integer(Int64(id)), "sensor": .text("t\(id)"), "value": .real(Double(id) + 0.5), "note": .text("new\(id)")]
         }
-        #expect(InsertWriter.denseRange(of: feed.map { $0[0].value }) != nil)
         try await expectSetBasedMatchesOneRow(policy: policy, model: Self.model, entity: "Reading", setUp: setUp, feed: feed)
+        let statements = traced.statements.filter { $0.contains("\"Reading\"") }
+        // Found up front with one range scan, so resolved set-based: a few statements, not one a row.
+        #expect(statements.contains { $0.contains("BETWEEN") }, "\(statements)")
+        #expect(!statements.contains { $0.hasPrefix("SELECT") && $0.contains(" IN (") }, "\(statements)")
+        #expect(statements.count < 20, "\(statements.count) statements: \(statements.prefix(30))")
+    }
+
+    /// The SQL one connection runs, from the first `install` on.
+    final class StatementTrace: Sendable {
+        private let state = Mutex<(installed: Bool, statements: [String])>((false, []))
+
+        var statements: [String] { state.withLock { $0.statements } }
+
+        func install(on db: Database) {
+            guard state.withLock({ state in defer { state.installed = true }; return !state.installed }) else { return }
+            db.trace { [self] event in
+                if case .statement(let statement) = event { state.withLock { $0.statements.append(statement.sql) } }
+            }
+        }
     }
 
     @Test("set-based resolution with a NOT NULL default, a repeated key and rows leaving columns out", arguments: MergePolicy.allCases)

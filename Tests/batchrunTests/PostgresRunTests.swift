@@ -585,6 +585,52 @@ struct PostgresQueueTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state = 'done'") == "101")
     }
 
+    @Test("a worker that died after its item's run ended ok and wrote its report: the next worker on the machine moves the item to done with that report, does not run it again, and leaves no file behind")
+    func finishedRunKeepsItsReport() throws {
+        let url = try PostgresServer.database("kept")
+        let folder = try TemporaryFolder()
+        try folder.write("item.yaml", """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              T: { columns: { id: integer primary key, v: text } }
+            jobs:
+              load:
+                steps: [{ insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }, { id: 3, v: c }] } }]
+            """)
+        let submitted = try Batchrun.run(["submit", url, "item.yaml"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        // Claimed by a worker that is gone: its lease ran out after its run had ended ok and
+        // written the claim's report, before the worker could end the claim.
+        let claim = try PostgresServer.psql(url, """
+            UPDATE _batchrun_queue SET state = 'running', token = token + 1, worker = '1@gone', attempts = attempts + 1,
+                lease_until = clock_timestamp() - interval '1 second', started_at = clock_timestamp() RETURNING id || ' ' || token
+            """).split(separator: " ")
+        let (id, token) = (String(claim[0]), String(claim[1]))
+        let items = "/tmp/batchrun-queue/" + url.dropFirst("postgresql://".count).map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+        try FileManager.default.createDirectory(atPath: items, withIntermediateDirectories: true)
+        let path = "\(items)/\(id)-item.yaml"
+        try PostgresServer.psql(url, "SELECT job_text FROM _batchrun_queue WHERE id = \(id)").write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try Batchrun.run(["run", path, "--resume", "--relative-to", folder.url.path, "--report", "\(path).\(token).json",
+                                    "--fence", "\(id):\(token):2:\(url)", "--checked-at-submit"], in: folder.url)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        // The report as the run wrote it, marked so that a rebuilt one shows.
+        var report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(path).\(token).json"))) as? [String: Any])
+        report["store"] = "kept"
+        try JSONSerialization.data(withJSONObject: report).write(to: URL(fileURLWithPath: "\(path).\(token).json"))
+
+        let worked = try Batchrun.run(["worker", url, "--once"], in: folder.url)
+        #expect(worked.status == 0, "\(worked.stdout)\(worked.stderr)")
+        #expect(worked.stdout.contains("taking over"), "\(worked.stdout)")
+        #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue WHERE id = \(id)") == "done")
+        let kept = try Batchrun.run(["queue", url, "--report", id], in: folder.url).stdout
+        #expect(kept.contains("\"kept\""), "\(kept)")
+        #expect(try !PostgresServer.psql(url, "SELECT log FROM _batchrun_queue WHERE id = \(id)").contains("rebuilt"))
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM t") == "3", "the item ran again")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: items))?.filter { $0.hasPrefix("\(id)-") } ?? []
+        #expect(left.isEmpty, "\(left)")
+    }
+
     @Test("SIGINT to a worker while its runner runs an item: the worker ends by SIGINT, the item is pending again, and the next worker finishes it with its rows once")
     func interruptedRunner() throws {
         let slow = try SlowItem(database: "runner_sigint", workerArguments: ["--once"])

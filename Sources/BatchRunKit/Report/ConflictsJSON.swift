@@ -33,7 +33,9 @@ struct ConflictsJSON: ~Copyable {
                     json.storage = .allocate(byteCount: room, alignment: 1)
                 }
             }
+            let start = json.count
             json.append(record, first: index == 0)
+            assert(json.count - start <= room, "room(for:) is short by \(json.count - start - room) bytes")
             if json.count >= pieceSize { try json.handOn(to: write) }
         }
         if json.count > 0 { try json.handOn(to: write) }

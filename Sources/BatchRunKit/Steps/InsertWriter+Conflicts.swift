@@ -1,6 +1,6 @@
 /// Constraint conflicts resolved set-based: a batch's rows whose primary key is taken (found
-/// with the store's old values by `existingRows`, one query per 1,000 keys) are written by
-/// the merge policy with one statement per chunk of rows, and recorded exactly as the one-row
+/// with the store's old values by `existingRows`: one range scan, or a query per 1,000 keys)
+/// are written by the merge policy with one statement per chunk of rows, and recorded exactly as the one-row
 /// path (`SaveWriter.resolveConstraint`) records them. The resolved values are known without
 /// reading them back: ours, or for store-trump the stored value where it is not NULL (reading
 /// every row back with `RETURNING` cost a quarter of the writer's time). Overwrite alone reads
@@ -83,7 +83,7 @@ extension InsertWriter {
         var written = [Bool](repeating: false, count: group.count)
         for offset in writes { written[offset] = true }
         // Overwrite's INSERT OR REPLACE stores a NOT NULL column's default where ours is NULL, and
-        // SQLite's affinity may change a value: what it wrote is read back (one query per 1,000 rows).
+        // SQLite's affinity may change a value: what it wrote is read back (as `storedRows` reads).
         let replaced = resolution == .replace
             ? try storedRows(writes.filter { !failed[$0] }.map { values[$0][keyFed] }, in: db) : [:]
         for (offset, row) in group.enumerated() {

@@ -293,7 +293,7 @@ struct InsertWriter {
     }
 
     /// The rows that already hold the batch's primary keys (one-column keys only; other
-    /// collisions are caught when the INSERT fails), read with one query per 1,000 keys.
+    /// collisions are caught when the INSERT fails), read as `storedRows` reads them.
     func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: any StoreConnection) throws -> [StoreValue: [StoreValue]] {
         let entity = environment.entity
         guard entity.primaryKey.count == 1 else { return [:] }
@@ -313,7 +313,9 @@ struct InsertWriter {
         return try storedRows(keys, in: db)
     }
 
-    /// The stored rows with these (one-column) primary keys, by key, read with one query per 1,000 keys.
+    /// The stored rows with these (one-column) primary keys, by key: integer keys that fill half
+    /// their range with one range scan (rows between them come too), others with one query per
+    /// 1,000 keys.
     func storedRows(_ keys: [StoreValue], in db: any StoreConnection) throws -> [StoreValue: [StoreValue]] {
         let entity = environment.entity
         var found: [StoreValue: [StoreValue]] = [:]
