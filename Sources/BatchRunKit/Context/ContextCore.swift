@@ -105,8 +105,11 @@ final class ContextCore {
         result.inserted = changes.inserted
         result.updated = changes.updated
         result.deleted = changes.deleted
-        // Conflicts in key order (a registry is unordered), as a report reader expects.
-        result.conflicts = changes.conflicts.sorted { StoreValue.sortsBefore($0.objectID.key, $1.objectID.key) }
+        // Conflicts in key order (a registry is unordered), as a report reader expects; those of a
+        // feed in key order come sorted, and are not copied.
+        let inKeyOrder = { (one: MergeConflict, other: MergeConflict) in StoreValue.sortsBefore(one.objectID.key, other.objectID.key) }
+        result.conflicts = zip(changes.conflicts, changes.conflicts.dropFirst()).contains { inKeyOrder($1, $0) }
+            ? changes.conflicts.sorted(by: inKeyOrder) : changes.conflicts
         if transaction != nil {
             pendingSaves.append(result)
         } else {
