@@ -285,7 +285,7 @@ final class QueueWorker {
         if requests[0] < 5 { requests[0] = Self.moveAbove4(requests[0]) }
         if statuses[1] < 5 { statuses[1] = Self.moveAbove4(statuses[1]) }
         _ = fcntl(statuses[0], F_SETFL, O_NONBLOCK)
-        let pid = spawn(["runner"], log: nil, descriptors: [requests[0], statuses[1]])
+        let pid = spawn(["runner", "--worker", String(getpid())], log: nil, descriptors: [requests[0], statuses[1]])
         close(requests[0])
         close(statuses[1])
         guard let pid else {

@@ -23,12 +23,21 @@ struct RunnerCommand: AsyncParsableCommand {
     static let requestDescriptor: Int32 = 3
     static let statusDescriptor: Int32 = 4
 
+    /// The worker's process id. The runner's parent at its start is not enough: a worker killed
+    /// while its runner was starting left a runner whose parent was already the system's, which
+    /// never saw its parent change and ran its item on, unwatched.
+    @Option(help: .hidden)
+    var worker: Int32?
+
     func run() async throws {
         for descriptor in [Self.requestDescriptor, Self.statusDescriptor] { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         let interrupts = InterruptHandler()
         interrupts.install()
         defer { withExtendedLifetime(interrupts) {} }
-        Self.interruptWhenOrphaned()
+        let worker = worker ?? getppid()
+        // The worker died before the runner started: nothing it sent is run (its items are taken over).
+        if getppid() != worker { InterruptHandler.endBySIGINT() }
+        Self.interruptWhenOrphaned(worker: worker)
         var requests = LineReader(descriptor: Self.requestDescriptor)
         while let line = requests.next() {
             // Interrupted while idle (a stop meant for the item before, arriving after its answer):
@@ -54,8 +63,7 @@ struct RunnerCommand: AsyncParsableCommand {
     /// then interrupts itself, as a SIGINT from its worker would, so the item it was running
     /// stops at once (its statement cancelled, its open batch rolled back) instead of running on
     /// unwatched until its lease is taken over. Checked twice a second.
-    private static func interruptWhenOrphaned() {
-        let worker = getppid()
+    private static func interruptWhenOrphaned(worker: Int32) {
         Thread.detachNewThread {
             while getppid() == worker { usleep(500_000) }
             kill(getpid(), SIGINT)

@@ -7,18 +7,24 @@ import Testing
 /// descriptor 3, one exit status a line on its descriptor 4 (here through named pipes).
 @Suite("Queue runner")
 struct RunnerTests {
-    /// A runner started on two named pipes in `folder`; its ends of the protocol.
+    /// A runner started on two named pipes in `folder`; its ends of the protocol. With `sent`,
+    /// its requests are a file holding those lines, there before it starts (it may end first).
     struct Runner {
         let process: Process
         let requests: FileHandle
         let statuses: FileHandle
 
-        init(in folder: TemporaryFolder) throws {
-            for name in ["requests", "statuses"] { #expect(mkfifo(folder.path(name), 0o600) == 0) }
+        init(in folder: TemporaryFolder, arguments: [String] = [], sent: [String]? = nil) throws {
+            if let sent {
+                try folder.write("requests", sent.map { try Self.request($0, log: $0 + ".log") + "\n" }.joined())
+            } else {
+                #expect(mkfifo(folder.path("requests"), 0o600) == 0)
+            }
+            #expect(mkfifo(folder.path("statuses"), 0o600) == 0)
             process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // The shell opens the pipes as 3 and 4 (each open waits for the test's end), then becomes the runner.
-            process.arguments = ["-c", "exec \"$0\" runner 3<requests 4>statuses", Batchrun.binary.path]
+            process.arguments = ["-c", "exec \"$0\" runner \"$@\" 3<requests 4>statuses", Batchrun.binary.path] + arguments
             process.currentDirectoryURL = folder.url
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
@@ -28,8 +34,13 @@ struct RunnerTests {
         }
 
         func send(_ file: String, log: String) throws {
+            try requests.write(contentsOf: Data((Self.request(file, log: log) + "\n").utf8))
+        }
+
+        /// A worker's request to run `file`, its output to `log`.
+        static func request(_ file: String, log: String) throws -> String {
             let request = ["arguments": ["run", file, "--no-progress", "--color", "never"], "log": log] as [String: Any]
-            try requests.write(contentsOf: JSONSerialization.data(withJSONObject: request) + Data("\n".utf8))
+            return String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
         }
 
         /// The next answer; nil when the runner ended without one, or gave none within 60 s.
@@ -77,6 +88,24 @@ struct RunnerTests {
         let rows = try StoreInspector(path: folder.path("store.sqlite")).count("SELECT count(*) FROM T WHERE id = 2")
         // Not run and not answered; or, had the signal come late, run in full and answered ok.
         #expect((answer == nil && rows == 0) || (answer == "0" && rows == 1), "answer \(answer ?? "none"), rows \(rows)")
+    }
+
+    @Test("a runner whose worker died before it started ends by SIGINT at once, running nothing the worker had sent (it once ran its item on, unwatched)")
+    func workerGoneBeforeTheStart() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("one.yaml", Self.item(1))
+        // A worker that is gone: a process that has ended, and whose id is not the runner's parent.
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let runner = try Runner(in: folder, arguments: ["--worker", String(gone.processIdentifier)], sent: ["one.yaml"])
+        defer { if runner.process.isRunning { kill(runner.process.processIdentifier, SIGKILL) } }
+        let answer = runner.answer()
+        runner.process.waitUntilExit()
+        #expect(QueueTests.endedBySIGINT(runner.process), "status \(runner.process.terminationStatus)")
+        #expect(answer == nil)
+        #expect(!FileManager.default.fileExists(atPath: folder.path("store.sqlite")), "the item ran")
     }
 
     @Test("a request the runner cannot read is answered with exit status 2, and the next item runs")
