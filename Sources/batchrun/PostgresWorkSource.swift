@@ -59,13 +59,18 @@ final class PostgresWorkSource: WorkSource {
         guard case .postgres(let claim) = item.claim else { return false }
         let report = try? String(contentsOfFile: item.reportPath, encoding: .utf8)
         let log = (try? String(contentsOfFile: item.logPath, encoding: .utf8)) ?? ""
-        let finished = try queue.finish(claim, as: state, status: status, report: state == .pending ? nil : report, log: log,
-                                        error: state == .failed ? Self.firstError(report: report, log: log) : nil)
-        // The item's file and log stay when the claim was lost: the worker that took it over may
-        // be running it from the same path on this machine. Ended, the item leaves nothing here.
-        let ended = finished ? [item.path, item.logPath] + earlierReports(of: item.path, before: claim.token) : []
-        for path in [item.reportPath] + ended { try? FileManager.default.removeItem(atPath: path) }
-        return finished
+        // The item's files go while its row is still locked: a worker on this machine that claims
+        // it next writes its own copy after that. When the claim was lost they stay (the worker
+        // that took the item over may be running it from the same path here), and so does a
+        // report of a run that ended ok: that worker may find it and store it.
+        let ended = try queue.finish(claim, as: state, status: status, report: state == .pending ? nil : report, log: log,
+                                     error: state == .failed ? Self.firstError(report: report, log: log) : nil) {
+            for path in [item.path, item.logPath, item.reportPath] + earlierReports(of: item.path, before: claim.token) {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+        if !ended && state != .done { try? FileManager.default.removeItem(atPath: item.reportPath) }
+        return ended
     }
 
     func renew(_ items: [WorkItem]) -> [WorkItem] {

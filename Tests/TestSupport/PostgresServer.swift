@@ -41,6 +41,13 @@ public enum PostgresServer {
         try run("\(binaries)/psql", [url, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
     }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not declare; nil where the C library has none.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     /// Runs a program and waits for it with `posix_spawn` and `waitpid` (Foundation's `Process`
     /// missed the exit of the start script inside this static initializer and waited forever).
     private static func run(_ executable: String, _ arguments: [String]) throws -> String {
@@ -53,6 +60,9 @@ public enum PostgresServer {
         posix_spawn_file_actions_adddup2(&actions, output[1], 2)
         posix_spawn_file_actions_addclose(&actions, output[0])
         posix_spawn_file_actions_addclose(&actions, output[1])
+        // Nothing else of the test process goes with it: the server it starts lives on, and a
+        // named pipe a test held open at that moment (its write end) never reached its end.
+        _ = addCloseFrom?(&actions, 3)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0

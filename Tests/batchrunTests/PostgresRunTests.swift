@@ -609,10 +609,11 @@ struct PostgresQueueTests {
         let (id, token) = (String(claim[0]), String(claim[1]))
         let items = "/tmp/batchrun-queue/" + url.dropFirst("postgresql://".count).map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
         try FileManager.default.createDirectory(atPath: items, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: items) }
         let path = "\(items)/\(id)-item.yaml"
         try PostgresServer.psql(url, "SELECT job_text FROM _batchrun_queue WHERE id = \(id)").write(toFile: path, atomically: true, encoding: .utf8)
         let run = try Batchrun.run(["run", path, "--resume", "--relative-to", folder.url.path, "--report", "\(path).\(token).json",
-                                    "--fence", "\(id):\(token):2:\(url)", "--checked-at-submit"], in: folder.url)
+                                    "--fence", "\(id):\(token):30:\(url)", "--checked-at-submit"], in: folder.url)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         // The report as the run wrote it, marked so that a rebuilt one shows.
         var report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(path).\(token).json"))) as? [String: Any])

@@ -132,14 +132,26 @@ public final class PostgresQueue: Sendable {
     /// Ends a claim: `done` or `failed` with the run's exit status, report and log (appended to
     /// the logs of earlier attempts), or back to `pending` (the log kept for its next attempt).
     /// False when the claim was lost: another worker has the item, and nothing is changed.
-    public func finish(_ claim: Claim, as state: State, status: Int32?, report: String?, log: String, error: String?) throws -> Bool {
+    /// `whileHeld` runs when the claim was still held, before the item can be claimed again (its
+    /// row stays locked until the end is committed): a worker removes the item's files there, so
+    /// a worker on the same machine that claims it next cannot have its new copy removed.
+    ///
+    /// ```swift
+    /// let ended = try queue.finish(claim, as: .done, status: 0, report: json, log: output, error: nil) {
+    ///     try? FileManager.default.removeItem(atPath: copy)
+    /// }
+    /// ```
+    public func finish(_ claim: Claim, as state: State, status: Int32?, report: String?, log: String, error: String?,
+                       whileHeld: () -> Void = {}) throws -> Bool {
         try store.backend.write(interruptedBy: nil) { db in
-            try db.execute("""
+            let held = try db.execute("""
                 UPDATE _batchrun_queue SET state = ?, status = ?, report = coalesce(?, report), log = log || ?, error = ?,
                     ended_at = CASE WHEN ? = 'pending' THEN NULL ELSE clock_timestamp() END, worker = NULL, lease_until = NULL
                 WHERE id = ? AND token = ? AND state = 'running'
                 """, [.text(state.rawValue), status.map { .integer(Int64($0)) } ?? .null, report.map(StoreValue.text) ?? .null,
                       .text(log), error.map(StoreValue.text) ?? .null, .text(state.rawValue), .integer(claim.id), .integer(claim.token)]) == 1
+            if held { whileHeld() }
+            return held
         }
     }
 
