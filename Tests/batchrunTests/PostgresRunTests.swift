@@ -428,6 +428,18 @@ struct PostgresQueueTests {
         #expect(submitted.status == 0, "\(submitted.stderr)")
     }
 
+    /// A job file on `url` with one table, `T`, and one job, `load`, of `steps` (on line 6).
+    static func tableJob(_ url: String, steps: String) -> String {
+        """
+        version: 1
+        store: { postgres: "\(url)" }
+        entities:
+          T: { columns: { id: integer primary key, v: text } }
+        jobs:
+          load: { steps: [\(steps)] }
+        """
+    }
+
     static func startWorker(_ folder: TemporaryFolder, url: String) throws -> Process {
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write(".worker-\(UUID().uuidString).log", "")))
         return try Batchrun.start(["worker", url, "--lease", "2s", "--jobs", "1"], in: folder, output: log)
@@ -589,15 +601,7 @@ struct PostgresQueueTests {
     func finishedRunKeepsItsReport() throws {
         let url = try PostgresServer.database("kept")
         let folder = try TemporaryFolder()
-        try folder.write("item.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              T: { columns: { id: integer primary key, v: text } }
-            jobs:
-              load:
-                steps: [{ insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }, { id: 3, v: c }] } }]
-            """)
+        try folder.write("item.yaml", Self.tableJob(url, steps: "{ insert: { entity: T, rows: [{ id: 1, v: a }, { id: 2, v: b }, { id: 3, v: c }] } }"))
         let submitted = try Batchrun.run(["submit", url, "item.yaml"], in: folder.url)
         #expect(submitted.status == 0, "\(submitted.stderr)")
         // Claimed by a worker that is gone: its lease ran out after its run had ended ok and
@@ -728,25 +732,8 @@ struct PostgresQueueTests {
     func submitAndList() throws {
         let url = try PostgresServer.database("listing")
         let folder = try TemporaryFolder()
-        try folder.write("good.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              T: { columns: { id: integer primary key, v: text } }
-            jobs:
-              load:
-                steps:
-                  - insert: { entity: T, rows: [{ id: 1, v: a }] }
-                  - batch-update: { entity: T, set: { v: ":x" } }
-            """)
-        try folder.write("bad.yaml", """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              T: { columns: { id: integer primary key, v: text } }
-            jobs:
-              load: { steps: [{ fetch: { entity: T, where: "nope > 1" } }] }
-            """)
+        try folder.write("good.yaml", Self.tableJob(url, steps: #"{ insert: { entity: T, rows: [{ id: 1, v: a }] } }, { batch-update: { entity: T, set: { v: ":x" } } }"#))
+        try folder.write("bad.yaml", Self.tableJob(url, steps: #"{ fetch: { entity: T, where: "nope > 1" } }"#))
         let refused = try Batchrun.run(["submit", url, "good.yaml", "bad.yaml"], in: folder.url)
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("bad.yaml:6:"), "\(refused.stderr)")

@@ -44,11 +44,10 @@ struct InsertWriter {
                 var retries = 0
                 do {
                     try environment.withRetries(retried: { retries += 1 }) {
-                        var records: [MergeConflictRecord] = []
-                        swap(&records, &counted.conflictRecords)
-                        records.removeSubrange(recordsBefore...)
-                        counted = StepReport(kind: report.kind, entity: report.entity)
-                        swap(&records, &counted.conflictRecords)
+                        var fresh = StepReport(kind: report.kind, entity: report.entity)   // a try counts from nothing
+                        swap(&fresh.conflictRecords, &counted.conflictRecords)
+                        fresh.conflictRecords.removeSubrange(recordsBefore...)
+                        counted = fresh
                         _ = try context.commit(checkpoint: checkpoint) { db, changes in
                             try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
                         }
