@@ -18,6 +18,14 @@ struct FeedReaderTests {
         #expect(rows[0].fields == ["id", "note"])
     }
 
+    @Test("CSV: doubled quotes are undone only in the quoted fields that have them")
+    func doubledQuotes() throws {
+        let text = "a,b,c\nab\"c,\"x\"\"y\",\"\"\"\"\"\"\nq\"\"r,\"\",\"\"\"\"\r\n"
+        let rows = try records("q.csv", text, format: .csv)
+        #expect(rows.map(\.values) == [[.text("ab\"c"), .text("x\"y"), .text("\"\"")],
+                                       [.text("q\"\"r"), .text(""), .text("\"")]])
+    }
+
     @Test("CSV: a UTF-8 byte-order mark is skipped")
     func bom() throws {
         let path = try FeedFiles.write("bom.csv", [0xEF, 0xBB, 0xBF] + Array("id,name\n1,ann\n".utf8))

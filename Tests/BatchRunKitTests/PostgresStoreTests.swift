@@ -186,6 +186,38 @@ struct PostgresStoreTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM \"Reading\"") == "3")
     }
 
+    @Test("a COPY carries every value as it was: integers of every length and sign, reals, text with tabs, backslashes and line breaks, NULL, bytes")
+    func copyText() throws {
+        let url = try PostgresServer.database("copytext")
+        let store = try Store(postgres: url, model: Self.model)
+        let keys: [Int64] = [0, 7, 10, 99, 100, 12_345, -1, -98_765, 1_000_000_000_000_000_000, .max, .min]
+        let texts = ["plain", "tab\there", "back\\slash", "line\nbreak", "cr\rend", "\\N", "ünï", "", "x", "y", "z"]
+        let reals: [Double?] = [1.5, -0.25, 1e300, 5e-324, nil, 0, 3, -2.5e-7, 1, 2, 3]
+        var batch = RowBatch()
+        for (row, key) in keys.enumerated() {
+            batch.beginRow(line: row + 1, layout: 0)
+            batch.append(.integer(key))
+            batch.append(.text(texts[row]))
+            batch.append(reals[row].map(StoreValue.real) ?? .null)
+            batch.append(row == 0 ? .blob([0, 255, 16, 92]) : .null)
+            batch.append(.text("s"))
+        }
+        let outcome = try store.backend.write(interruptedBy: nil) { connection in
+            try #require(connection as? PostgresStoreConnection).copy(into: "Reading", columns: ["id", "sensor", "value", "raw", "status"],
+                                                                      rows: Array(keys.indices)[...], of: batch)
+        }
+        #expect(outcome.isDone)
+        let stored = try store.backend.read(interruptedBy: nil) { connection -> [[StoreValue]] in
+            var rows: [[StoreValue]] = []
+            try connection.forEachRow("SELECT id, sensor, value, raw FROM \"Reading\" ORDER BY id", []) { rows.append($0) }
+            return rows
+        }
+        let expected = keys.indices.sorted { keys[$0] < keys[$1] }.map { row in
+            [StoreValue.integer(keys[row]), .text(texts[row]), reals[row].map(StoreValue.real) ?? .null, row == 0 ? .blob([0, 255, 16, 92]) : .null]
+        }
+        #expect(stored == expected)
+    }
+
     @Test("keys drawn ahead on a side session come after the ones drawn before, in order, and none is left unused when as many rows come")
     func keysDrawnAhead() throws {
         let url = try PostgresServer.database("keys")

@@ -35,9 +35,12 @@ enum FeedFingerprint {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         guard count > 0, (try? handle.seek(toOffset: UInt64(offset))) != nil,
               let data = try? handle.read(upToCount: Int(count)) else { return hash }
-        for byte in data {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
+        // Through a pointer: `Data`'s iterator cost 2% of a PostgreSQL import's client time.
+        data.withUnsafeBytes { bytes in
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
         }
         return hash
     }

@@ -60,21 +60,41 @@ enum PostgresCopyText {
         return out + text.utf8CodeUnitCount
     }
 
-    /// An integer's decimal digits, without making a String.
+    /// Two-digit pairs "00" to "99", for writing digits two at a time.
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
+
+    /// An integer's decimal digits, without making a String: counted by comparing, then
+    /// written from the end two at a time (a division per digit, twice, was 5% of the client's time).
     private static func writeDigits(_ value: Int64, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        var out = value < 0 ? put(UInt8(ascii: "-"), at: out) : out
+        let out = value < 0 ? put(UInt8(ascii: "-"), at: out) : out
         var magnitude = value.magnitude
-        var count = 0
-        var probe = magnitude
-        repeat { count += 1; probe /= 10 } while probe > 0
-        out += count
-        var digit = out
-        repeat {
-            digit -= 1
-            digit.pointee = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
-        return out
+        var count = 1
+        var threshold: UInt64 = 10
+        while count < 19 && magnitude >= threshold {   // Int64's magnitude has at most 19 digits
+            count += 1
+            threshold &*= 10
+        }
+        let pairs = digitPairs.utf8Start
+        var digit = out + count
+        while magnitude >= 100 {
+            let pair = Int(magnitude % 100) &* 2
+            magnitude /= 100
+            digit -= 2
+            digit[0] = pairs[pair]
+            digit[1] = pairs[pair + 1]
+        }
+        if magnitude >= 10 {
+            let pair = Int(magnitude) &* 2
+            digit[-2] = pairs[pair]
+            digit[-1] = pairs[pair + 1]
+        } else {
+            digit[-1] = UInt8(ascii: "0") + UInt8(magnitude)
+        }
+        return out + count
     }
 
     private static func write(_ cell: RowBatch.Cell, bytes: UnsafeBufferPointer<UInt8>,
