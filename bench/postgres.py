@@ -8,7 +8,8 @@ figure beside its reference in the same run (medians of RUNS, default 5, alterna
   - 1,000 trivial queued items through 4 worker processes (target: at least 100 items/s);
   - a lease takeover: a worker and its run killed with SIGKILL, the time until another worker
     runs the item (target: at most the lease plus 2 s).
-Writes .build-bench/postgres.json.
+Writes .build-bench/postgres.json. BEFORE=path/to/batchrun adds an older build to the import,
+in the same alternation.
     bench/postgres.py [ROWS] [ITEMS]      (a release build; ONLY=import,update,queue,takeover picks parts)
 """
 import json, os, shutil, signal, statistics, subprocess, sys, time
@@ -19,6 +20,7 @@ RUNS = int(os.environ.get("RUNS", "5"))
 ONLY = set(os.environ.get("ONLY", "import,update,queue,takeover").split(","))
 ROOT = os.path.abspath(".")
 BIN = f"{ROOT}/.build/release/batchrun"
+BEFORE = os.environ.get("BEFORE")
 OUT = f"{ROOT}/.build-bench/postgres"
 SERVER = f"{ROOT}/Tests/TestSupport/pg-throwaway.sh"
 PSQL = sorted(os.listdir("/usr/lib/postgresql"), key=int)[-1]
@@ -60,17 +62,20 @@ def import_figures(server):
     url = database(server, "flights_bench")
     # The table as batchrun makes it (bigint, double precision, timestamptz, an identity key).
     subprocess.run([BIN, "bench/import/flights.yaml", "--quiet", "--store", url], check=True, stdout=subprocess.DEVNULL)
-    ours, theirs = [], []
+    ours, theirs, before = [], [], []
     for _ in range(RUNS):
-        psql(url, "DROP TABLE IF EXISTS flights; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
-        ours.append(timed([BIN, "bench/import/flights.yaml", "--quiet", "--store", url]))
-        count = psql(url, "SELECT count(*) FROM flights")
-        assert count == str(ROWS), f"batchrun imported {count} rows"
+        for binary, times in [(BIN, ours)] + ([(BEFORE, before)] if BEFORE else []):
+            psql(url, "DROP TABLE IF EXISTS flights; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
+            times.append(timed([binary, "bench/import/flights.yaml", "--quiet", "--store", url]))
+            count = psql(url, "SELECT count(*) FROM flights")
+            assert count == str(ROWS), f"{binary} imported {count} rows"
         psql(url, "TRUNCATE flights")
         psql(url, "VACUUM flights")
         theirs.append(timed([PSQL, url, "-X", "-q", "-c",
                              f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{feed}' WITH (FORMAT csv, HEADER, NULL 'NA')"]))
         psql(url, "VACUUM flights")
+    if before:
+        print(f"  import, batchrun before ({BEFORE}): {statistics.median(before):.2f} s, median of {RUNS}")
     return statistics.median(ours), statistics.median(theirs)
 
 
