@@ -26,6 +26,37 @@ struct FeedReaderTests {
                                        [.text("q\"\"r"), .text(""), .text("\"")]])
     }
 
+    @Test("CSV round trip: any values written with RFC 4180 quoting read back as they were, with their lines, across many buffer refills")
+    func roundTrip() throws {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15   // xorshift: the same rows on every run
+        func next(_ bound: Int) -> Int {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Int(state % UInt64(bound))
+        }
+        let alphabet = ["a", "b", ",", "\"", "\n", "\r", "\r\n", "ü", " ", "7"]
+        var text = "a,b,c\n", expected: [(line: Int, values: [String])] = [], line = 2
+        for _ in 0..<3_000 {
+            let values = (0..<3).map { _ in (0..<next(12)).map { _ in alphabet[next(alphabet.count)] }.joined() }
+            let encoded = values.map { value in
+                let quoted = value.utf8.contains { Array(",\"\n\r".utf8).contains($0) } || next(4) == 0
+                return quoted ? "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : value
+            }.joined(separator: ",") + (next(2) == 0 ? "\n" : "\r\n")
+            expected.append((line, values))
+            line += encoded.utf8.filter { $0 == UInt8(ascii: "\n") }.count
+            text += encoded
+        }
+        let path = try FeedFiles.write("round.csv", Array(text.utf8))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var reader = try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: "round.csv", bufferSize: 64)
+        var row = RawRow(), read: [(line: Int, values: [String])] = []
+        while try reader.nextRow(into: &row) { read.append((row.line, (0..<row.count).map { row.string($0) })) }
+        #expect(read.count == expected.count)
+        for (got, want) in zip(read, expected) where got.line != want.line || got.values != want.values {
+            Issue.record("line \(want.line): read \(got.values) on line \(got.line), expected \(want.values)")
+            break
+        }
+    }
+
     @Test("CSV: a UTF-8 byte-order mark is skipped")
     func bom() throws {
         let path = try FeedFiles.write("bom.csv", [0xEF, 0xBB, 0xBF] + Array("id,name\n1,ann\n".utf8))
