@@ -82,6 +82,11 @@ struct InputLimitTests {
         #expect(feedError("f.ndjson", Array("{\"id\": 1}\n{\"id\": 2, \"note\": \"\(long)\"}\n".utf8), format: .ndjson)
                 == "f.ndjson:2: field note is longer than 1 MiB, the limit for one feed field")
         #expect(feedError("f.csv", Array("id,note\n1,\(String(repeating: "x", count: 1 << 20))\n".utf8), format: .csv) == nil)
+        // The bound is on the value: 600,000 quotes, written doubled (1.2 MB in the file), fit.
+        let quotes = String(repeating: "\"\"", count: 600_000)
+        #expect(feedError("f.csv", Array("id,note\n1,\"\(quotes)\"\n".utf8), format: .csv) == nil)
+        #expect(feedError("f.csv", Array("id,note\n1,\"\(quotes)\(String(repeating: "q", count: 500_000))\"\n".utf8), format: .csv)
+                == "f.csv:2: field 2 is longer than 1 MiB, the limit for one feed field")
     }
 
     @Test("a record over 4 MiB (an unclosed quote, a file with no line break) is an error", arguments: [

@@ -218,6 +218,46 @@ struct PostgresStoreTests {
         #expect(stored == expected)
     }
 
+    @Test("a write whose BEGIN failed is refused by the server instead of committing on its own; the BEGIN's failure is the one thrown")
+    func failedBeginWritesNothing() throws {
+        let url = try PostgresServer.database("begin")
+        let store = try Store(postgres: url, model: Self.model)
+        var thrown: (any Error)?
+        do {
+            try store.backend.write(interruptedBy: nil) { connection in
+                let session = try #require(connection as? PostgresStoreConnection)
+                try session.simple("COMMIT")
+                // A BEGIN the server refuses (as a cancel reaching it would): the INSERT sent after
+                // it runs outside any transaction.
+                try session.began("BEGIN ISOLATION LEVEL NONSENSE")
+                _ = try connection.execute("INSERT INTO \"Reading\" (id, sensor) VALUES (1, 'alone')")
+            }
+        } catch {
+            thrown = error
+        }
+        #expect(thrown.map { "\($0)" }?.contains("NONSENSE") == true)
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM \"Reading\"") == "0")
+        // The writer's session is usable afterwards.
+        try store.backend.write(interruptedBy: nil) { connection in
+            _ = try connection.execute("INSERT INTO \"Reading\" (id, sensor) VALUES (2, 'after')")
+        }
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(id || sensor, ' ') FROM \"Reading\"") == "2after")
+    }
+
+    @Test("a session the server ends right after a transaction began fails the next statement as closed, without waiting")
+    func sessionEndedAfterBegin() throws {
+        let url = try PostgresServer.database("ended")
+        let store = try Store(postgres: url, model: Self.model)
+        let pid = try store.backend.write(interruptedBy: nil) { try $0.value("SELECT pg_backend_pid()")! }
+        #expect(throws: (any Error).self) {
+            try store.backend.write(interruptedBy: nil) { connection in
+                _ = try PostgresServer.psql(url, "SELECT pg_terminate_backend(\(pid.int64!))")
+                _ = try connection.execute("INSERT INTO \"Reading\" (id, sensor) VALUES (1, 'x')")
+            }
+        }
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM \"Reading\"") == "0")
+    }
+
     @Test("keys drawn ahead on a side session come after the ones drawn before, in order, and none is left unused when as many rows come")
     func keysDrawnAhead() throws {
         let url = try PostgresServer.database("keys")

@@ -1,13 +1,19 @@
 import Foundation
 
-/// One CSV or TSV row as bytes: the row as it was in the file (quoted fields unescaped in
-/// place), and where each field's contents start and end in it. Reused from row to row, so
-/// reading a feed allocates nothing per row.
+/// One CSV or TSV row as bytes, and where each field's value lies in them. Reused from row to
+/// row, so reading a feed allocates nothing per row.
+///
+/// ```swift
+/// var row = RawRow()
+/// while try reader.nextRow(into: &row) { print(row.line, row.string(0), row.range(of: 1)) }
+/// ```
 public struct RawRow: Sendable {
-    public var bytes: [UInt8] = []
-    /// Field `i` is `bytes[starts[i]..<ends[i]]`.
-    public var starts: [Int] = []
-    public var ends: [Int] = []
+    /// The row as read, delimiters and quotes included (a quoted field's doubled quotes undone in
+    /// place): read a field through `range(of:)` or `string(_:)`, not by position.
+    public internal(set) var bytes: [UInt8] = []
+    /// Field `i`'s value is `bytes[starts[i]..<ends[i]]`.
+    public internal(set) var starts: [Int] = []
+    public internal(set) var ends: [Int] = []
     /// The line the row starts on.
     public var line = 0
 
@@ -187,6 +193,7 @@ public struct CSVReader: FeedReader {
             while true {
                 // One field: its contents are bytes[fieldStart..<fieldEnd].
                 let fieldStart: Int, fieldEnd: Int
+                var pairs = 0   // doubled quotes in the field: its value is that much shorter
                 if index < end && bytes[index] == Self.quote {
                     index += 1
                     fieldStart = index
@@ -202,6 +209,7 @@ public struct CSVReader: FeedReader {
                             if index + 1 >= end && !atEnd { return .needMore }
                             if index + 1 < end && bytes[index + 1] == Self.quote {
                                 if doubledQuotes.last != row.count { doubledQuotes.append(row.count) }
+                                pairs += 1
                                 index += 2
                                 continue
                             }
@@ -226,7 +234,7 @@ public struct CSVReader: FeedReader {
                     if index == end && !atEnd { return .needMore }
                     fieldEnd = index
                 }
-                if fieldEnd - fieldStart > FeedLimits.maxFieldBytes {
+                if fieldEnd - fieldStart - pairs > FeedLimits.maxFieldBytes {
                     throw FeedLimits.fieldTooLong("\(row.count + 1)", file: displayPath, line: line)
                 }
                 row.starts.append(fieldStart - rowStart)

@@ -7,7 +7,7 @@ import Foundation
 /// a JSON array. Real rows are well under a kilobyte; the bounds leave room for long text
 /// while keeping one record's memory small next to a batch.
 enum FeedLimits {
-    /// One field as written in the feed (a quoted field's doubled quotes counted twice): 1 MiB.
+    /// One field's value: 1 MiB.
     static let maxFieldBytes = 1 << 20
     /// One record: 4 MiB.
     static let maxRecordBytes = 4 << 20

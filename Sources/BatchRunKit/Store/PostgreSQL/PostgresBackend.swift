@@ -37,7 +37,12 @@ final class PostgresBackend: StoreBackend {
             // for each batch instead of looking its rows up by key: 7 times slower on 100,000 rows,
             // and worse as the table grows. 1.1 is the usual setting for SSDs and cached data.
             // One statement for all settings: a small queue item opens a store for every run.
-            var settings = ["lock_timeout": "\(Self.milliseconds(busyTimeout))ms", "random_page_cost": "1.1"]
+            // default_transaction_read_only: a write transaction begins `BEGIN READ WRITE`, sent
+            // without waiting for its answer (`PostgresStoreConnection.began`); should that BEGIN
+            // fail (a cancel reaching it), the statements sent after it run outside any transaction,
+            // and read-only they cannot write: nothing commits on its own.
+            var settings = ["lock_timeout": "\(Self.milliseconds(busyTimeout))ms", "random_page_cost": "1.1",
+                            "default_transaction_read_only": "on"]
             if let idle = fence?.idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
             try writer.simple("SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
                 .joined(separator: ", "))
@@ -80,7 +85,7 @@ final class PostgresBackend: StoreBackend {
 
     func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
         try connections.withWriter { connection, pid in
-            try transaction(on: connection, pid: pid, begin: "BEGIN", interruptedBy: interrupter) { connection in
+            try transaction(on: connection, pid: pid, begin: "BEGIN READ WRITE", interruptedBy: interrupter) { connection in
                 let value = try body(connection)
                 if let fence, try connection.value(fence.sql, SQLArguments(fence.arguments)) == nil {
                     throw StoreError.fenced(fence.refusal)

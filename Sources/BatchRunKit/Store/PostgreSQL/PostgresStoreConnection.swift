@@ -101,12 +101,12 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
-    /// Begins a transaction with `begin` (`BEGIN`, `BEGIN ISOLATION LEVEL ...`): sent now, its
-    /// answer read with the next statement's, so a transaction's start costs no round trip of its
-    /// own (waiting for it was a fifth of the time between an import's batches). The server
-    /// answers in order, and a BEGIN cannot fail where the statement after it succeeds: inside
-    /// an aborted transaction both are refused, a closed session fails both, a read-only
-    /// server refuses the write that follows.
+    /// Begins a transaction with `begin` (`BEGIN READ WRITE`, `BEGIN ISOLATION LEVEL ...`): sent
+    /// now, its answer read with the next statement's, so a transaction's start costs no round
+    /// trip of its own (waiting for it was a fifth of the time between an import's batches). The
+    /// server answers in order, and the BEGIN's failure is the one thrown. Statements sent after a
+    /// BEGIN that failed run outside any transaction: the writer's session is read-only by
+    /// default (`PostgresBackend`), so they cannot write, and a read's rows are not returned.
     func began(_ begin: String) throws {
         if connection.isClosed { throw Self.closed }
         let answer = connection.eventLoop.makePromise(of: PostgresQueryMetadata.self)
