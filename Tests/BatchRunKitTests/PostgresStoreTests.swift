@@ -249,12 +249,13 @@ struct PostgresStoreTests {
         let url = try PostgresServer.database("ended")
         let store = try Store(postgres: url, model: Self.model)
         let pid = try store.backend.write(interruptedBy: nil) { try $0.value("SELECT pg_backend_pid()")! }
-        #expect(throws: (any Error).self) {
+        let error = #expect(throws: (any Error).self) {
             try store.backend.write(interruptedBy: nil) { connection in
                 _ = try PostgresServer.psql(url, "SELECT pg_terminate_backend(\(pid.int64!))")
                 _ = try connection.execute("INSERT INTO \"Reading\" (id, sensor) VALUES (1, 'x')")
             }
         }
+        #expect(error.map { "\($0)" }?.contains("connection to the server was closed") == true)
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM \"Reading\"") == "0")
     }
 
