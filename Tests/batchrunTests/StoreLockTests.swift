@@ -162,11 +162,12 @@ final class LockHolder: Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nUPDATE T SET v = v WHERE id = 1;\n".utf8))
-        // Wait until the lock is really held: our own BEGIN IMMEDIATE must fail at once.
+        // Wait until the lock is really held: our own BEGIN IMMEDIATE must fail at once. Up to
+        // 30 s: on a loaded machine the shell took more than 2 s to start (a fresh-clone CI run).
         var configuration = Configuration()
         configuration.busyMode = .immediateError
         let probe = try DatabaseQueue(path: store, configuration: configuration)
-        for _ in 0..<200 {
+        for _ in 0..<3_000 {
             do {
                 try probe.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
                 Thread.sleep(forTimeInterval: 0.01)
