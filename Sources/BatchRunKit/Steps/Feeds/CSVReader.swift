@@ -11,9 +11,9 @@ public struct RawRow: Sendable {
     /// The row as read, delimiters and quotes included (a quoted field's doubled quotes undone in
     /// place): read a field through `range(of:)` or `string(_:)`, not by position.
     public internal(set) var bytes: [UInt8] = []
-    /// Field `i`'s value is `bytes[starts[i]..<ends[i]]`.
-    public internal(set) var starts: [Int] = []
-    public internal(set) var ends: [Int] = []
+    /// Field `i`'s value is `bytes[starts[i]..<ends[i]]` (`range(of:)`).
+    var starts: [Int] = []
+    var ends: [Int] = []
     /// The line the row starts on.
     public var line = 0
 
@@ -239,19 +239,15 @@ public struct CSVReader: FeedReader {
                 }
                 row.starts.append(fieldStart - rowStart)
                 row.ends.append(fieldEnd - rowStart)
-                // After the field: a delimiter, a line end, or the end of the file.
-                if index == end {
-                    row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[rowStart..<index]))
-                    return .row(next: index, lines: lines)
-                }
-                let byte = bytes[index]
-                if byte == delimiter {
+                // After the field: a delimiter, or the row's end (a line end or the end of the file).
+                if index < end && bytes[index] == delimiter {
                     index += 1
                     if index == end && !atEnd { return .needMore }
                     continue
                 }
                 row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[rowStart..<index]))
-                if byte == Self.carriageReturn {
+                if index == end { return .row(next: index, lines: lines) }
+                if bytes[index] == Self.carriageReturn {
                     if index + 1 >= end && !atEnd { return .needMore }
                     if index + 1 < end && bytes[index + 1] == Self.newline { index += 1 }
                 }

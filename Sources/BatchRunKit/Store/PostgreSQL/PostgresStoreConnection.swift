@@ -326,17 +326,15 @@ final class PostgresStoreConnection: StoreConnection {
             throw Self.closed
         }
         let result = connection.eventLoop.makePromise(of: T.self)
-        waiting.set { error in
+        let failBoth: @Sendable (any Error) -> Void = { error in
             begun?.fail(error)
             result.fail(error)
         }
+        waiting.set(failBoth)
         defer { waiting.set(nil) }
         request().cascade(to: result)
         // Closed between the first check and `waiting.set`: nothing would fail the promises.
-        if connection.isClosed {
-            begun?.fail(Self.closed)
-            result.fail(Self.closed)
-        }
+        if connection.isClosed { failBoth(Self.closed) }
         let answer = Result { try result.futureResult.wait() }
         if let begun { _ = try begun.futureResult.wait() }
         return try answer.get()
