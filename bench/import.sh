@@ -4,7 +4,8 @@
 # ATTACHing a store batchrun made and running INSERT ... SELECT into an empty table; once as
 # written, where SQLite moves whole records, and once row by row, WHERE 1 turning that off),
 # the shell's .import, Python's executemany, and a raw C loop over libsqlite3; BEFORE=path adds
-# an older build. With 1,000,000 rows it then times a grouped aggregate fetch against the shell
+# an older build. Then SQLite's insert floor (bench/import/insert_floor.c): the rows already in
+# memory as typed values, inserted the way batchrun writes them, timed by itself. With 1,000,000 rows it then times a grouped aggregate fetch against the shell
 # running the same SELECT. Prints medians and ratios; writes .build-bench/import-ROWS.json.
 #   bench/import.sh [ROWS]      (needs hyperfine, gcc, a release build)
 set -euo pipefail
@@ -18,6 +19,7 @@ if [ ! -f "$out/flights-$rows.csv" ]; then
 fi
 ln -sf "flights-$rows.csv" "$out/flights.csv"   # the feed every tool below reads
 cc -O2 -o "$out/import_flights" bench/import/import_flights.c -lsqlite3
+cc -O2 -o "$out/insert_floor" bench/import/insert_floor.c -lsqlite3
 runs=${RUNS:-5}
 clean() { echo "rm -f $out/$1.sqlite $out/$1.sqlite-wal $out/$1.sqlite-shm"; }
 # The copy's source is a store batchrun made; its target, an empty table of the same schema.
@@ -36,6 +38,11 @@ hyperfine --style basic --warmup 1 --runs "$runs" --export-json "$out/import-hyp
   --prepare "$(clean shell)" -n "sqlite3 .import" "sqlite3 $out/shell.sqlite < bench/import/shell_import.sql" \
   --prepare "$(clean python)" -n "python executemany" "python3 bench/import/import_python.py $out/flights.csv $out/python.sqlite bench/import/schema.sql" \
   --prepare "$(clean c)" -n "C loop" "$out/import_flights $out/flights.csv $out/c.sqlite bench/import/schema.sql" >/dev/null
+# SQLite's insert floor: each run prints the seconds of its inserts alone.
+for run in $(seq "$runs"); do
+  rm -f "$out"/floor.sqlite*
+  "$out/insert_floor" "$out/flights.csv" "$out/floor.sqlite" bench/import/schema.sql
+done > "$out/floor.txt"
 # The aggregate reads what batchrun imported; the shell runs the same SELECT on the same file.
 if [ "$rows" = 1000000 ]; then
 .build/release/batchrun bench/import/flights.yaml --quiet --store "$out/batchrun.sqlite" >/dev/null 2>&1 || true
@@ -53,6 +60,8 @@ def medians(name):
     except FileNotFoundError:
         return {}
 imports, aggregate = medians("import"), (medians("aggregate") if rows == 1000000 else {})
+floors = sorted(float(line) for line in open(f"{out}/floor.txt"))
+floor = floors[len(floors) // 2]
 ours, copy = imports["batchrun"], imports["sqlite3 copy"]
 summary = {
     "rows": rows,
@@ -60,6 +69,9 @@ summary = {
     "import_ratio_to_batchrun": {k: round(v / ours, 2) for k, v in imports.items()},
     "batchrun_to_sqlite_copy": round(ours / copy, 2),
     "batchrun_to_sqlite_row_copy": round(ours / imports["sqlite3 copy, row by row"], 2),
+    "sqlite_insert_floor_s": round(floor, 3),
+    "sqlite_insert_floor_to_sqlite_copy": round(floor / copy, 2),
+    "batchrun_to_sqlite_insert_floor": round(ours / floor, 2),
     "targets": {"batchrun / sqlite3 copy": "<= 1.3", "sqlite3 .import / batchrun": ">= 2", "python / batchrun": ">= 2",
                 "batchrun / C loop": "<= 1.25", "batchrun fetch / sqlite3 SELECT": "<= 1.1"},
 }
@@ -71,6 +83,10 @@ print(f"import of {rows:,} flight rows (median of runs)")
 print(f"  {'tool':22} {'time':>9} {'vs batchrun':>12}")
 for name, seconds in sorted(imports.items(), key=lambda item: item[1]):
     print(f"  {name:22} {seconds:8.3f}s {seconds / ours:11.2f}x")
+print(f"  {'SQLite insert floor':22} {floor:8.3f}s {floor / ours:11.2f}x   (values already in memory; its inserts alone)")
+print(f"  SQLite's insert floor takes {floor / copy:.2f}x SQLite's own copy"
+      + (": no insert of values can reach 1.3x; " if floor / copy > 1.3 else "; ")
+      + f"batchrun takes {ours / floor:.2f}x the floor, reading and converting the CSV as well")
 print(f"  batchrun takes {ours / copy:.2f}x SQLite's own copy (target at most 1.3; that copy moves whole records), "
       f"{ours / imports['sqlite3 copy, row by row']:.2f}x the copy row by row, "
       f"{ours / imports['C loop']:.2f}x the C loop (at most 1.25); "

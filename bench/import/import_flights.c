@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* Column types of the feed's 19 fields: i integer, r real, t text. */
-static const char *TYPES = "iiiiiiiiitititiiriit";
+static const char *TYPES = "iiiiiiiiititttiriit";
 
 static void check(int code, sqlite3 *db, const char *what) {
     if (code != SQLITE_OK && code != SQLITE_DONE && code != SQLITE_ROW) {

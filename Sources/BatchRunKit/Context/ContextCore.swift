@@ -80,7 +80,8 @@ final class ContextCore {
     /// commit together or not at all.
     func commit<T>(withIDs: Bool = false, checkpoint: CheckpointWrite? = nil,
                    _ body: (any StoreConnection, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
-        var changes = SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil)
+        var changes = SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil,
+                                  wantsConflicts: didSaveBlock != nil)
         var sequence: UInt64?
         func work(_ db: any StoreConnection) throws -> T {
             let value = try body(db, &changes)

@@ -14,6 +14,9 @@ struct SaveChanges {
 
     /// True when a `didSaves()` subscriber or a per-save block will read the IDs.
     let wantsIDs: Bool
+    /// True when a per-save block will read the save's conflicts: an import, whose caller
+    /// reports them on its own, makes `conflicts` only then.
+    let wantsConflicts: Bool
     var inserted = 0
     var updated = 0
     var deleted = 0
@@ -22,8 +25,9 @@ struct SaveChanges {
     private var slots: [Slot] = []
     private var lastSlot = 0
 
-    init(wantsIDs: Bool) {
+    init(wantsIDs: Bool, wantsConflicts: Bool = true) {
         self.wantsIDs = wantsIDs
+        self.wantsConflicts = wantsConflicts
     }
 
     /// Records a changed row (counted by the caller).

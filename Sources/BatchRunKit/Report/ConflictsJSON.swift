@@ -21,11 +21,13 @@ struct ConflictsJSON: ~Copyable {
     }
 
     /// `records` as the elements of the report's top-level `conflicts` array (indented for it),
-    /// given to `write` a megabyte or so at a time.
-    static func write(_ records: [MergeConflictRecord], to write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+    /// given to `write` a megabyte or so at a time. Written from the records' compact entries:
+    /// each name is escaped once, each value straight from its cell.
+    static func write(_ records: ConflictRecords, to write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         var json = ConflictsJSON(capacity: pieceSize + 64 << 10)
-        for (index, record) in records.enumerated() {
-            let room = room(for: record)
+        let names = records.names.map(Self.encoded)
+        for index in records.indices {
+            let room = room(for: records.entries[index], of: records, names: names)
             if json.count + room > json.storage.count {
                 if json.count > 0 { try json.handOn(to: write) }
                 if room > json.storage.count {
@@ -34,7 +36,7 @@ struct ConflictsJSON: ~Copyable {
                 }
             }
             let start = json.count
-            json.append(record, first: index == 0)
+            json.append(records.entries[index], of: records, names: names, first: index == 0)
             assert(json.count - start <= room, "room(for:) is short by \(json.count - start - room) bytes")
             if json.count >= pieceSize { try json.handOn(to: write) }
         }
@@ -46,50 +48,81 @@ struct ConflictsJSON: ~Copyable {
         count = 0
     }
 
-    /// At least the bytes `record` takes: its fixed text, and each string as if every byte were
-    /// escaped as `\u00XX`.
-    private static func room(for record: MergeConflictRecord) -> Int {
-        func text(_ string: String) -> Int { 6 * string.utf8.count + 2 }
-        func value(_ value: JSONValue) -> Int {
-            if case .text(let string) = value { return text(string) }
-            return 32   // an integer's 20 characters, a Double's shortest form, null
+    /// A name as a JSON string, quotes included.
+    private static func encoded(_ name: String) -> [UInt8] {
+        var json = ConflictsJSON(capacity: 6 * name.utf8.count + 2)
+        var name = name
+        name.withUTF8 { json.string(UnsafeRawBufferPointer($0)) }
+        return Array(UnsafeRawBufferPointer(rebasing: json.storage[0..<json.count]))
+    }
+
+    /// At least the bytes an entry takes: its fixed text, its names, and each text value as if
+    /// every byte were escaped as `\u00XX`.
+    private static func room(for entry: ConflictRecords.Entry, of records: ConflictRecords, names: [[UInt8]]) -> Int {
+        func value(_ cell: RowBatch.Cell) -> Int {
+            cell.kind == .text ? 6 * Int(cell.length) + 2 : 32   // an integer's 20 characters, a Double's shortest form, null
         }
-        var room = 512 + text(record.changedBy) + text(record.entity) + text(record.job)
-        for (name, key) in record.key { room += 16 + text(name) + value(key) }
-        for property in record.properties {
-            room += 160 + text(property.name) + value(property.original) + value(property.ours) + value(property.resolved)
-                + value(property.store)
+        var room = 512 + names[Int(entry.changedBy)].count + names[Int(entry.entity)].count + names[Int(entry.job)].count
+        for index in entry.keys {
+            let key = records.keyValues[Int(index)]
+            room += 16 + names[Int(key.name)].count + value(key.value)
+        }
+        for index in entry.properties {
+            let property = records.propertyValues[Int(index)]
+            room += 160 + names[Int(property.name)].count + value(property.original) + value(property.ours)
+                + value(property.resolved) + value(property.store)
         }
         return room
     }
 
-    private mutating func append(_ record: MergeConflictRecord, first: Bool) {
-        raw(first ? "    {\n" : ",\n    {\n")
-        raw("      \"changed_by\" : "); string(record.changedBy)
-        raw(",\n      \"entity\" : "); string(record.entity)
-        raw(",\n      \"job\" : "); string(record.job)
-        raw(",\n      \"key\" : {\n")
-        if record.key.count == 1, let (name, key) = record.key.first {
-            raw("        "); string(name); raw(" : "); value(key)
-        } else {
-            for (offset, name) in record.key.keys.sorted().enumerated() {
-                raw(offset > 0 ? ",\n        " : "        "); string(name); raw(" : "); value(record.key[name]!)
+    private mutating func append(_ entry: ConflictRecords.Entry, of records: ConflictRecords, names: [[UInt8]], first: Bool) {
+        records.bytes.withUnsafeBytes { text in
+            func value(_ cell: RowBatch.Cell) {
+                switch cell.kind {
+                case .null: raw("null")
+                case .integer: integer(cell.number)
+                case .real: real(Double(bitPattern: UInt64(bitPattern: cell.number)))
+                case .text, .blob: string(UnsafeRawBufferPointer(rebasing: text[Int(cell.number)..<(Int(cell.number) + Int(cell.length))]))
+                }
             }
+            raw(first ? "    {\n" : ",\n    {\n")
+            raw("      \"changed_by\" : "); bytes(names[Int(entry.changedBy)])
+            raw(",\n      \"entity\" : "); bytes(names[Int(entry.entity)])
+            raw(",\n      \"job\" : "); bytes(names[Int(entry.job)])
+            raw(",\n      \"key\" : {\n")
+            // Keys sorted by name, as JSONEncoder sorts them.
+            let keys = entry.keys.count == 1 ? [entry.keys.lowerBound]
+                : entry.keys.sorted { records.names[Int(records.keyValues[Int($0)].name)] < records.names[Int(records.keyValues[Int($1)].name)] }
+            for (offset, index) in keys.enumerated() {
+                let key = records.keyValues[Int(index)]
+                raw(offset > 0 ? ",\n        " : "        "); bytes(names[Int(key.name)]); raw(" : "); value(key.value)
+            }
+            raw("\n      },\n      \"kind\" : \""); ascii(entry.kind.rawValue)
+            raw("\",\n      \"outcome\" : \""); ascii(entry.outcome.rawValue)
+            raw("\",\n      \"policy\" : \""); ascii(entry.policy.rawValue)
+            raw("\",\n      \"properties\" : [")
+            for index in entry.properties {
+                let property = records.propertyValues[Int(index)]
+                raw(index > entry.properties.lowerBound ? ",\n        {\n" : "\n        {\n")
+                raw("          \"name\" : "); bytes(names[Int(property.name)])
+                raw(",\n          \"original\" : "); value(property.original)
+                raw(",\n          \"ours\" : "); value(property.ours)
+                raw(",\n          \"resolved\" : "); value(property.resolved)
+                raw(",\n          \"store\" : "); value(property.store)
+                raw("\n        }")
+            }
+            raw(entry.properties.isEmpty ? "\n\n      ]\n    }" : "\n      ]\n    }")
         }
-        raw("\n      },\n      \"kind\" : "); string(record.kind.rawValue)
-        raw(",\n      \"outcome\" : "); string(record.outcome.rawValue)
-        raw(",\n      \"policy\" : "); string(record.policy.rawValue)
-        raw(",\n      \"properties\" : [")
-        for (offset, property) in record.properties.enumerated() {
-            raw(offset > 0 ? ",\n        {\n" : "\n        {\n")
-            raw("          \"name\" : "); string(property.name)
-            raw(",\n          \"original\" : "); value(property.original)
-            raw(",\n          \"ours\" : "); value(property.ours)
-            raw(",\n          \"resolved\" : "); value(property.resolved)
-            raw(",\n          \"store\" : "); value(property.store)
-            raw("\n        }")
-        }
-        raw(record.properties.isEmpty ? "\n\n      ]\n    }" : "\n      ]\n    }")
+    }
+
+    /// An enum's raw value, plain ASCII with nothing to escape.
+    private mutating func ascii(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    private mutating func bytes(_ source: [UInt8]) {
+        source.withUnsafeBytes { bytes($0) }
     }
 
     private mutating func raw(_ text: StaticString) {
@@ -107,18 +140,12 @@ struct ConflictsJSON: ~Copyable {
         count += 1
     }
 
-    private mutating func value(_ value: JSONValue) {
-        switch value {
-        case .null: raw("null")
-        case .integer(let int): integer(int)
-        case .real(let double):
-            guard double.isFinite else { return raw("null") }
-            // As JSONEncoder writes a Double: shortest form, no ".0" on a whole number.
-            var text = String(double)
-            if text.hasSuffix(".0") { text.removeLast(2) }
-            text.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
-        case .text(let text): string(text)
-        }
+    /// A Double as JSONEncoder writes it: shortest form, no ".0" on a whole number; null when not finite.
+    private mutating func real(_ double: Double) {
+        guard double.isFinite else { return raw("null") }
+        var text = String(double)
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        text.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
     }
 
     /// An integer's decimal digits, without making a string of them.
@@ -139,33 +166,30 @@ struct ConflictsJSON: ~Copyable {
 
     /// A JSON string: quotes, backslashes and control characters escaped; slashes as they are.
     /// Only ASCII bytes are escaped, so UTF-8 sequences pass through whole.
-    private mutating func string(_ text: String) {
-        var text = text
-        text.withUTF8 { utf8 in
+    private mutating func string(_ utf8: UnsafeRawBufferPointer) {
+        byte(0x22)
+        guard utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
+            bytes(utf8)
             byte(0x22)
-            guard utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
-                bytes(UnsafeRawBufferPointer(utf8))
-                byte(0x22)
-                return
-            }
-            for character in utf8 {
-                switch character {
-                case 0x22: raw("\\\"")
-                case 0x5C: raw("\\\\")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                case ..<0x20:
-                    let hex = Array(String(character, radix: 16).utf8)
-                    raw("\\u00")
-                    if hex.count == 1 { byte(0x30) }
-                    for digit in hex { byte(digit) }
-                default: byte(character)
-                }
-            }
-            byte(0x22)
+            return
         }
+        for character in utf8 {
+            switch character {
+            case 0x22: raw("\\\"")
+            case 0x5C: raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            case ..<0x20:
+                let hex = Array(String(character, radix: 16).utf8)
+                raw("\\u00")
+                if hex.count == 1 { byte(0x30) }
+                for digit in hex { byte(digit) }
+            default: byte(character)
+            }
+        }
+        byte(0x22)
     }
 }

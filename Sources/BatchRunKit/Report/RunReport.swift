@@ -22,10 +22,10 @@ public struct RunReport: Sendable, Hashable, Codable {
     public var startedAt: Date
     public var elapsedSeconds: Double
     public var jobs: [JobReport]
-    public var conflicts: [MergeConflictRecord]
+    public var conflicts: ConflictRecords
 
     public init(file: String, store: String, status: Status = .ok, startedAt: Date = Date(),
-                elapsedSeconds: Double = 0, jobs: [JobReport] = [], conflicts: [MergeConflictRecord] = []) {
+                elapsedSeconds: Double = 0, jobs: [JobReport] = [], conflicts: ConflictRecords = []) {
         self.file = file
         self.store = store
         self.status = status
@@ -33,6 +33,13 @@ public struct RunReport: Sendable, Hashable, Codable {
         self.elapsedSeconds = elapsedSeconds
         self.jobs = jobs
         self.conflicts = conflicts
+    }
+
+    /// The same, with the conflicts as an array.
+    public init(file: String, store: String, status: Status = .ok, startedAt: Date = Date(),
+                elapsedSeconds: Double = 0, jobs: [JobReport] = [], conflicts: [MergeConflictRecord]) {
+        self.init(file: file, store: store, status: status, startedAt: startedAt, elapsedSeconds: elapsedSeconds, jobs: jobs,
+                  conflicts: ConflictRecords(conflicts))
     }
 
     enum CodingKeys: String, CodingKey {

@@ -10,7 +10,7 @@ public struct StepReport: Sendable, Hashable, Codable {
     /// Batches tried again after a busy store or a conflict under `error`.
     public var retries = 0
     /// Each conflict; the run report lists them all at its top level, not per step.
-    public var conflictRecords: [MergeConflictRecord] = []
+    public var conflictRecords: ConflictRecords = []
 
     public init(kind: String, entity: String, runSeconds: Double = 0, rows: RowCounts = RowCounts(),
                 batches: BatchCounts = BatchCounts(), conflicts: Int = 0) {
@@ -33,7 +33,8 @@ public struct StepReport: Sendable, Hashable, Codable {
         var report = self
         report.rows = RowCounts(fetched: rows.fetched)
         report.batches = BatchCounts(committed: 0, rolledBack: batches.committed + batches.rolledBack)
-        report.conflictRecords = conflictRecords.filter { $0.outcome == .failed }
+        report.conflictRecords = ConflictRecords(conflictRecords.indices.lazy.filter { conflictRecords.outcome(at: $0) == .failed }
+            .map { conflictRecords[$0] })
         report.conflicts = report.conflictRecords.count
         return report
     }

@@ -105,7 +105,8 @@ public final class JobFileRun: Sendable {
         // The steps' records, shared rather than copied when one step has them all (the usual
         // case: copying a conflict-heavy import's records cost a twentieth of its run).
         let recordLists = jobs.flatMap { job in job.steps.map(\.conflictRecords) }.filter { !$0.isEmpty }
-        let conflicts = recordLists.count == 1 ? recordLists[0] : Array(recordLists.joined())
+        var conflicts = ConflictRecords()
+        for records in recordLists { conflicts.append(contentsOf: records) }
         var report = RunReport(file: file.path, store: store.path,
                                status: RunReport.status(of: jobs, interrupted: wasCancelled),
                                startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,

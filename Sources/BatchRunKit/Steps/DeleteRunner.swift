@@ -33,7 +33,7 @@ extension StepReport {
         rows.updated += result.updated
         rows.deleted += result.deleted
         conflicts += result.conflicts.count
-        conflictRecords += result.conflicts.map { $0.record(entity: entity) }
+        conflictRecords.append(contentsOf: result.conflicts.map { $0.record(entity: entity) })
         if result.didSave != nil { batches.committed += 1 }
     }
 }

@@ -1,7 +1,9 @@
 /// Constraint conflicts resolved set-based: a batch's rows whose primary key is taken (found
 /// with the store's old values by `existingRows`: one range scan, or a query per 1,000 keys)
 /// are written by the merge policy with one statement per chunk of rows, and recorded exactly as the one-row
-/// path (`SaveWriter.resolveConstraint`) records them. The resolved values are known without
+/// path (`SaveWriter.resolveConstraint`) records them, straight from the cells of the batch and
+/// of the stored rows into the step's compact records (no value, record or conflict object made
+/// per row, unless a per-save block reads the conflicts). The resolved values are known without
 /// reading them back: ours, or for store-trump the stored value where it is not NULL (reading
 /// every row back with `RETURNING` cost a quarter of the writer's time). Overwrite alone reads
 /// its rows back, as it may store a column's default in place of our NULL.
@@ -10,19 +12,22 @@ extension InsertWriter {
     /// set-based; a later row with the same key goes on its own, against the row as the first
     /// left it. A chunk whose statement fails (another unique column, a bad value) goes row by
     /// row, where the failure is resolved or reported as before.
-    func resolveTaken(_ taken: [Int], existing: [StoreValue: [StoreValue]], of rows: inout Rows, in db: any StoreConnection,
+    func resolveTaken(_ taken: [Int], existing: StoredRows, of rows: inout Rows, in db: any StoreConnection,
                       changes: inout SaveChanges, counts: inout StepReport) throws {
         let batch = rows.batch
         if environment.mergePolicy == .error {
             // The first conflict stops the batch, with its record: the one-row path throws it.
-            return try resolveConflict(taken[0], existing: existing[key(of: taken[0], in: rows)], of: &rows, in: db,
+            let stored = existing.row(matching: batch, cell: keyCell(of: taken[0], in: rows))
+            return try resolveConflict(taken[0], existing: stored.map(existing.values(ofRow:)), of: &rows, in: db,
                                        changes: &changes, counts: &counts)
         }
-        var seen = Set<StoreValue>(minimumCapacity: taken.count)
+        var seen = [Bool](repeating: false, count: existing.rows.count)   // by stored row
         var firsts: [Int: [Int]] = [:]   // by layout
         var repeats: [Int] = []
         for row in taken {
-            if seen.insert(key(of: row, in: rows)).inserted {
+            let stored = existing.row(matching: batch, cell: keyCell(of: row, in: rows))!
+            if !seen[stored] {
+                seen[stored] = true
                 firsts[batch.layouts[row], default: []].append(row)
             } else {
                 repeats.append(row)
@@ -34,23 +39,25 @@ extension InsertWriter {
         for row in repeats { try resolveConflict(row, of: &rows, in: db, changes: &changes, counts: &counts) }
     }
 
-    /// The key cell of a row whose layout has the (one-column) key.
-    private func key(of row: Int, in rows: Rows) -> StoreValue {
-        let batch = rows.batch
-        return batch.value(at: batch.cells(of: row).lowerBound + rows.keyPositions[batch.layouts[row]][0]!)
+    /// The key cell of a row whose layout has the (one-column) key, as an index into the batch's cells.
+    private func keyCell(of row: Int, in rows: Rows) -> Int {
+        rows.batch.cells(of: row).lowerBound + rows.keyPositions[rows.batch.layouts[row]][0]!
     }
 
     /// Rows of one layout, each key taken once.
-    private func resolve(_ group: [Int], layout: Int, existing: [StoreValue: [StoreValue]], of rows: inout Rows,
+    private func resolve(_ group: [Int], layout: Int, existing: StoredRows, of rows: inout Rows,
                          in db: any StoreConnection, changes: inout SaveChanges, counts: inout StepReport) throws {
         let entity = environment.entity, policy = environment.mergePolicy, batch = rows.batch
         let columns = rows.layouts[layout].columns.map(\.name)
         let fed = columns.map { entity.position(ofColumn: $0)! }
         let keyIndex = entity.primaryKeyIndexes[0]
-        let values = group.map { row in batch.cells(of: row).map { batch.value(at: $0) } }
         let keyFed = fed.firstIndex(of: keyIndex)!
-        // Each row's stored values, looked up once.
-        let olds = values.map { existing[$0[keyFed]]! }
+        let stored = existing.rows
+        // Each row's first cell in the batch, and its stored row, looked up once.
+        let firstCells = group.map { batch.cells(of: $0).lowerBound }
+        let olds = firstCells.map { existing.row(matching: batch, cell: $0 + keyFed)! }
+        func ours(_ offset: Int, _ position: Int) -> Int { firstCells[offset] + position }
+        func old(_ offset: Int, _ position: Int) -> Int { existing.cell(fed[position], ofRow: olds[offset]) }
         // Which rows the policy writes, and with which statement.
         var writes: [Int] = []   // offsets in `group`
         var resolution = BulkResolution.ours
@@ -60,7 +67,7 @@ extension InsertWriter {
         case .storeTrump:
             resolution = .fillNulls
             writes = group.indices.filter { offset in
-                fed.indices.contains { olds[offset][fed[$0]] == .null && values[offset][$0] != .null }
+                fed.indices.contains { stored.cells[old(offset, $0)].kind == .null && batch.cells[ours(offset, $0)].kind != .null }
             }
         case .overwrite:
             resolution = .replace
@@ -73,8 +80,8 @@ extension InsertWriter {
         while start < writes.count {
             let size = loader.nextChunk(writes.count - start, columns: columns.count)
             let chunk = writes[start..<(start + size)]
-            let outcome = try loader.resolve(chunk.map { group[$0] }, keys: chunk.map { values[$0][keyFed] }, of: batch, layout: layout,
-                                             columns: columns, as: resolution, in: db)
+            let outcome = try loader.resolve(chunk.map { group[$0] }, keys: chunk.map { batch.value(at: ours($0, keyFed)) }, of: batch,
+                                             layout: layout, columns: columns, as: resolution, in: db)
             if case .done = outcome {} else {
                 for offset in chunk { failed[offset] = true }
             }
@@ -85,41 +92,81 @@ extension InsertWriter {
         // Overwrite's INSERT OR REPLACE stores a NOT NULL column's default where ours is NULL, and
         // SQLite's affinity may change a value: what it wrote is read back (as `storedRows` reads).
         let replaced = resolution == .replace
-            ? try storedRows(writes.filter { !failed[$0] }.map { values[$0][keyFed] }, in: db) : [:]
+            ? try storedRows(writes.filter { !failed[$0] }.map { batch.value(at: ours($0, keyFed)) }, in: db) : nil
+        // Names stored once in the step's records.
+        let job = counts.conflictRecords.name(environment.job), entityName = counts.conflictRecords.name(entity.name)
+        let keyName = counts.conflictRecords.name(entity.primaryKey[0])
+        let outside = counts.conflictRecords.name(MergeConflict.outsideThisRun)
+        let propertyNames = fed.map { counts.conflictRecords.name(entity.columns[$0].name) }
+        var lastWriterName: (String, Int32)?
         for (offset, row) in group.enumerated() {
-            let old = olds[offset]
             if failed[offset] {
-                try resolveConflict(row, existing: old, of: &rows, in: db, changes: &changes, counts: &counts)
+                try resolveConflict(row, existing: existing.values(ofRow: olds[offset]), of: &rows, in: db, changes: &changes,
+                                    counts: &counts)
                 continue
             }
-            // A fed column as the policy left it.
+            // A fed column as the policy left it: a cell of the batch, of the stored rows, or of
+            // the rows read back.
             let isWritten = written[offset]
-            let stored = resolution == .replace ? replaced[values[offset][keyFed]] : nil
-            func after(_ position: Int) -> StoreValue {
-                guard isWritten else { return old[fed[position]] }
-                if let stored { return stored[fed[position]] }
-                return resolution == .fillNulls && old[fed[position]] != .null ? old[fed[position]] : values[offset][position]
+            let replacedRow = replaced.flatMap { $0.row(matching: batch, cell: ours(offset, keyFed)) }
+            func after(_ position: Int) -> (RowBatch, Int) {
+                guard isWritten else { return (stored, old(offset, position)) }
+                if let replaced, let replacedRow { return (replaced.rows, replaced.cell(fed[position], ofRow: replacedRow)) }
+                if resolution == .fillNulls && stored.cells[old(offset, position)].kind != .null { return (stored, old(offset, position)) }
+                return (batch, ours(offset, position))
             }
-            let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, old))
             let outcome: MergeConflict.Outcome
             switch policy {
-            case .storeTrump: outcome = fed.indices.allSatisfy({ after($0) == old[fed[$0]] }) ? .keptStore : .merged
+            case .storeTrump:
+                outcome = fed.indices.allSatisfy({ position in
+                    let (values, cell) = after(position)
+                    return RowBatch.cellsEqual(values, cell, stored, old(offset, position))
+                }) ? .keptStore : .merged
             case .objectTrump, .recompute: outcome = .keptOurs
             case .overwrite: outcome = .overwritten
             case .rollback, .error: outcome = .rolledBack
             }
-            let properties: [MergeConflict.Property] = fed.indices.compactMap { position in
-                let index = fed[position], ours = values[offset][position]
-                guard old[index] != ours else { return nil }
-                return .init(name: entity.columns[index].name, original: nil, store: old[index], ours: ours, resolved: after(position))
+            let keyValue = stored.value(at: existing.cell(keyIndex, ofRow: olds[offset]))
+            let id = ObjectID(entity: entity.name, single: keyValue)
+            let changedBy: Int32
+            if let writer = store.changeLog.lastWriter(of: id) {
+                if lastWriterName?.0 != writer { lastWriterName = (writer, counts.conflictRecords.name(writer)) }
+                changedBy = lastWriterName!.1
+            } else {
+                changedBy = outside
             }
-            rows.conflicts.append((row, MergeConflict(
-                job: environment.job, objectID: id, kind: .constraint, policy: policy, outcome: outcome,
-                changedBy: store.changeLog.lastWriter(of: id) ?? MergeConflict.outsideThisRun, properties: properties)))
+            let keyCell = counts.conflictRecords.cell(stored, at: existing.cell(keyIndex, ofRow: olds[offset]))
+            counts.conflictRecords.begin(job: job, entity: entityName, kind: .constraint, policy: policy, outcome: outcome,
+                                         changedBy: changedBy)
+            counts.conflictRecords.appendKey(name: keyName, value: keyCell)
+            for position in fed.indices where !RowBatch.cellsEqual(stored, old(offset, position), batch, ours(offset, position)) {
+                let (values, cell) = after(position)
+                let before = counts.conflictRecords.cell(stored, at: old(offset, position))
+                let mine = counts.conflictRecords.cell(batch, at: ours(offset, position))
+                let resolved = counts.conflictRecords.cell(values, at: cell)
+                counts.conflictRecords.appendProperty(name: propertyNames[position], original: .null,
+                                                      store: before, ours: mine, resolved: resolved)
+            }
+            rows.conflictRows.append(row)
+            if changes.wantsConflicts {
+                let properties: [MergeConflict.Property] = fed.indices.compactMap { position in
+                    let index = fed[position], ours = batch.value(at: ours(offset, position)), old = stored.value(at: old(offset, position))
+                    guard old != ours else { return nil }
+                    let (values, cell) = after(position)
+                    return .init(name: entity.columns[index].name, original: nil, store: old, ours: ours, resolved: values.value(at: cell))
+                }
+                rows.conflicts.append((row, MergeConflict(
+                    job: environment.job, objectID: id, kind: .constraint, policy: policy, outcome: outcome,
+                    changedBy: counts.conflictRecords.names[Int(changedBy)], properties: properties)))
+            }
             if outcome != .rolledBack && outcome != .keptStore {
                 counts.rows.updated += 1
                 changes.updated += 1
-                changes.record(id, .updated)
+                if entity.hasRowidKey, case .integer(let rowid) = keyValue {
+                    changes.record(rowid: rowid, entity: entity.name, .updated)
+                } else {
+                    changes.record(id, .updated)
+                }
             }
         }
     }

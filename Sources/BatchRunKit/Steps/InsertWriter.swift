@@ -46,7 +46,7 @@ struct InsertWriter {
                     try environment.withRetries(retried: { retries += 1 }) {
                         var fresh = StepReport(kind: report.kind, entity: report.entity)   // a try counts from nothing
                         swap(&fresh.conflictRecords, &counted.conflictRecords)
-                        fresh.conflictRecords.removeSubrange(recordsBefore...)
+                        fresh.conflictRecords.removeRecords(from: recordsBefore)
                         // Consumed, not copied: a copy left `fresh` sharing the records' storage, and the
                         // batch's first conflict then copied every record of the step (17% of the writer).
                         counted = consume fresh
@@ -56,7 +56,7 @@ struct InsertWriter {
                     }
                 } catch {
                     swap(&counted.conflictRecords, &report.conflictRecords)
-                    report.conflictRecords.removeSubrange(recordsBefore...)
+                    report.conflictRecords.removeRecords(from: recordsBefore)
                     report.retries += retries
                     report.batches.rolledBack += 1 + retries
                     throw failure(error, report: report)
@@ -141,7 +141,10 @@ struct InsertWriter {
         let layouts: [FeedBatcher.Layout]
         /// Per layout, the position of each primary-key column among its cells.
         let keyPositions: [[Int?]]
-        /// Conflicts met, with the feed row each came from (reported in feed order).
+        /// The feed row of each conflict the batch recorded, in the order recorded: the batch's
+        /// records are put in feed order at its end.
+        var conflictRows: [Int] = []
+        /// The conflicts, with their feed rows, for a per-save block (only when one reads them).
         var conflicts: [(row: Int, conflict: MergeConflict)] = []
     }
 
@@ -150,11 +153,13 @@ struct InsertWriter {
     /// few statements for the whole batch (`InsertWriter+Conflicts`); a multi-row INSERT that
     /// fails (a key taken inside the batch, a unique column, a bad value) is backed out by
     /// SQLite and its rows go again one at a time, each conflict resolved on its own.
+    /// The batch's conflicts are recorded in `counts.conflictRecords`, in feed order.
     mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: any StoreConnection, changes: inout SaveChanges,
                         counts: inout StepReport) throws {
         let entity = environment.entity
         var rows = Rows(batch: batch, layouts: layouts,
                         keyPositions: layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } })
+        let recordsBefore = counts.conflictRecords.count
         let existing = try existingRows(for: batch, keyPositions: rows.keyPositions, in: db)
         var taken: [Int] = []
         var run: [Int] = []
@@ -163,7 +168,7 @@ struct InsertWriter {
         for row in 0..<batch.count {
             let layout = batch.layouts[row]
             if !existing.isEmpty, let position = rows.keyPositions[layout][0],
-               existing[batch.value(at: batch.cells(of: row).lowerBound + position)] != nil {
+               existing.row(matching: batch, cell: batch.cells(of: row).lowerBound + position) != nil {
                 taken.append(row)   // the merge policy decides, without a failing INSERT first
                 continue
             }
@@ -177,12 +182,19 @@ struct InsertWriter {
         if !run.isEmpty { try insert(run[...], layout: runLayout, of: &rows, in: db, changes: &changes, counts: &counts) }
         if !taken.isEmpty { try resolveTaken(taken, existing: existing, of: &rows, in: db, changes: &changes, counts: &counts) }
         if entity.hasRowidKey, rows.keyPositions.contains(where: { $0[0] != nil }) { try db.advanceAssignedKeys(of: entity) }
-        rows.conflicts.sort { $0.row < $1.row }
-        for (_, conflict) in rows.conflicts {
-            counts.conflicts += 1
-            counts.conflictRecords.append(conflict.record(entity: entity))
-            changes.conflicts.append(conflict)
+        counts.conflicts += rows.conflictRows.count
+        counts.conflictRecords.orderRecords(from: recordsBefore, by: rows.conflictRows)
+        if changes.wantsConflicts {
+            rows.conflicts.sort { $0.row < $1.row }
+            changes.conflicts.append(contentsOf: rows.conflicts.map(\.conflict))
         }
+    }
+
+    /// Records a conflict of feed row `row` met by a one-row path.
+    func record(_ conflict: MergeConflict, row: Int, of rows: inout Rows, changes: SaveChanges, counts: inout StepReport) {
+        counts.conflictRecords.append(conflict.record(entity: environment.entity))
+        rows.conflictRows.append(row)
+        if changes.wantsConflicts { rows.conflicts.append((row, conflict)) }
     }
 
     /// Inserts rows of one layout, as many per statement as the parameter limit allows.
@@ -274,7 +286,7 @@ struct InsertWriter {
         } catch let error as MergeConflictError {
             throw RowConflict(place: place(batch.lines[row]), error: error)
         }
-        if let conflict = outcome.conflict { rows.conflicts.append((row, conflict)) }
+        if let conflict = outcome.conflict { record(conflict, row: row, of: &rows, changes: changes, counts: &counts) }
         if let id = outcome.id {
             if outcome.inserted {
                 counts.rows.inserted += 1
@@ -295,51 +307,45 @@ struct InsertWriter {
 
     /// The rows that already hold the batch's primary keys (one-column keys only; other
     /// collisions are caught when the INSERT fails), read as `storedRows` reads them.
-    func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: any StoreConnection) throws -> [StoreValue: [StoreValue]] {
+    func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: any StoreConnection) throws -> StoredRows {
         let entity = environment.entity
-        guard entity.primaryKey.count == 1 else { return [:] }
+        let none = StoredRows(keyColumn: entity.primaryKeyIndexes[0])
+        guard entity.primaryKey.count == 1 else { return none }
         var keys: [StoreValue] = []
+        keys.reserveCapacity(batch.count)
         for row in 0..<batch.count {
             guard let position = keyPositions[batch.layouts[row]][0] else { continue }
             let value = batch.value(at: batch.cells(of: row).lowerBound + position)
             if value != .null { keys.append(value) }
         }
-        guard !keys.isEmpty else { return [:] }
+        guard !keys.isEmpty else { return none }
         if entity.hasRowidKey {
             // Keys above the largest one stored cannot be taken: an append-only feed skips the lookup.
             let largest = try db.value("SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
-            guard case .integer(let largest) = largest else { return [:] }
-            if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return [:] }
+            guard case .integer(let largest) = largest else { return none }
+            if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return none }
         }
         return try storedRows(keys, in: db)
     }
 
-    /// The stored rows with these (one-column) primary keys, by key: integer keys that fill half
-    /// their range with one range scan (rows between them come too), others with one query per
-    /// 1,000 keys.
-    func storedRows(_ keys: [StoreValue], in db: any StoreConnection) throws -> [StoreValue: [StoreValue]] {
+    /// The stored rows with these (one-column) primary keys, read as typed cells: integer keys
+    /// that fill half their range with one range scan (rows between them come too), others with
+    /// one query per 1,000 keys.
+    func storedRows(_ keys: [StoreValue], in db: any StoreConnection) throws -> StoredRows {
         let entity = environment.entity
-        var found: [StoreValue: [StoreValue]] = [:]
-        let keyIndex = entity.primaryKeyIndexes[0]
+        var found = StoredRows(keyColumn: entity.primaryKeyIndexes[0])
+        let select = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0]))"
         if let (lowest, highest) = Self.denseRange(of: keys) {
             // One range scan, not an IN list per 1,000 keys (a quarter of the lookup's time for
             // a re-import in key order); rows between the keys come too and are never asked for.
-            found.reserveCapacity(keys.count)
-            let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) BETWEEN ? AND ?"
-            try db.forEachRow(try db.prepare(sql), named: [:], positional: [.integer(lowest), .integer(highest)],
-                              split: entity.columns.count, assigned: []) { row, _ in
-                found[row[keyIndex]] = row
-            }
-            return found
-        }
-        for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
-            let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0])) IN ("
-                + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
-            try db.forEachRow(try db.prepare(sql), named: [:], positional: Array(chunk),
-                                        split: entity.columns.count, assigned: []) { row, _ in
-                found[row[keyIndex]] = row
+            try found.read(try db.prepare(select + " BETWEEN ? AND ?"), positional: [.integer(lowest), .integer(highest)], in: db)
+        } else {
+            for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
+                let sql = select + " IN (" + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
+                try found.read(try db.prepare(sql), positional: Array(chunk), in: db)
             }
         }
+        found.index()
         return found
     }
 

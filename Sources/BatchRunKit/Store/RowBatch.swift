@@ -1,3 +1,5 @@
+import Foundation
+
 /// Typed values of up to `batch_size` rows, ready to bind: the feed side fills it (on its own
 /// thread), the writer binds it. Plain arrays, so a batch moves between threads as a value and
 /// costs a handful of allocations however many rows it holds.
@@ -11,6 +13,8 @@ struct RowBatch: Sendable {
         /// A text's or blob's length.
         var length: Int32
         var kind: Kind
+
+        static let null = Cell(number: 0, length: 0, kind: .null)
     }
 
     private(set) var cells: [Cell] = []
@@ -77,6 +81,26 @@ struct RowBatch: Sendable {
     /// The cells of a row.
     func cells(of row: Int) -> Range<Int> {
         rowStarts[row]..<(row + 1 < rowStarts.count ? rowStarts[row + 1] : cells.count)
+    }
+
+    /// True when cell `index` of `one` and cell `other` of `two` hold equal values, as
+    /// `StoreValue`s compare (kinds must match; reals compare as numbers).
+    static func cellsEqual(_ one: RowBatch, _ index: Int, _ two: RowBatch, _ other: Int) -> Bool {
+        let first = one.cells[index], second = two.cells[other]
+        guard first.kind == second.kind else { return false }
+        switch first.kind {
+        case .null: return true
+        case .integer: return first.number == second.number
+        case .real: return Double(bitPattern: UInt64(bitPattern: first.number)) == Double(bitPattern: UInt64(bitPattern: second.number))
+        case .text, .blob:
+            guard first.length == second.length else { return false }
+            guard first.length > 0 else { return true }
+            return one.bytes.withUnsafeBytes { a in
+                two.bytes.withUnsafeBytes { b in
+                    memcmp(a.baseAddress! + Int(first.number), b.baseAddress! + Int(second.number), Int(first.length)) == 0
+                }
+            }
+        }
     }
 
     /// One cell as a value (for the slow paths: conflicts, rejected rows).

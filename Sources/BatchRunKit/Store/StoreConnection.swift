@@ -47,6 +47,11 @@ protocol StoreConnection: AnyObject {
     func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
                     assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws
 
+    /// Appends the rows of `statement` (its `?` placeholders bound from `positional`) to
+    /// `batch` as typed cells, one batch row per row: an import's lookup of the rows it collides
+    /// with, read without a value made per cell.
+    func readRows(_ statement: PreparedStatement, positional: [StoreValue], into batch: inout RowBatch) throws
+
     /// Runs `sql` (prepared once per connection and kept) with `arguments`; rows go to `body`.
     /// Any failure throws.
     func forEachRow(_ sql: String, _ arguments: SQLArguments, _ body: ([StoreValue]) throws -> Void) throws
@@ -108,6 +113,14 @@ extension StoreConnection {
     /// `forEachRow` of a statement with positional values only, rows whole.
     func forEachRow(_ statement: PreparedStatement, positional: [StoreValue], _ body: ([StoreValue]) throws -> Void) throws {
         try forEachRow(statement, named: [:], positional: positional, split: Int.max, assigned: []) { row, _ in try body(row) }
+    }
+
+    /// `readRows` through `forEachRow`, for a backend without a faster way.
+    func readRows(_ statement: PreparedStatement, positional: [StoreValue], into batch: inout RowBatch) throws {
+        try forEachRow(statement, positional: positional) { row in
+            batch.beginRow(line: 0, layout: 0)
+            for value in row { batch.append(value) }
+        }
     }
 }
 

@@ -120,6 +120,37 @@ final class SQLiteConnection: StoreConnection {
         }
     }
 
+    func readRows(_ statement: PreparedStatement, positional: [StoreValue], into batch: inout RowBatch) throws {
+        let handle = Self.handle(statement)
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in positional.enumerated() { try Self.bind(value, at: Int32(offset + 1), of: handle) }
+        defer { sqlite3_reset(handle) }
+        let columns = sqlite3_column_count(handle)
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { throw error(code, sql: statement.sql) }
+            batch.beginRow(line: 0, layout: 0)
+            for column in 0..<columns {
+                // One call for the column, then the value's own accessors: a third less than
+                // asking the statement for the type and then the value.
+                let value = sqlite3_column_value(handle, column)
+                switch sqlite3_value_type(value) {
+                case SQLITE_INTEGER: batch.appendInteger(sqlite3_value_int64(value))
+                case SQLITE_FLOAT: batch.appendReal(sqlite3_value_double(value))
+                case SQLITE_TEXT:
+                    let bytes = sqlite3_value_text(value)
+                    batch.appendText(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))))
+                case SQLITE_BLOB:
+                    let bytes = sqlite3_value_blob(value)?.assumingMemoryBound(to: UInt8.self)
+                    batch.appendBlob(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))))
+                default: batch.appendNull()
+                }
+            }
+        }
+    }
+
     // MARK: Running by text
 
     func forEachRow(_ sql: String, _ arguments: SQLArguments, _ body: ([StoreValue]) throws -> Void) throws {
