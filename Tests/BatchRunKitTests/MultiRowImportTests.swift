@@ -165,10 +165,91 @@ struct MultiRowImportTests {
         }
         try await expectSetBasedMatchesOneRow(policy: policy, model: Self.model, entity: "Reading", setUp: setUp, feed: feed)
         let statements = traced.statements.filter { $0.contains("\"Reading\"") }
-        // Found up front with one range scan, so resolved set-based: a few statements, not one a row.
-        #expect(statements.contains { $0.contains("BETWEEN") }, "\(statements)")
+        // Found up front (on the writer, or read ahead on the feed's thread), so resolved
+        // set-based: a few statements, not one a row.
         #expect(!statements.contains { $0.hasPrefix("SELECT") && $0.contains(" IN (") }, "\(statements)")
         #expect(statements.count < 20, "\(statements.count) statements: \(statements.prefix(30))")
+    }
+
+    @Test("a batch's stored rows: keys that fill half their range read with one range scan, others by IN lists; each key found, no other")
+    func storedRowsLookUp() throws {
+        let entity = Entity(name: "Reading", columns: [
+            Column(name: "id", type: .integer, isPrimaryKey: true), Column(name: "sensor", type: .text),
+        ], primaryKey: ["id"])
+        let queue = try DatabaseQueue()
+        let traced = StatementTrace()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE Reading (id INTEGER PRIMARY KEY, sensor TEXT)")
+            for id in 1...300 { try db.execute(sql: "INSERT INTO Reading VALUES (?, ?)", arguments: [id, "s\(id)"]) }
+            traced.install(on: db)
+        }
+        func batch(_ keys: [Int]) -> RowBatch {
+            var batch = RowBatch()
+            for key in keys {
+                batch.beginRow(line: key, layout: 0)
+                batch.appendInteger(Int64(key))
+                batch.append(.text("new"))
+            }
+            return batch
+        }
+        for (keys, scan) in [(Array(stride(from: 1, through: 199, by: 2)) + Array(201...220), "BETWEEN"),
+                             (Array(stride(from: 1, through: 300, by: 5)) + [1_000_000], " IN (")] {
+            let rows = batch(keys)
+            let stored = try queue.read { db in
+                try StoredRows.lookUp(rows, keyPositions: [[0]], of: entity, in: SQLiteConnection(db))
+            }
+            let statements = traced.statements.filter { $0.hasPrefix("SELECT \"id\"") }
+            #expect(statements.count == 1 && statements[0].contains(scan), "\(statements)")
+            traced.clear()
+            for (row, key) in keys.enumerated() {
+                let found = stored.row(matching: rows, cell: rows.cells(of: row).lowerBound)
+                #expect(found.map { stored.values(ofRow: $0) } == (key <= 300 ? [.integer(Int64(key)), .text("s\(key)")] : nil), "key \(key)")
+            }
+        }
+    }
+
+    @Test("stored rows read ahead are used only while current: batches whose keys overlap the batch before record the store as that batch left it",
+          arguments: [20, 100])
+    func rowsReadAheadStayCurrent(shift: Int) async throws {
+        // Rows 1...400 hold 0. Twenty batches of 100 rows, batch b (from 1) with keys
+        // (b - 1) * shift + 1 ... + 100 and value b: with a shift of 20 each key is in five batches,
+        // so the rows read ahead for a batch (on the feed's thread, while the batch before is being
+        // written) are stale for the keys both share, and must be read again; with 100 they never overlap.
+        let setUp: @Sendable (Database) throws -> Void = { db in
+            for id in 1...400 { try db.execute(sql: "INSERT INTO Reading VALUES (?, 's', 0, NULL)", arguments: [id]) }
+        }
+        var lines = ["id,sensor,value"]
+        var current = [Int: (value: Double, byJob: Bool)](uniqueKeysWithValues: (1...400).map { ($0, (0, false)) })
+        var expected: [MergeConflictRecord] = []
+        for batch in 1...20 {
+            for id in ((batch - 1) * shift + 1)...((batch - 1) * shift + 100) {
+                lines.append("\(id),s,\(batch)")
+                if let stored = current[id] {
+                    expected.append(MergeConflictRecord(
+                        job: "load", entity: "Reading", key: ["id": .integer(Int64(id))], kind: .constraint, policy: .objectTrump,
+                        outcome: .keptOurs, changedBy: stored.byJob ? "load" : MergeConflict.outsideThisRun,
+                        properties: [.init(name: "value", original: .null, store: .real(stored.value), ours: .real(Double(batch)),
+                                           resolved: .real(Double(batch)))]))
+                }
+                current[id] = (Double(batch), true)
+            }
+        }
+        let yaml = Self.model + """
+            jobs:
+              load:
+                batch_size: 100
+                merge_policy: object-trump
+                steps:
+                  - insert: { entity: Reading, from: feed.csv }
+            """
+        let (report, store, folder) = try await run(yaml, feed: ("feed.csv", lines.joined(separator: "\n") + "\n"), setUp: setUp)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(report.status == .ok, "\(report.jobs.map(\.error))")
+        let mismatched = zip(Array(report.conflicts), expected).filter { $0 != $1 }
+        #expect(report.conflicts.count == expected.count && mismatched.isEmpty,
+                "\(report.conflicts.count) conflicts, \(expected.count) expected; first differing: \(String(describing: mismatched.first))")
+        let values = try await store.pool.read { db in try Double.fetchAll(db, sql: "SELECT value FROM Reading ORDER BY id") }
+        #expect(values == current.keys.sorted().map { current[$0]!.value })
     }
 
     /// The SQL one connection runs, from the first `install` on.
@@ -176,6 +257,8 @@ struct MultiRowImportTests {
         private let state = Mutex<(installed: Bool, statements: [String])>((false, []))
 
         var statements: [String] { state.withLock { $0.statements } }
+
+        func clear() { state.withLock { $0.statements = [] } }
 
         func install(on db: Database) {
             guard state.withLock({ state in defer { state.installed = true }; return !state.installed }) else { return }

@@ -77,6 +77,9 @@ public actor Context {
 
     // MARK: Raw reads and writes (inside the library)
 
+    /// True inside `atomically`: every read and save goes through its one open transaction.
+    var isAtomic: Bool { core.isAtomic }
+
     /// Reads from a consistent snapshot (inside `atomically`, from its transaction).
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T { try core.read(body) }
 

@@ -26,6 +26,7 @@ final class ContextCore {
     private var readGeneration: UInt64?
     /// Set while `atomically` runs: every read and save goes through this one transaction.
     private var transaction: (any StoreConnection)?
+    var isAtomic: Bool { transaction != nil }
     /// Saves committed inside `atomically`: posted, and their per-save blocks called, only
     /// after the outer commit.
     private var pendingSaves: [SaveResult] = []

@@ -19,6 +19,15 @@ public enum InsertRunner {
             let entity = environment.entity, batchSize = environment.batchSize
             if environment.resumeAt == .done { return report }   // a hot swap that committed in an earlier attempt
             let resumeAt = environment.resumeAt, checkpoints = environment.checkpoint != nil
+            // Batches that may collide with stored rows have them read ahead on the feed's thread,
+            // from a snapshot (see `PrefetchedRows`): not for a hot swap (it deletes every row
+            // first), inside an atomic job (a snapshot does not see its uncommitted writes), or
+            // where writers lock only their rows (others may change them at any time).
+            let store = context.store
+            let prefetches = !step.replace && !context.isAtomic && store.backend.hasStoreWideWriteLock && entity.primaryKey.count == 1
+            let prefetch: (@Sendable (RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)? = prefetches ? { @Sendable (batch: RowBatch, layouts: [FeedBatcher.Layout]) -> PrefetchedRows? in
+                PrefetchedRows.read(for: batch, layouts: layouts, of: entity, store: store)
+            } : nil
             let reader = Thread {
                 #if os(Linux)
                 // A lower priority (nice 10) for this thread alone (Linux keeps the nice value per
@@ -29,7 +38,7 @@ public enum InsertRunner {
                 _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
                 #endif
                 Self.read(step, entity: entity, feedName: feedName, resumeAt: resumeAt, positions: checkpoints, into: pipe,
-                          batchSize: batchSize)
+                          batchSize: batchSize, prefetch: prefetch)
             }
             reader.name = "batchrun.feed.\(environment.job)"
             reader.start()
@@ -52,7 +61,7 @@ public enum InsertRunner {
     /// The reading thread: opens the feed (after `resumeAt`), fills batches until it ends,
     /// fails, or the writer stops. `positions`: each batch carries the position after it.
     private static func read(_ step: InsertStep, entity: Entity, feedName: String, resumeAt: StepPosition?, positions: Bool,
-                             into pipe: BatchPipe, batchSize: Int) {
+                             into pipe: BatchPipe, batchSize: Int, prefetch: ((RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)?) {
         let batcher: FeedBatcher
         do {
             batcher = try FeedBatcher(step: step, entity: entity, feedName: feedName, resumeAt: resumeAt)
@@ -60,7 +69,7 @@ public enum InsertRunner {
             _ = pipe.put(.failure(Self.message(error, feedName: feedName), rejected: 0))
             return
         }
-        read(batcher, positions: positions, into: pipe, batchSize: batchSize)
+        read(batcher, positions: positions, into: pipe, batchSize: batchSize, prefetch: prefetch)
     }
 
     private static func message(_ error: any Error, feedName: String) -> String {
@@ -71,14 +80,16 @@ public enum InsertRunner {
         }
     }
 
-    private static func read(_ batcher: FeedBatcher, positions: Bool, into pipe: BatchPipe, batchSize: Int) {
+    private static func read(_ batcher: FeedBatcher, positions: Bool, into pipe: BatchPipe, batchSize: Int,
+                             prefetch: ((RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)?) {
         var batcher = batcher
         do {
             while true {
                 var batch = RowBatch(rows: batchSize, cellsPerRow: batcher.layouts.first?.columns.count ?? 0)
                 let more = try batcher.fill(&batch, limit: batchSize)
                 if !batch.isEmpty, !pipe.put(.batch(batch, layouts: batcher.layouts, rejected: batcher.rejectedCount,
-                                                    position: positions ? batcher.position : nil)) {
+                                                    position: positions ? batcher.position : nil,
+                                                    prefetched: prefetch?(batch, batcher.layouts))) {
                     batcher.abandon()
                     return
                 }

@@ -1,5 +1,5 @@
 /// Constraint conflicts resolved set-based: a batch's rows whose primary key is taken (found
-/// with the store's old values by `existingRows`: one range scan, or a query per 1,000 keys)
+/// with the store's old values by `StoredRows.lookUp`: one range scan, or a query per 1,000 keys)
 /// are written by the merge policy with one statement per chunk of rows, and recorded exactly as the one-row
 /// path (`SaveWriter.resolveConstraint`) records them, straight from the cells of the batch and
 /// of the stored rows into the step's compact records (no value, record or conflict object made
@@ -90,9 +90,9 @@ extension InsertWriter {
         var written = [Bool](repeating: false, count: group.count)
         for offset in writes { written[offset] = true }
         // Overwrite's INSERT OR REPLACE stores a NOT NULL column's default where ours is NULL, and
-        // SQLite's affinity may change a value: what it wrote is read back (as `storedRows` reads).
+        // SQLite's affinity may change a value: what it wrote is read back (as `StoredRows.read` reads).
         let replaced = resolution == .replace
-            ? try storedRows(writes.filter { !failed[$0] }.map { batch.value(at: ours($0, keyFed)) }, in: db) : nil
+            ? try StoredRows.read(writes.filter { !failed[$0] }.map { batch.value(at: ours($0, keyFed)) }, of: entity, in: db) : nil
         // Names stored once in the step's records.
         let job = counts.conflictRecords.name(environment.job), entityName = counts.conflictRecords.name(entity.name)
         let keyName = counts.conflictRecords.name(entity.primaryKey[0])

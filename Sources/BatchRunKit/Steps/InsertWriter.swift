@@ -7,6 +7,9 @@ struct InsertWriter {
     let place: FeedPlace
     /// The step's bulk loader, kept from batch to batch.
     let loader: any BulkLoader
+    /// This step's last commits: each one's change generation and the range of the keys it
+    /// wrote (nil: unknown), for telling whether rows read ahead are still current.
+    private var ownCommits: [(generation: UInt64, keys: ClosedRange<Int64>?)] = []
 
     init(environment: StepEnvironment, store: Store, place: FeedPlace) {
         self.environment = environment
@@ -26,7 +29,7 @@ struct InsertWriter {
             case .failure(let message, let rejected):
                 report.rows.rejected = rejected
                 throw StepError(message, report: report)
-            case .batch(let batch, let layouts, let rejected, let position):
+            case .batch(let batch, let layouts, let rejected, let position, let prefetched):
                 // The checkpoint, in the batch's transaction: where the feed goes on, and the rows
                 // rejected since the last one.
                 let checkpoint = position.flatMap { position in
@@ -42,6 +45,7 @@ struct InsertWriter {
                 swap(&counted.conflictRecords, &report.conflictRecords)
                 let recordsBefore = counted.conflictRecords.count
                 var retries = 0
+                var committing: UInt64?
                 do {
                     try environment.withRetries(retried: { retries += 1 }) {
                         var fresh = StepReport(kind: report.kind, entity: report.entity)   // a try counts from nothing
@@ -50,9 +54,19 @@ struct InsertWriter {
                         // Consumed, not copied: a copy left `fresh` sharing the records' storage, and the
                         // batch's first conflict then copied every record of the step (17% of the writer).
                         counted = consume fresh
+                        committing = nil   // a try that did not commit numbered nothing
                         _ = try context.commit(checkpoint: checkpoint) { db, changes in
-                            try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
+                            try write(batch, layouts: layouts, prefetched: prefetched, in: db, changes: &changes, counts: &counted)
+                            // The generation the commit follows, when its number is known: the write
+                            // lock is the store's, and the transaction writes (a checkpoint, or rows).
+                            if prefetched != nil, checkpoint != nil || counted.rows.inserted + counted.rows.updated > 0 {
+                                committing = try store.backend.generation(in: db)
+                            }
                         }
+                    }
+                    if let committing {
+                        ownCommits.append((committing + 1, StoredRows.keySpan(of: batch, keyPositions: StoredRows.keyPositions(in: layouts, of: environment.entity))))
+                        if ownCommits.count > 8 { ownCommits.removeFirst() }
                     }
                 } catch {
                     swap(&counted.conflictRecords, &report.conflictRecords)
@@ -94,7 +108,7 @@ struct InsertWriter {
                     case .failure(let message, let rejected):
                         counted.rows.rejected = rejected
                         throw StepError(message, report: report)
-                    case .batch(let batch, let layouts, let rejected, _):
+                    case .batch(let batch, let layouts, let rejected, _, _):
                         counted.rows.rejected = rejected
                         try write(batch, layouts: layouts, in: db, changes: &changes, counts: &counted)
                     }
@@ -154,13 +168,13 @@ struct InsertWriter {
     /// fails (a key taken inside the batch, a unique column, a bad value) is backed out by
     /// SQLite and its rows go again one at a time, each conflict resolved on its own.
     /// The batch's conflicts are recorded in `counts.conflictRecords`, in feed order.
-    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], in db: any StoreConnection, changes: inout SaveChanges,
-                        counts: inout StepReport) throws {
+    mutating func write(_ batch: RowBatch, layouts: [FeedBatcher.Layout], prefetched: PrefetchedRows? = nil, in db: any StoreConnection,
+                        changes: inout SaveChanges, counts: inout StepReport) throws {
         let entity = environment.entity
-        var rows = Rows(batch: batch, layouts: layouts,
-                        keyPositions: layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } })
+        var rows = Rows(batch: batch, layouts: layouts, keyPositions: StoredRows.keyPositions(in: layouts, of: entity))
         let recordsBefore = counts.conflictRecords.count
-        let existing = try existingRows(for: batch, keyPositions: rows.keyPositions, in: db)
+        let existing = try prefetched.flatMap { try isCurrent($0, in: db) ? $0.rows : nil }
+            ?? StoredRows.lookUp(batch, keyPositions: rows.keyPositions, of: entity, in: db)
         var taken: [Int] = []
         var run: [Int] = []
         run.reserveCapacity(batch.count)
@@ -188,6 +202,17 @@ struct InsertWriter {
             rows.conflicts.sort { $0.row < $1.row }
             changes.conflicts.append(contentsOf: rows.conflicts.map(\.conflict))
         }
+    }
+
+    /// True when `prefetched` holds the rows as they are now: every commit since it was read is
+    /// one of this step's own, none of them with a key in the batch's range. Inside the batch's
+    /// transaction, so nothing commits while the answer is used.
+    private func isCurrent(_ prefetched: PrefetchedRows, in db: any StoreConnection) throws -> Bool {
+        let now = try store.backend.generation(in: db)
+        if now == prefetched.generation { return true }
+        guard now > prefetched.generation, let span = prefetched.span else { return false }
+        let since = ownCommits.filter { $0.generation > prefetched.generation && $0.generation <= now }
+        return since.count == Int(now - prefetched.generation) && since.allSatisfy { $0.keys.map { !$0.overlaps(span) } ?? false }
     }
 
     /// Records a conflict of feed row `row` met by a one-row path.
@@ -303,63 +328,5 @@ struct InsertWriter {
         let cells = batch.cells(of: row)
         return ObjectID(entity: environment.entity.name,
                         key: keys.map { position in position.map { batch.value(at: cells.lowerBound + $0) } ?? .null })
-    }
-
-    /// The rows that already hold the batch's primary keys (one-column keys only; other
-    /// collisions are caught when the INSERT fails), read as `storedRows` reads them.
-    func existingRows(for batch: RowBatch, keyPositions: [[Int?]], in db: any StoreConnection) throws -> StoredRows {
-        let entity = environment.entity
-        let none = StoredRows(keyColumn: entity.primaryKeyIndexes[0])
-        guard entity.primaryKey.count == 1 else { return none }
-        var keys: [StoreValue] = []
-        keys.reserveCapacity(batch.count)
-        for row in 0..<batch.count {
-            guard let position = keyPositions[batch.layouts[row]][0] else { continue }
-            let value = batch.value(at: batch.cells(of: row).lowerBound + position)
-            if value != .null { keys.append(value) }
-        }
-        guard !keys.isEmpty else { return none }
-        if entity.hasRowidKey {
-            // Keys above the largest one stored cannot be taken: an append-only feed skips the lookup.
-            let largest = try db.value("SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
-            guard case .integer(let largest) = largest else { return none }
-            if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return none }
-        }
-        return try storedRows(keys, in: db)
-    }
-
-    /// The stored rows with these (one-column) primary keys, read as typed cells: integer keys
-    /// that fill half their range with one range scan (rows between them come too), others with
-    /// one query per 1,000 keys.
-    func storedRows(_ keys: [StoreValue], in db: any StoreConnection) throws -> StoredRows {
-        let entity = environment.entity
-        var found = StoredRows(keyColumn: entity.primaryKeyIndexes[0])
-        let select = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(SQL.quote(entity.primaryKey[0]))"
-        if let (lowest, highest) = Self.denseRange(of: keys) {
-            // One range scan, not an IN list per 1,000 keys (a quarter of the lookup's time for
-            // a re-import in key order); rows between the keys come too and are never asked for.
-            try found.read(try db.prepare(select + " BETWEEN ? AND ?"), positional: [.integer(lowest), .integer(highest)], in: db)
-        } else {
-            for chunk in stride(from: 0, to: keys.count, by: 1000).map({ keys[$0..<min($0 + 1000, keys.count)] }) {
-                let sql = select + " IN (" + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
-                try found.read(try db.prepare(sql), positional: Array(chunk), in: db)
-            }
-        }
-        found.index()
-        return found
-    }
-
-    /// The lowest and highest of `keys` when all are integers and they fill at least half of
-    /// the range between (a batch of a feed in key order); nil otherwise, or for a few keys.
-    static func denseRange(of keys: [StoreValue]) -> (Int64, Int64)? {
-        guard keys.count >= 64 else { return nil }
-        var lowest = Int64.max, highest = Int64.min
-        for key in keys {
-            guard case .integer(let value) = key else { return nil }
-            lowest = min(lowest, value)
-            highest = max(highest, value)
-        }
-        let (span, overflow) = highest.subtractingReportingOverflow(lowest)
-        return !overflow && span < 2 * Int64(keys.count) ? (lowest, highest) : nil
     }
 }

@@ -39,6 +39,11 @@ protocol StoreBackend: Sendable {
     /// `changeGeneration` returned `generation`. Called inside a write transaction.
     func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool
 
+    /// `changeGeneration` as it is inside a write transaction on `connection`, every commit
+    /// before it counted (by this process or any other): the transaction's own commit will be
+    /// the next number on a store with a store-wide write lock.
+    func generation(in connection: any StoreConnection) throws -> UInt64
+
     /// Why an operation on the store failed, as a user can act on it (which lock and for how
     /// long, a full disk, a read-only file system).
     func describeFailure(_ error: any Error) -> String

@@ -122,6 +122,17 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
+    func generation(in connection: any StoreConnection) throws -> UInt64 {
+        let now = try Self.snapshot(on: connection) ?? ""
+        return generations.withLock { generations in
+            if generations.snapshot != now {
+                generations.snapshot = now
+                generations.number += 1
+            }
+            return generations.number
+        }
+    }
+
     func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool {
         guard generation != 0 else { return false }
         let now = try Self.snapshot(on: connection)

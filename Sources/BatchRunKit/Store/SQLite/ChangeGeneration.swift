@@ -27,13 +27,19 @@ final class ChangeGeneration: Sendable {
     /// True when nothing committed since `generation`. Call inside a write transaction on the
     /// store's writer, so nothing else commits while the answer is used.
     func isUnchanged(since generation: UInt64, writer db: Database) throws -> Bool {
+        try now(writer: db) == generation
+    }
+
+    /// The generation with every commit so far counted. Call inside a write transaction on the
+    /// store's writer: the transaction's own commit will be the next number.
+    func now(writer db: Database) throws -> UInt64 {
         let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
         return state.withLock { state in
             if state.dataVersion != dataVersion {
                 if state.dataVersion != nil { state.value += 1 }   // another connection committed
                 state.dataVersion = dataVersion
             }
-            return state.value == generation
+            return state.value
         }
     }
 }

@@ -103,6 +103,11 @@ final class SQLiteBackend: StoreBackend {
         try self.generation.isUnchanged(since: generation, writer: unsafeDowncast(connection, to: SQLiteConnection.self).db)
     }
 
+    func generation(in connection: any StoreConnection) throws -> UInt64 {
+        // Every connection this backend hands out is a SQLiteConnection.
+        try generation.now(writer: unsafeDowncast(connection, to: SQLiteConnection.self).db)
+    }
+
     func makeBulkLoader(for entity: Entity) -> any BulkLoader {
         SQLiteBulkLoader(entity: entity)
     }
