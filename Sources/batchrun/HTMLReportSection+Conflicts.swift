@@ -11,9 +11,10 @@ extension HTMLReportSection {
         }
         var counts: [[String]: Int] = [:]
         var order: [[String]] = []
-        for record in report.conflicts {
-            let fields = Self.fields(record)
-            let group = [record.job, record.entity, fields.kind, fields.outcome]
+        // Counted from each conflict's summary: no record is built for the count.
+        for index in report.conflicts.indices {
+            let summary = report.conflicts.summary(at: index)
+            let group = [summary.job, summary.entity, summary.kind.rawValue, summary.outcome.rawValue]
             if counts[group] == nil { order.append(group) }
             counts[group, default: 0] += 1
         }

@@ -144,7 +144,7 @@ final class ReportPrinter: Sendable {
         if parts.isEmpty { parts.append("fetched 0") }
         if rows.rejected > 0 { parts.append("rejected \(number(rows.rejected))") }
         var conflicts = "\(number(job.conflicts)) conflict" + (job.conflicts == 1 ? "" : "s")
-        if job.steps.contains(where: { $0.conflictRecords.contains { $0.outcome == .failed } }) {
+        if job.steps.contains(where: { step in step.conflictRecords.indices.contains { step.conflictRecords.outcome(at: $0) == .failed } }) {
             conflicts += ", failed"
         }
         return parts.joined(separator: " · ") + " · \(conflicts) in \(seconds(job.runSeconds))"
@@ -175,8 +175,9 @@ final class ReportPrinter: Sendable {
         var lines = ["conflicts: \(Self.number(total))"]
         var counts: [[String]: Int] = [:]
         var order: [[String]] = []
-        for record in report.conflicts {
-            let group = [record.job, record.entity, record.kind.rawValue, record.outcome.rawValue]
+        for index in report.conflicts.indices {   // from each conflict's summary: no record built
+            let summary = report.conflicts.summary(at: index)
+            let group = [summary.job, summary.entity, summary.kind.rawValue, summary.outcome.rawValue]
             if counts[group] == nil { order.append(group) }
             counts[group, default: 0] += 1
         }
