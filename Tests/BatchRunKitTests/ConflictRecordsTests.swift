@@ -81,4 +81,27 @@ struct ConflictRecordsTests {
                                                             resolved: .text("dep ✓")),
                                                   ]))
     }
+
+    @Test("cells compare as StoreValues do: text by canonical equivalence and ill-formed bytes as U+FFFD; blobs by bytes")
+    func cellsCompareAsValues() {
+        var batch = RowBatch()
+        batch.beginRow(line: 1, layout: 0)
+        let texts: [[UInt8]] = [Array("é".utf8), Array("e\u{301}".utf8), [0x61, 0xFF], [0x61, 0xFE], Array("a".utf8), Array("b".utf8)]
+        for text in texts { text.withUnsafeBufferPointer { batch.appendText($0) } }
+        [0x61, 0xFF].withUnsafeBufferPointer { batch.appendBlob($0) }
+        [0x61, 0xFE].withUnsafeBufferPointer { batch.appendBlob($0) }
+        batch.append(.real(0.0))
+        batch.append(.real(-0.0))
+        batch.append(.integer(0))
+        for one in 0..<11 {
+            for two in 0..<11 {
+                #expect(RowBatch.cellsEqual(batch, one, batch, two) == (batch.value(at: one) == batch.value(at: two)), "cells \(one) and \(two)")
+            }
+        }
+        #expect(RowBatch.cellsEqual(batch, 0, batch, 1) && RowBatch.cellsEqual(batch, 2, batch, 3) && !RowBatch.cellsEqual(batch, 6, batch, 7))
+        // Ill-formed text goes into the records as a String holds it, so the JSON report is valid UTF-8.
+        var records = ConflictRecords()
+        let cell = records.cell(batch, at: 2)
+        #expect(records.text(cell) == "a\u{FFFD}" && records.bytes == Array("a\u{FFFD}".utf8))
+    }
 }

@@ -215,8 +215,10 @@ struct MultiRowImportTests {
         // (b - 1) * shift + 1 ... + 100 and value b: with a shift of 20 each key is in five batches,
         // so the rows read ahead for a batch (on the feed's thread, while the batch before is being
         // written) are stale for the keys both share, and must be read again; with 100 they never overlap.
+        let traced = StatementTrace()
         let setUp: @Sendable (Database) throws -> Void = { db in
             for id in 1...400 { try db.execute(sql: "INSERT INTO Reading VALUES (?, 's', 0, NULL)", arguments: [id]) }
+            traced.install(on: db)   // the writer's statements from here on
         }
         var lines = ["id,sensor,value"]
         var current = [Int: (value: Double, byJob: Bool)](uniqueKeysWithValues: (1...400).map { ($0, (0, false)) })
@@ -250,6 +252,40 @@ struct MultiRowImportTests {
                 "\(report.conflicts.count) conflicts, \(expected.count) expected; first differing: \(String(describing: mismatched.first))")
         let values = try await store.pool.read { db in try Double.fetchAll(db, sql: "SELECT value FROM Reading ORDER BY id") }
         #expect(values == current.keys.sorted().map { current[$0]!.value })
+        if shift == 100 {
+            // Nothing but the step's own batches committed, none in another's range: the rows read
+            // ahead were used, and the writer looked up none itself.
+            let lookups = traced.statements.filter { $0.hasPrefix("SELECT") && $0.contains("BETWEEN") }
+            #expect(lookups.isEmpty, "the writer read stored rows itself: \(lookups.count) times")
+        }
+    }
+
+    @Test("stored rows are not read ahead for an entity with unique columns besides its key: the writer reads each batch's itself")
+    func noReadAheadWithUniqueColumns() async throws {
+        let traced = StatementTrace()
+        let setUp: @Sendable (Database) throws -> Void = { db in
+            for id in 1...500 { try db.execute(sql: "INSERT INTO Reading VALUES (?, ?, 0, NULL)", arguments: [id, "s\(id)"]) }
+            traced.install(on: db)
+        }
+        let lines = ["id,sensor,value"] + (1...500).map { "\($0),s\($0),1" }
+        let yaml = """
+            version: 1
+            store: s.sqlite
+            entities:
+              Reading:
+                columns: { id: integer primary key, sensor: text not null unique, value: real, note: text }
+            jobs:
+              load:
+                batch_size: 100
+                merge_policy: object-trump
+                steps:
+                  - insert: { entity: Reading, from: feed.csv }
+            """
+        let (report, _, folder) = try await run(yaml, feed: ("feed.csv", lines.joined(separator: "\n") + "\n"), setUp: setUp)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(report.status == .ok && report.conflicts.count == 500)
+        let lookups = traced.statements.filter { $0.hasPrefix("SELECT") && $0.contains("BETWEEN") }
+        #expect(lookups.count == 5, "\(lookups.count) lookups on the writer for 5 batches")
     }
 
     /// The SQL one connection runs, from the first `install` on.

@@ -205,10 +205,15 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
         case .null, .integer, .real: return cell
         case .text:
             let start = bytes.count
-            batch.bytes.withUnsafeBufferPointer { source in
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[Int(cell.number)..<(Int(cell.number) + Int(cell.length))]))
+            let text = batch.bytes[Int(cell.number)..<(Int(cell.number) + Int(cell.length))]
+            if text.contains(where: { $0 >= 0x80 }) {
+                // Non-ASCII text goes in as a String holds it: an ill-formed sequence as U+FFFD,
+                // as the report writes a value (its JSON is always valid UTF-8).
+                bytes.append(contentsOf: String(decoding: text, as: UTF8.self).utf8)
+            } else {
+                bytes.append(contentsOf: text)
             }
-            return RowBatch.Cell(number: Int64(start), length: cell.length, kind: .text)
+            return RowBatch.Cell(number: Int64(start), length: Int32(bytes.count - start), kind: .text)
         case .blob: return self.cell(batch.value(at: index).jsonValue)
         }
     }

@@ -21,10 +21,13 @@ public enum InsertRunner {
             let resumeAt = environment.resumeAt, checkpoints = environment.checkpoint != nil
             // Batches that may collide with stored rows have them read ahead on the feed's thread,
             // from a snapshot (see `PrefetchedRows`): not for a hot swap (it deletes every row
-            // first), inside an atomic job (a snapshot does not see its uncommitted writes), or
-            // where writers lock only their rows (others may change them at any time).
+            // first), inside an atomic job (a snapshot does not see its uncommitted writes), where
+            // writers lock only their rows (others may change them at any time), or for an entity
+            // with unique columns besides its key (a batch may then change or delete a row whose
+            // key is outside its own: the row it collided with on such a column).
             let store = context.store
-            let prefetches = !step.replace && !context.isAtomic && store.backend.hasStoreWideWriteLock && entity.primaryKey.count == 1
+            let prefetches = !step.replace && !context.isAtomic && store.backend.hasStoreWideWriteLock
+                && entity.primaryKey.count == 1 && entity.uniqueColumnSets.count == 1
             let prefetch: (@Sendable (RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)? = prefetches ? { @Sendable (batch: RowBatch, layouts: [FeedBatcher.Layout]) -> PrefetchedRows? in
                 PrefetchedRows.read(for: batch, layouts: layouts, of: entity, store: store)
             } : nil

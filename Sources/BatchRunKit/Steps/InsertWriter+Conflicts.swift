@@ -2,8 +2,8 @@
 /// with the store's old values by `StoredRows.lookUp`: one range scan, or a query per 1,000 keys)
 /// are written by the merge policy with one statement per chunk of rows, and recorded exactly as the one-row
 /// path (`SaveWriter.resolveConstraint`) records them, straight from the cells of the batch and
-/// of the stored rows into the step's compact records (no value, record or conflict object made
-/// per row, unless a per-save block reads the conflicts). The resolved values are known without
+/// of the stored rows into the step's compact records (per row only its key and `ObjectID` are
+/// made; no record or conflict object, unless a per-save block reads the conflicts). The resolved values are known without
 /// reading them back: ours, or for store-trump the stored value where it is not NULL (reading
 /// every row back with `RETURNING` cost a quarter of the writer's time). Overwrite alone reads
 /// its rows back, as it may store a column's default in place of our NULL.
@@ -135,9 +135,9 @@ extension InsertWriter {
             } else {
                 changedBy = outside
             }
-            let keyCell = counts.conflictRecords.cell(stored, at: existing.cell(keyIndex, ofRow: olds[offset]))
             counts.conflictRecords.begin(job: job, entity: entityName, kind: .constraint, policy: policy, outcome: outcome,
                                          changedBy: changedBy)
+            let keyCell = counts.conflictRecords.cell(stored, at: existing.cell(keyIndex, ofRow: olds[offset]))
             counts.conflictRecords.appendKey(name: keyName, value: keyCell)
             for position in fed.indices where !RowBatch.cellsEqual(stored, old(offset, position), batch, ours(offset, position)) {
                 let (values, cell) = after(position)

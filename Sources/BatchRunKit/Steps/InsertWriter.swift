@@ -57,11 +57,9 @@ struct InsertWriter {
                         committing = nil   // a try that did not commit numbered nothing
                         _ = try context.commit(checkpoint: checkpoint) { db, changes in
                             try write(batch, layouts: layouts, prefetched: prefetched, in: db, changes: &changes, counts: &counted)
-                            // The generation the commit follows, when its number is known: the write
-                            // lock is the store's, and the transaction writes (a checkpoint, or rows).
-                            if prefetched != nil, checkpoint != nil || counted.rows.inserted + counted.rows.updated > 0 {
-                                committing = try store.backend.generation(in: db)
-                            }
+                            // The generation this commit follows: the write lock is the store's, so the
+                            // commit is the next number (GRDB counts an empty commit too).
+                            if prefetched != nil { committing = try store.backend.generation(in: db) }
                         }
                     }
                     if let committing {

@@ -184,6 +184,9 @@ final class SQLiteBackend: StoreBackend {
             if let writable = pools.writable { return writable }
             let (pool, _) = try Self.open(path: path, busyTimeout: busyTimeout, readOnlyWhenLocked: false)
             try Self.countCommits(of: pool, into: generation)
+            // The program whose lock this waited for may have committed since a read: counted as
+            // a change (the new writer's first data_version sets its baseline without counting).
+            generation.didCommit()
             pools.writable = pool
             return pool
         }
