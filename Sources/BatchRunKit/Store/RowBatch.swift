@@ -92,23 +92,19 @@ struct RowBatch: Sendable {
         case .null: return true
         case .integer: return first.number == second.number
         case .real: return Double(bitPattern: UInt64(bitPattern: first.number)) == Double(bitPattern: UInt64(bitPattern: second.number))
-        case .blob:
-            guard first.length == second.length else { return false }
-            guard first.length > 0 else { return true }
-            return one.bytes.withUnsafeBytes { a in
-                two.bytes.withUnsafeBytes { b in
-                    memcmp(a.baseAddress! + Int(first.number), b.baseAddress! + Int(second.number), Int(first.length)) == 0
+        case .text, .blob:
+            return one.bytes.withUnsafeBytes { whole in
+                two.bytes.withUnsafeBytes { other in
+                    let a = UnsafeRawBufferPointer(rebasing: whole[Int(first.number)..<(Int(first.number) + Int(first.length))])
+                    let b = UnsafeRawBufferPointer(rebasing: other[Int(second.number)..<(Int(second.number) + Int(second.length))])
+                    if a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) { return true }
+                    // Other bytes are another blob, and another text in ASCII; Swift compares
+                    // strings by canonical equivalence (é as one scalar or two) and decodes every
+                    // ill-formed sequence as U+FFFD.
+                    guard first.kind == .text, a.contains(where: { $0 >= 0x80 }) || b.contains(where: { $0 >= 0x80 }) else { return false }
+                    return String(decoding: a, as: UTF8.self) == String(decoding: b, as: UTF8.self)
                 }
             }
-        case .text:
-            // The same bytes are the same text; other bytes are another text only in ASCII: Swift
-            // compares strings by canonical equivalence (é as one scalar or two), and decodes
-            // every ill-formed sequence as U+FFFD.
-            let a = one.bytes[Int(first.number)..<(Int(first.number) + Int(first.length))]
-            let b = two.bytes[Int(second.number)..<(Int(second.number) + Int(second.length))]
-            if a.elementsEqual(b) { return true }
-            guard a.contains(where: { $0 >= 0x80 }) || b.contains(where: { $0 >= 0x80 }) else { return false }
-            return String(decoding: a, as: UTF8.self) == String(decoding: b, as: UTF8.self)
         }
     }
 
