@@ -161,7 +161,10 @@ final class LockHolder: Sendable {
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nUPDATE T SET v = v WHERE id = 1;\n".utf8))
+        // The shell waits for the lock (`.timeout`): without it, a BEGIN IMMEDIATE that met the
+        // probe's own momentary lock below failed at once, and the shell never held the lock (a
+        // fresh-clone CI run: "The file couldn't be locked" after 30 s).
+        input.fileHandleForWriting.write(Data(".timeout 10000\nBEGIN IMMEDIATE;\nUPDATE T SET v = v WHERE id = 1;\n".utf8))
         // Wait until the lock is really held: our own BEGIN IMMEDIATE must fail at once. Up to
         // 30 s: on a loaded machine the shell took more than 2 s to start (a fresh-clone CI run).
         var configuration = Configuration()
