@@ -71,7 +71,7 @@ struct ConflictRecordsTests {
         batch.append(.real(2.5))
         var records = ConflictRecords()
         let names = (records.name("job"), records.name("E"), records.name("id"), records.name("c"))
-        let text = records.cell(batch, at: 0), blob = records.cell(batch, at: 1), real = records.cell(batch, at: 2)
+        let text = records.value(batch, at: 0), blob = records.value(batch, at: 1), real = records.value(batch, at: 2)
         records.begin(job: names.0, entity: names.1, kind: .constraint, policy: .overwrite, outcome: .overwritten, changedBy: names.0)
         records.appendKey(name: names.2, value: text)
         records.appendProperty(name: names.3, original: .null, store: blob, ours: real, resolved: text)
@@ -101,7 +101,7 @@ struct ConflictRecordsTests {
         #expect(RowBatch.cellsEqual(batch, 0, batch, 1) && RowBatch.cellsEqual(batch, 2, batch, 3) && !RowBatch.cellsEqual(batch, 6, batch, 7))
         // Ill-formed text goes into the records as a String holds it, so the JSON report is valid UTF-8.
         var records = ConflictRecords()
-        let cell = records.cell(batch, at: 2)
+        let cell = records.value(batch, at: 2)
         #expect(records.text(cell) == "a\u{FFFD}" && records.bytes == Array("a\u{FFFD}".utf8))
     }
 }

@@ -208,6 +208,16 @@ struct MultiRowImportTests {
         }
     }
 
+    /// A job `load` importing `feed.csv` into `Reading` under object-trump, 100 rows a batch.
+    static let loadInBatchesOf100 = """
+        jobs:
+          load:
+            batch_size: 100
+            merge_policy: object-trump
+            steps:
+              - insert: { entity: Reading, from: feed.csv }
+        """
+
     @Test("stored rows read ahead are used only while current: batches whose keys overlap the batch before record the store as that batch left it",
           arguments: [20, 100])
     func rowsReadAheadStayCurrent(shift: Int) async throws {
@@ -236,15 +246,8 @@ struct MultiRowImportTests {
                 current[id] = (Double(batch), true)
             }
         }
-        let yaml = Self.model + """
-            jobs:
-              load:
-                batch_size: 100
-                merge_policy: object-trump
-                steps:
-                  - insert: { entity: Reading, from: feed.csv }
-            """
-        let (report, store, folder) = try await run(yaml, feed: ("feed.csv", lines.joined(separator: "\n") + "\n"), setUp: setUp)
+        let (report, store, folder) = try await run(Self.model + Self.loadInBatchesOf100, feed: ("feed.csv", lines.joined(separator: "\n") + "\n"),
+                                                    setUp: setUp)
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(report.status == .ok, "\(report.jobs.map(\.error))")
         let mismatched = zip(Array(report.conflicts), expected).filter { $0 != $1 }
@@ -268,20 +271,9 @@ struct MultiRowImportTests {
             traced.install(on: db)
         }
         let lines = ["id,sensor,value"] + (1...500).map { "\($0),s\($0),1" }
-        let yaml = """
-            version: 1
-            store: s.sqlite
-            entities:
-              Reading:
-                columns: { id: integer primary key, sensor: text not null unique, value: real, note: text }
-            jobs:
-              load:
-                batch_size: 100
-                merge_policy: object-trump
-                steps:
-                  - insert: { entity: Reading, from: feed.csv }
-            """
-        let (report, _, folder) = try await run(yaml, feed: ("feed.csv", lines.joined(separator: "\n") + "\n"), setUp: setUp)
+        let model = Self.model.replacingOccurrences(of: "sensor: text not null", with: "sensor: text not null unique")
+        let (report, _, folder) = try await run(model + Self.loadInBatchesOf100, feed: ("feed.csv", lines.joined(separator: "\n") + "\n"),
+                                                setUp: setUp)
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(report.status == .ok && report.conflicts.count == 500)
         let lookups = traced.statements.filter { $0.hasPrefix("SELECT") && $0.contains("BETWEEN") }

@@ -25,19 +25,33 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
         var bytesStart: Int
     }
 
+    /// A value of a record: null, an integer, a real (its bits), or text (`bytes[number...]`,
+    /// `length` bytes). Report is the bottom layer: its own type, not the Store's cells.
+    struct Value: Sendable {
+        enum Kind: UInt8, Sendable { case null, integer, real, text }
+        var number: Int64
+        var length: Int32
+        var kind: Kind
+
+        static let null = Value(number: 0, length: 0, kind: .null)
+
+        static func integer(_ value: Int64) -> Value { Value(number: value, length: 0, kind: .integer) }
+        static func real(_ value: Double) -> Value { Value(number: Int64(bitPattern: value.bitPattern), length: 0, kind: .real) }
+    }
+
     /// A key column and its value.
     struct KeyValue: Sendable {
         var name: Int32
-        var value: RowBatch.Cell
+        var value: Value
     }
 
     /// A property's four values (`.null` for none); text in `bytes`.
     struct PropertyValues: Sendable {
         var name: Int32
-        var original: RowBatch.Cell
-        var store: RowBatch.Cell
-        var ours: RowBatch.Cell
-        var resolved: RowBatch.Cell
+        var original: Value
+        var store: Value
+        var ours: Value
+        var resolved: Value
     }
 
     private(set) var names: [String] = []
@@ -110,15 +124,15 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
         for record in records { append(record) }
     }
 
-    /// Adds every record of `other` at the end.
-    public mutating func append(contentsOf other: ConflictRecords) {
+    /// Adds every record of `other` at the end, its entries moved over (a run's steps' records).
+    mutating func append(contentsOf other: ConflictRecords) {
         if entries.isEmpty && names.isEmpty {
             self = other
             return
         }
         let renamed = other.names.map { name($0) }
         let keyShift = Int32(keyValues.count), propertyShift = Int32(propertyValues.count), byteShift = Int64(bytes.count)
-        func moved(_ cell: RowBatch.Cell) -> RowBatch.Cell {
+        func moved(_ cell: Value) -> Value {
             var cell = cell
             if cell.kind == .text { cell.number += byteShift }
             return cell
@@ -185,67 +199,58 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
     }
 
     /// Adds a key column to the record begun last.
-    mutating func appendKey(name: Int32, value: RowBatch.Cell) {
+    mutating func appendKey(name: Int32, value: Value) {
         keyValues.append(KeyValue(name: name, value: value))
         entries[entries.count - 1].keys = entries[entries.count - 1].keys.lowerBound..<Int32(keyValues.count)
     }
 
     /// Adds a property to the record begun last.
-    mutating func appendProperty(name: Int32, original: RowBatch.Cell, store: RowBatch.Cell, ours: RowBatch.Cell,
-                                 resolved: RowBatch.Cell) {
+    mutating func appendProperty(name: Int32, original: Value, store: Value, ours: Value,
+                                 resolved: Value) {
         propertyValues.append(PropertyValues(name: name, original: original, store: store, ours: ours, resolved: resolved))
         entries[entries.count - 1].properties = entries[entries.count - 1].properties.lowerBound..<Int32(propertyValues.count)
     }
 
-    /// A cell of `batch` as a value of this log (its text copied in; a blob as its hex text,
-    /// as the report writes a blob).
-    mutating func cell(_ batch: RowBatch, at index: Int) -> RowBatch.Cell {
-        let cell = batch.cells[index]
-        switch cell.kind {
-        case .null, .integer, .real: return cell
-        case .text:
-            let start = bytes.count
-            let text = batch.bytes[Int(cell.number)..<(Int(cell.number) + Int(cell.length))]
-            if text.contains(where: { $0 >= 0x80 }) {
-                // Non-ASCII text goes in as a String holds it: an ill-formed sequence as U+FFFD,
-                // as the report writes a value (its JSON is always valid UTF-8).
-                bytes.append(contentsOf: String(decoding: text, as: UTF8.self).utf8)
-            } else {
-                bytes.append(contentsOf: text)
-            }
-            return RowBatch.Cell(number: Int64(start), length: Int32(bytes.count - start), kind: .text)
-        case .blob: return self.cell(batch.value(at: index).jsonValue)
+    /// Text as a value of these records, its bytes copied in: non-ASCII text as a String holds
+    /// it (an ill-formed sequence as U+FFFD, as the report writes a value: its JSON is valid UTF-8).
+    mutating func text(utf8 text: ArraySlice<UInt8>) -> Value {
+        let start = bytes.count
+        if text.contains(where: { $0 >= 0x80 }) {
+            bytes.append(contentsOf: String(decoding: text, as: UTF8.self).utf8)
+        } else {
+            bytes.append(contentsOf: text)
         }
+        return Value(number: Int64(start), length: Int32(bytes.count - start), kind: .text)
     }
 
-    /// A value of this log for `value` (`nil` is null).
-    mutating func cell(_ value: StoreValue?) -> RowBatch.Cell {
+    /// A value of these records for `value` (`nil` is null; a blob as its hex text, as the report writes one).
+    mutating func value(_ value: StoreValue?) -> Value {
         cell(value?.jsonValue ?? .null)
     }
 
-    private mutating func cell(_ value: JSONValue) -> RowBatch.Cell {
+    private mutating func cell(_ value: JSONValue) -> Value {
         switch value {
         case .null: return .null
-        case .integer(let int): return RowBatch.Cell(number: int, length: 0, kind: .integer)
-        case .real(let double): return RowBatch.Cell(number: Int64(bitPattern: double.bitPattern), length: 0, kind: .real)
+        case .integer(let int): return .integer(int)
+        case .real(let double): return .real(double)
         case .text(var text):
             let start = bytes.count
             text.withUTF8 { bytes.append(contentsOf: $0) }
-            return RowBatch.Cell(number: Int64(start), length: Int32(bytes.count - start), kind: .text)
+            return Value(number: Int64(start), length: Int32(bytes.count - start), kind: .text)
         }
     }
 
-    private func json(_ cell: RowBatch.Cell) -> JSONValue {
+    private func json(_ cell: Value) -> JSONValue {
         switch cell.kind {
         case .null: return .null
         case .integer: return .integer(cell.number)
         case .real: return .real(Double(bitPattern: UInt64(bitPattern: cell.number)))
-        case .text, .blob: return .text(text(cell))
+        case .text: return .text(text(cell))
         }
     }
 
     /// A text cell's string.
-    func text(_ cell: RowBatch.Cell) -> String {
+    func text(_ cell: Value) -> String {
         bytes.withUnsafeBufferPointer { buffer in
             String(decoding: UnsafeBufferPointer(rebasing: buffer[Int(cell.number)..<(Int(cell.number) + Int(cell.length))]), as: UTF8.self)
         }

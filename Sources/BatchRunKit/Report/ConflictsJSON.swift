@@ -59,7 +59,7 @@ struct ConflictsJSON: ~Copyable {
     /// At least the bytes an entry takes: its fixed text, its names, and each text value as if
     /// every byte were escaped as `\u00XX`.
     private static func room(for entry: ConflictRecords.Entry, of records: ConflictRecords, names: [[UInt8]]) -> Int {
-        func value(_ cell: RowBatch.Cell) -> Int {
+        func value(_ cell: ConflictRecords.Value) -> Int {
             cell.kind == .text ? 6 * Int(cell.length) + 2 : 32   // an integer's 20 characters, a Double's shortest form, null
         }
         var room = 512 + names[Int(entry.changedBy)].count + names[Int(entry.entity)].count + names[Int(entry.job)].count
@@ -77,12 +77,12 @@ struct ConflictsJSON: ~Copyable {
 
     private mutating func append(_ entry: ConflictRecords.Entry, of records: ConflictRecords, names: [[UInt8]], first: Bool) {
         records.bytes.withUnsafeBytes { text in
-            func value(_ cell: RowBatch.Cell) {
+            func value(_ cell: ConflictRecords.Value) {
                 switch cell.kind {
                 case .null: raw("null")
                 case .integer: integer(cell.number)
                 case .real: real(Double(bitPattern: UInt64(bitPattern: cell.number)))
-                case .text, .blob: string(UnsafeRawBufferPointer(rebasing: text[Int(cell.number)..<(Int(cell.number) + Int(cell.length))]))
+                case .text: string(UnsafeRawBufferPointer(rebasing: text[Int(cell.number)..<(Int(cell.number) + Int(cell.length))]))
                 }
             }
             raw(first ? "    {\n" : ",\n    {\n")

@@ -126,8 +126,11 @@ extension InsertWriter {
             case .overwrite: outcome = .overwritten
             case .rollback, .error: outcome = .rolledBack
             }
-            let keyValue = stored.value(at: existing.cell(keyIndex, ofRow: olds[offset]))
+            let keyCell = existing.cell(keyIndex, ofRow: olds[offset])
+            let keyValue = stored.value(at: keyCell)
             let id = ObjectID(entity: entity.name, single: keyValue)
+            // The properties the conflict lists: those whose stored value is not ours.
+            let differing = fed.indices.filter { !RowBatch.cellsEqual(stored, old(offset, $0), batch, ours(offset, $0)) }
             let changedBy: Int32
             if let writer = store.changeLog.lastWriter(of: id) {
                 if lastWriterName?.0 != writer { lastWriterName = (writer, counts.conflictRecords.name(writer)) }
@@ -137,23 +140,21 @@ extension InsertWriter {
             }
             counts.conflictRecords.begin(job: job, entity: entityName, kind: .constraint, policy: policy, outcome: outcome,
                                          changedBy: changedBy)
-            let keyCell = counts.conflictRecords.cell(stored, at: existing.cell(keyIndex, ofRow: olds[offset]))
-            counts.conflictRecords.appendKey(name: keyName, value: keyCell)
-            for position in fed.indices where !RowBatch.cellsEqual(stored, old(offset, position), batch, ours(offset, position)) {
+            counts.conflictRecords.appendKey(name: keyName, value: counts.conflictRecords.value(stored, at: keyCell))
+            for position in differing {
                 let (values, cell) = after(position)
-                let before = counts.conflictRecords.cell(stored, at: old(offset, position))
-                let mine = counts.conflictRecords.cell(batch, at: ours(offset, position))
-                let resolved = counts.conflictRecords.cell(values, at: cell)
+                let before = counts.conflictRecords.value(stored, at: old(offset, position))
+                let mine = counts.conflictRecords.value(batch, at: ours(offset, position))
+                let resolved = counts.conflictRecords.value(values, at: cell)
                 counts.conflictRecords.appendProperty(name: propertyNames[position], original: .null,
                                                       store: before, ours: mine, resolved: resolved)
             }
             rows.conflictRows.append(row)
             if changes.wantsConflicts {
-                let properties: [MergeConflict.Property] = fed.indices.compactMap { position in
-                    let index = fed[position], ours = batch.value(at: ours(offset, position)), old = stored.value(at: old(offset, position))
-                    guard old != ours else { return nil }
+                let properties: [MergeConflict.Property] = differing.map { position in
                     let (values, cell) = after(position)
-                    return .init(name: entity.columns[index].name, original: nil, store: old, ours: ours, resolved: values.value(at: cell))
+                    return .init(name: entity.columns[fed[position]].name, original: nil, store: stored.value(at: old(offset, position)),
+                                 ours: batch.value(at: ours(offset, position)), resolved: values.value(at: cell))
                 }
                 rows.conflicts.append((row, MergeConflict(
                     job: environment.job, objectID: id, kind: .constraint, policy: policy, outcome: outcome,

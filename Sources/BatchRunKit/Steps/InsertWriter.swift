@@ -62,8 +62,8 @@ struct InsertWriter {
                             if prefetched != nil { committing = try store.backend.generation(in: db) }
                         }
                     }
-                    if let committing {
-                        ownCommits.append((committing + 1, StoredRows.keySpan(of: batch, keyPositions: StoredRows.keyPositions(in: layouts, of: environment.entity))))
+                    if let committing {   // set only with rows read ahead, which know the batch's key range
+                        ownCommits.append((committing + 1, prefetched?.span))
                         if ownCommits.count > 8 { ownCommits.removeFirst() }
                     }
                 } catch {

@@ -113,7 +113,12 @@ final class PostgresBackend: StoreBackend {
         guard let (connection, pid) = try? connections.takeReader() else { return 0 }
         defer { connections.putBack(connection, pid: pid) }
         guard let snapshot = try? Self.snapshot(on: connection) else { return 0 }
-        return generations.withLock { generations in
+        return number(of: snapshot)
+    }
+
+    /// The generation of a server snapshot: the last one's number, or the next for a new one.
+    private func number(of snapshot: String) -> UInt64 {
+        generations.withLock { generations in
             if generations.snapshot != snapshot {
                 generations.snapshot = snapshot
                 generations.number += 1
@@ -123,14 +128,7 @@ final class PostgresBackend: StoreBackend {
     }
 
     func generation(in connection: any StoreConnection) throws -> UInt64 {
-        let now = try Self.snapshot(on: connection) ?? ""
-        return generations.withLock { generations in
-            if generations.snapshot != now {
-                generations.snapshot = now
-                generations.number += 1
-            }
-            return generations.number
-        }
+        number(of: try Self.snapshot(on: connection) ?? "")
     }
 
     func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool {
