@@ -10,7 +10,7 @@ rows=${1:-200000}
 out=.build-bench/conflicts
 mkdir -p "$out"
 feed=.build-bench/import/flights-1000000.csv
-[ -f "$feed" ] || python3 bench/import/make_flights.py 1000000 "$feed"
+[ -f "$feed" ] || { mkdir -p "$(dirname "$feed")"; python3 bench/import/make_flights.py 1000000 "$feed"; }
 head -n $((rows + 1)) "$feed" | awk -F, -v OFS=, 'NR == 1 { print "id", $0; next } { print NR - 1, $0 }' > "$out/first.csv"
 # Columns 7 and 10 (after the id) are dep_delay and arr_delay.
 awk -F, -v OFS=, 'NR > 1 { if ($7 != "NA") $7 += 1; if ($10 != "NA") $10 -= 1 } { print }' "$out/first.csv" > "$out/second.csv"

@@ -21,6 +21,7 @@ struct BatchRunCommand: AsyncParsableCommand {
 
     /// Parses and runs, mapping ArgumentParser's usage errors to exit status 2 as the contract says.
     static func main() async {
+        MallocSettings.apply()
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()

@@ -56,6 +56,28 @@ struct ReportJSONTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("nested").path) == ["r.json"])
     }
 
+    @Test("a report of 40 MB, its writeback started while it is written, is on disk exactly as its JSON; no partial file is left")
+    func largeReportWrittenWhole() throws {
+        let note = String(repeating: "0123456789abcdef", count: 40)
+        let conflicts = (0..<40_000).map { index in
+            MergeConflictRecord(job: "load", entity: "Reading", key: ["id": .integer(Int64(index))], kind: .constraint,
+                                policy: .objectTrump, outcome: .keptOurs, changedBy: "outside this run",
+                                properties: [.init(name: "note", original: .null, store: .text("\(index) " + note), ours: .text(note),
+                                                   resolved: .text(note))])
+        }
+        let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                               elapsedSeconds: 2, conflicts: conflicts)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("r.json").path
+        try report.writeJSON(to: path)
+        try report.writeJSON(to: path)   // again, over the first (the rename replaces a file)
+        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(written.count > 32 << 20, "\(written.count) bytes: fewer than four writeback steps")
+        #expect(written == (try report.jsonData()))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["r.json"])
+    }
+
     @Test("a conflict larger than a piece (a 300,000-character text, every character escaped) is written whole, as JSONEncoder writes it")
     func conflictLargerThanAPiece() throws {
         let huge = String(repeating: "\u{01}\"", count: 150_000)

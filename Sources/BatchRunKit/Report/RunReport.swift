@@ -102,7 +102,12 @@ public struct RunReport: Sendable, Hashable, Codable {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
             defer { try? handle.close() }
-            try encodeJSON { try handle.write(contentsOf: $0) }
+            var writeback = WritebackStarter(descriptor: descriptor)
+            defer { writeback.finish() }
+            try encodeJSON { piece in
+                try handle.write(contentsOf: piece)
+                writeback.wrote(piece.count)
+            }
             guard rename(partial, path) == 0 else {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
                                                                NSLocalizedDescriptionKey: String(cString: strerror(errno))])

@@ -98,7 +98,13 @@ extension InsertWriter {
         let keyName = counts.conflictRecords.name(entity.primaryKey[0])
         let outside = counts.conflictRecords.name(MergeConflict.outsideThisRun)
         let propertyNames = fed.map { counts.conflictRecords.name(entity.columns[$0].name) }
+        let hasRowidKey = entity.hasRowidKey
+        // Who last wrote each row in this run, looked up together (one lock, not one a row).
+        let ids = olds.map { ObjectID(entity: entity.name, single: stored.value(at: existing.cell(keyIndex, ofRow: $0))) }
+        let lastWriters = store.changeLog.lastWriters(of: ids, entity: entity.name)
         var lastWriterName: (String, Int32)?
+        var differing: [Int] = []   // the properties a conflict lists, for one row at a time
+        differing.reserveCapacity(fed.count)
         for (offset, row) in group.enumerated() {
             if failed[offset] {
                 try resolveConflict(row, existing: existing.values(ofRow: olds[offset]), of: &rows, in: db, changes: &changes,
@@ -127,12 +133,14 @@ extension InsertWriter {
             case .rollback, .error: outcome = .rolledBack
             }
             let keyCell = existing.cell(keyIndex, ofRow: olds[offset])
-            let keyValue = stored.value(at: keyCell)
-            let id = ObjectID(entity: entity.name, single: keyValue)
+            let id = ids[offset]
             // The properties the conflict lists: those whose stored value is not ours.
-            let differing = fed.indices.filter { !RowBatch.cellsEqual(stored, old(offset, $0), batch, ours(offset, $0)) }
+            differing.removeAll(keepingCapacity: true)
+            for position in fed.indices where !RowBatch.cellsEqual(stored, old(offset, position), batch, ours(offset, position)) {
+                differing.append(position)
+            }
             let changedBy: Int32
-            if let writer = store.changeLog.lastWriter(of: id) {
+            if let writer = lastWriters[offset] {
                 if lastWriterName?.0 != writer { lastWriterName = (writer, counts.conflictRecords.name(writer)) }
                 changedBy = lastWriterName!.1
             } else {
@@ -163,7 +171,7 @@ extension InsertWriter {
             if outcome != .rolledBack && outcome != .keptStore {
                 counts.rows.updated += 1
                 changes.updated += 1
-                if entity.hasRowidKey, case .integer(let rowid) = keyValue {
+                if hasRowidKey, case .integer(let rowid)? = id.singleKey {
                     changes.record(rowid: rowid, entity: entity.name, .updated)
                 } else {
                     changes.record(id, .updated)

@@ -76,11 +76,18 @@ final class ChangeLog: Sendable {
 
     /// The job of this run that last inserted or updated the row (a constraint conflict).
     func lastWriter(of id: ObjectID) -> String? {
+        lastWriters(of: [id], entity: id.entity)[0]
+    }
+
+    /// `lastWriter(of:)` of rows of one entity, under one lock (a batch's constraint conflicts).
+    func lastWriters(of ids: [ObjectID], entity: String) -> [String?] {
         state.withLock { state in
-            if let entry = state.recent.last(where: { !$0.isDelete && $0.entity == id.entity && $0.keys.contains(id) }) {
-                return entry.job
+            let recent = state.recent.filter { !$0.isDelete && $0.entity == entity }
+            let owners = state.owners[entity]
+            return ids.map { id in
+                if let entry = recent.last(where: { $0.keys.contains(id) }) { return entry.job }
+                return owners?.owner(of: id)
             }
-            return state.owners[id.entity]?.owner(of: id)
         }
     }
 
