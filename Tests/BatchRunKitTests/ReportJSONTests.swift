@@ -43,17 +43,13 @@ struct ReportJSONTests {
         }
         let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
                                elapsedSeconds: 2, conflicts: conflicts)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-json-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("nested/r.json").path
-        try report.writeJSON(to: path)
+        let (written, files) = try Self.written(report, times: 1, in: "nested")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        let written = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(written.count > 1 << 20, "one piece only: \(written.count) bytes")
         #expect(written == (try encoder.encode(report)))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("nested").path) == ["r.json"])
+        #expect(files == ["r.json"])
     }
 
     @Test("a report of 40 MB, its writeback started while it is written, is on disk exactly as its JSON; no partial file is left")
@@ -67,15 +63,21 @@ struct ReportJSONTests {
         }
         let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
                                elapsedSeconds: 2, conflicts: conflicts)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-json-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("r.json").path
-        try report.writeJSON(to: path)
-        try report.writeJSON(to: path)   // again, over the first (the rename replaces a file)
-        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Twice: the second rename replaces the first report.
+        let (written, files) = try Self.written(report, times: 2, in: ".")
         #expect(written.count > 32 << 20, "\(written.count) bytes: fewer than four writeback steps")
         #expect(written == (try report.jsonData()))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["r.json"])
+        #expect(files == ["r.json"])
+    }
+
+    /// `report` written `times` to `r.json` in `subfolder` of a new folder (made by `writeJSON`):
+    /// the file's bytes, and the files left in that subfolder.
+    private static func written(_ report: RunReport, times: Int, in subfolder: String) throws -> (Data, [String]) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent(subfolder)
+        for _ in 0..<times { try report.writeJSON(to: target.appendingPathComponent("r.json").path) }
+        return (try Data(contentsOf: target.appendingPathComponent("r.json")), try FileManager.default.contentsOfDirectory(atPath: target.path))
     }
 
     @Test("a conflict larger than a piece (a 300,000-character text, every character escaped) is written whole, as JSONEncoder writes it")
