@@ -42,7 +42,11 @@ hyperfine --style basic --warmup 1 --runs "$runs" --export-json "$out/import-hyp
 # Each run comes between a copy and a batchrun import, all three whole processes timed: the
 # floor's ratios are taken run by run, from figures of the same minute (the machine's speed moves
 # more between minutes than between those three runs).
-seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); echo "$end - $start" | bc; }
+seconds() {   # the wall time of a command, its output dropped; fails when the command fails
+  local start=$EPOCHREALTIME
+  "$@" >/dev/null || return
+  awk -v start="$start" -v end="$EPOCHREALTIME" 'BEGIN { printf "%.6f\n", end - start }'
+}
 rm -f "$out"/floor.sqlite*
 "$out/insert_floor" "$out/flights.csv" "$out/floor.sqlite" bench/import/schema.sql >/dev/null
 for run in $(seq "$runs"); do
@@ -51,7 +55,8 @@ for run in $(seq "$runs"); do
   rm -f "$out"/floor.sqlite*
   floor=$("$out/insert_floor" "$out/flights.csv" "$out/floor.sqlite" bench/import/schema.sql)
   eval "$(clean batchrun)"
-  echo "$copy $floor $(seconds .build/release/batchrun bench/import/flights.yaml --quiet)"
+  ours=$(seconds .build/release/batchrun bench/import/flights.yaml --quiet)
+  echo "$copy $floor $ours"
 done > "$out/floor.txt"
 # The aggregate reads what batchrun imported; the shell runs the same SELECT on the same file.
 if [ "$rows" = 1000000 ]; then
@@ -100,7 +105,7 @@ print(f"import of {rows:,} flight rows (median of runs)")
 print(f"  {'tool':22} {'time':>9} {'vs batchrun':>12}")
 for name, seconds in sorted(imports.items(), key=lambda item: item[1]):
     print(f"  {name:22} {seconds:8.3f}s {seconds / ours:11.2f}x")
-print(f"  {'SQLite insert floor':22} {floor:8.3f}s {floor / ours:11.2f}x   (values already in memory; its inserts alone)")
+print(f"  {'SQLite insert floor':22} {floor:8.3f}s {1 / ours_to_floor:11.2f}x   (values already in memory; its inserts alone; ratio run by run)")
 print(f"  run by run ({len(paired)} runs of each, one after the other): SQLite's insert floor takes {floor_to_copy:.2f}x SQLite's own copy"
       + (": no insert of values can reach 1.3x; " if floor_to_copy > 1.3 else "; ")
       + f"batchrun takes {ours_to_floor:.2f}x the floor, reading and converting the CSV as well, "

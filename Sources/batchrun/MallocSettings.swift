@@ -6,8 +6,9 @@ import Glibc
 /// the last large block freed hands that memory back to the system, and the next batch's
 /// arrays fault it in again a page at a time (a 200,000-row re-import: 11,000 page faults,
 /// about 50 ms of its 0.8 s of CPU). Fixed thresholds keep up to 64 MB free for the next batch
-/// and take blocks under 32 MB from the arenas; the peak a run holds stays as it was
-/// (`bench/memory.sh`). Set once, first thing in `main`.
+/// and take blocks under 32 MB from the arenas. The peaks of `bench/memory.sh` did not move; a
+/// run holding many conflicts for its report keeps up to that much more resident (the
+/// re-import: 135 -> 150-157 MB). Set once, first thing in `main`.
 enum MallocSettings {
     static func apply() {
         #if canImport(Glibc)

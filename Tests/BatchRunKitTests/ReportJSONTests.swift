@@ -80,6 +80,26 @@ struct ReportJSONTests {
         return (try Data(contentsOf: target.appendingPathComponent("r.json")), try FileManager.default.contentsOfDirectory(atPath: target.path))
     }
 
+    @Test("a report that cannot be renamed into place (a folder is there) fails, after its writeback began, and leaves no partial file")
+    func renameFailureLeavesNothing() throws {
+        let note = String(repeating: "x", count: 400)
+        let conflicts = (0..<30_000).map { index in
+            MergeConflictRecord(job: "load", entity: "Reading", key: ["id": .integer(Int64(index))], kind: .constraint,
+                                policy: .objectTrump, outcome: .keptOurs, changedBy: "outside this run",
+                                properties: [.init(name: "note", original: .null, store: .text(note), ours: .text(""), resolved: .text(""))])
+        }
+        let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                               elapsedSeconds: 2, conflicts: conflicts)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("r.json")
+        try FileManager.default.createDirectory(at: target.appendingPathComponent("inside"), withIntermediateDirectories: true)
+        #expect(throws: (any Error).self) { try report.writeJSON(to: target.path) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["r.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path) == ["inside"])
+        #expect(try report.jsonData().count > 16 << 20, "too small for the writeback to begin")
+    }
+
     @Test("a conflict larger than a piece (a 300,000-character text, every character escaped) is written whole, as JSONEncoder writes it")
     func conflictLargerThanAPiece() throws {
         let huge = String(repeating: "\u{01}\"", count: 150_000)

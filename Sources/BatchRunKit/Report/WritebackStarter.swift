@@ -30,9 +30,11 @@ struct WritebackStarter: ~Copyable {
         written += Int64(count)
         guard written - started >= Self.step else { return }
         let (descriptor, offset, length) = (descriptor, started, written - started)
-        // DONTNEED starts the range's writeback without waiting for it (Linux) and drops the
-        // pages already on disk from the cache: the writer does not read its file back.
+        #if os(Linux)
+        // On Linux, DONTNEED starts the range's writeback without waiting for it; its pages,
+        // just written and still dirty or being written, stay in the cache.
         queue.async { _ = posix_fadvise(descriptor, off_t(offset), off_t(length), POSIX_FADV_DONTNEED) }
+        #endif
         started = written
     }
 

@@ -81,8 +81,9 @@ final class ChangeLog: Sendable {
 
     /// `lastWriter(of:)` of rows of one entity, under one lock (a batch's constraint conflicts).
     func lastWriters(of ids: [ObjectID], entity: String) -> [String?] {
-        state.withLock { state in
-            let recent = state.recent.filter { !$0.isDelete && $0.entity == entity }
+        assert(ids.allSatisfy { $0.entity == entity }, "rows of another entity")
+        return state.withLock { state in
+            let recent = state.recent.lazy.filter { !$0.isDelete && $0.entity == entity }
             let owners = state.owners[entity]
             return ids.map { id in
                 if let entry = recent.last(where: { $0.keys.contains(id) }) { return entry.job }
