@@ -54,20 +54,25 @@ struct ReportJSONTests {
 
     @Test("a report of 40 MB, its writeback started while it is written, is on disk exactly as its JSON; no partial file is left")
     func largeReportWrittenWhole() throws {
-        let note = String(repeating: "0123456789abcdef", count: 40)
-        let conflicts = (0..<40_000).map { index in
-            MergeConflictRecord(job: "load", entity: "Reading", key: ["id": .integer(Int64(index))], kind: .constraint,
-                                policy: .objectTrump, outcome: .keptOurs, changedBy: "outside this run",
-                                properties: [.init(name: "note", original: .null, store: .text("\(index) " + note), ours: .text(note),
-                                                   resolved: .text(note))])
-        }
-        let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
-                               elapsedSeconds: 2, conflicts: conflicts)
+        let report = Self.largeReport(conflicts: 40_000)
         // Twice: the second rename replaces the first report.
         let (written, files) = try Self.written(report, times: 2, in: ".")
         #expect(written.count > 32 << 20, "\(written.count) bytes: fewer than four writeback steps")
         #expect(written == (try report.jsonData()))
         #expect(files == ["r.json"])
+    }
+
+    /// A report of `conflicts` conflicts of about 900 bytes of JSON each.
+    private static func largeReport(conflicts count: Int) -> RunReport {
+        let note = String(repeating: "0123456789abcdef", count: 40)
+        let conflicts = (0..<count).map { index in
+            MergeConflictRecord(job: "load", entity: "Reading", key: ["id": .integer(Int64(index))], kind: .constraint,
+                                policy: .objectTrump, outcome: .keptOurs, changedBy: "outside this run",
+                                properties: [.init(name: "note", original: .null, store: .text("\(index) " + note), ours: .text(note),
+                                                   resolved: .text(note))])
+        }
+        return RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                         elapsedSeconds: 2, conflicts: conflicts)
     }
 
     /// `report` written `times` to `r.json` in `subfolder` of a new folder (made by `writeJSON`):
@@ -82,14 +87,7 @@ struct ReportJSONTests {
 
     @Test("a report that cannot be renamed into place (a folder is there) fails, after its writeback began, and leaves no partial file")
     func renameFailureLeavesNothing() throws {
-        let note = String(repeating: "x", count: 400)
-        let conflicts = (0..<30_000).map { index in
-            MergeConflictRecord(job: "load", entity: "Reading", key: ["id": .integer(Int64(index))], kind: .constraint,
-                                policy: .objectTrump, outcome: .keptOurs, changedBy: "outside this run",
-                                properties: [.init(name: "note", original: .null, store: .text(note), ours: .text(""), resolved: .text(""))])
-        }
-        let report = RunReport(file: "job.yaml", store: "s.sqlite", startedAt: Date(timeIntervalSince1970: 1_800_000_000),
-                               elapsedSeconds: 2, conflicts: conflicts)
+        let report = Self.largeReport(conflicts: 20_000)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-json-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let target = folder.appendingPathComponent("r.json")
