@@ -9,23 +9,14 @@ extension HTMLReportSection {
             html.element("p", ["class": "muted"], text: "No conflicts.")
             return
         }
-        var counts: [[String]: Int] = [:]
-        var order: [[String]] = []
-        // Counted from each conflict's summary: no record is built for the count.
-        for index in report.conflicts.indices {
-            let summary = report.conflicts.summary(at: index)
-            let group = [summary.job, summary.entity, summary.kind.rawValue, summary.outcome.rawValue]
-            if counts[group] == nil { order.append(group) }
-            counts[group, default: 0] += 1
-        }
         html.element("table", ["class": "conflict-counts"]) { table in
             Self.headerRow(["job", "entity", "kind", "outcome", "count"], numericFrom: 4, into: &table)
-            for group in order {
+            for (group, count) in ReportPrinter.conflictCounts(report.conflicts) {
                 table.element("tr") { row in
                     for (index, cell) in group.enumerated() {
                         row.element("td", index < 2 ? ["class": "name"] : [:], text: cell)
                     }
-                    row.element("td", ["class": "n"], text: ReportPrinter.number(counts[group]!))
+                    row.element("td", ["class": "n"], text: ReportPrinter.number(count))
                 }
             }
         }

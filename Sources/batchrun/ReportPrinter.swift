@@ -167,22 +167,28 @@ final class ReportPrinter: Sendable {
         return Self.table(rows, rightAligned: 2...)
     }
 
+    /// The conflicts counted per job, entity, kind and outcome, in the order each group first
+    /// appears; from each conflict's summary, no record built (the text and HTML reports).
+    static func conflictCounts(_ conflicts: ConflictRecords) -> [(group: [String], count: Int)] {
+        var counts: [[String]: Int] = [:]
+        var order: [[String]] = []
+        for index in conflicts.indices {
+            let summary = conflicts.summary(at: index)
+            let group = [summary.job, summary.entity, summary.kind.rawValue, summary.outcome.rawValue]
+            if counts[group] == nil { order.append(group) }
+            counts[group, default: 0] += 1
+        }
+        return order.map { ($0, counts[$0]!) }
+    }
+
     /// Counts per job, entity, kind and outcome, then the first `--conflicts N` conflicts,
     /// one line per property.
     func conflictSection(_ report: RunReport) -> String {
         let total = max(report.conflicts.count, report.jobs.map(\.conflicts).reduce(0, +))
         guard total > 0 else { return "conflicts: none" }
         var lines = ["conflicts: \(Self.number(total))"]
-        var counts: [[String]: Int] = [:]
-        var order: [[String]] = []
-        for index in report.conflicts.indices {   // from each conflict's summary: no record built
-            let summary = report.conflicts.summary(at: index)
-            let group = [summary.job, summary.entity, summary.kind.rawValue, summary.outcome.rawValue]
-            if counts[group] == nil { order.append(group) }
-            counts[group, default: 0] += 1
-        }
         var summary = [["job", "entity", "kind", "outcome", "count"]]
-        for group in order { summary.append(group + [Self.number(counts[group]!)]) }
+        for (group, count) in Self.conflictCounts(report.conflicts) { summary.append(group + [Self.number(count)]) }
         lines.append(Self.indent(Self.table(summary, rightAligned: 4...)))
         let shown = report.conflicts.prefix(conflictLimit)
         if !shown.isEmpty {

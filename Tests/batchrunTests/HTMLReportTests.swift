@@ -106,6 +106,10 @@ struct HTMLReportTests {
         #expect(timeline.elements("g").count == 3 && timeline.elements("g").allSatisfy { !$0.elements("rect").isEmpty })
         #expect(timeline.elements("text").contains { $0.text == "load_a_rather_…r_the_timeline" })
         #expect(page.elements("marker").count == 1 && page.elements("svg")[1].elements("path").count == 2)   // marker + one arrow
+        // The conflicts counted per job, entity, kind and outcome.
+        let counts = try #require(page.elements(class: "conflict-counts").first)
+        #expect(counts.elements("tr").dropFirst().map { $0.elements("td").map(\.text) }
+            == [[jobs[0], "Session", "constraint", "kept_ours", "1"]])
         // The conflict, with the hostile value as text and nothing of it as markup.
         let conflicts = try #require(page.elements(class: "conflicts").first)
         let cells = conflicts.elements("tr")[1].elements("td").map(\.text)

@@ -110,12 +110,12 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
     public mutating func append(_ record: MergeConflictRecord) {
         begin(job: name(record.job), entity: name(record.entity), kind: record.kind, policy: record.policy,
               outcome: record.outcome, changedBy: name(record.changedBy))
-        for (column, value) in record.key.sorted(by: { $0.key < $1.key }) {
-            appendKey(name: name(column), value: cell(value))
+        for (column, keyValue) in record.key.sorted(by: { $0.key < $1.key }) {
+            appendKey(name: name(column), value: value(json: keyValue))
         }
         for property in record.properties {
-            appendProperty(name: name(property.name), original: cell(property.original), store: cell(property.store),
-                           ours: cell(property.ours), resolved: cell(property.resolved))
+            appendProperty(name: name(property.name), original: value(json: property.original), store: value(json: property.store),
+                           ours: value(json: property.ours), resolved: value(json: property.resolved))
         }
     }
 
@@ -225,10 +225,10 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
 
     /// A value of these records for `value` (`nil` is null; a blob as its hex text, as the report writes one).
     mutating func value(_ value: StoreValue?) -> Value {
-        cell(value?.jsonValue ?? .null)
+        self.value(json: value?.jsonValue ?? .null)
     }
 
-    private mutating func cell(_ value: JSONValue) -> Value {
+    private mutating func value(json value: JSONValue) -> Value {
         switch value {
         case .null: return .null
         case .integer(let int): return .integer(int)

@@ -151,25 +151,3 @@ struct StoredRows: Sendable {
         return lowest...highest
     }
 }
-
-/// A batch's stored rows read ahead, on the feed's thread from a snapshot of the store, while
-/// the writer writes the batch before: a conflict-heavy import's lookups leave the writer's
-/// core. The writer uses them only when nothing has committed since but its own batches, none
-/// of whose keys fall in this batch's range (`InsertWriter.isCurrent`); otherwise it reads again.
-struct PrefetchedRows: Sendable {
-    var rows: StoredRows
-    /// The store's change generation before the snapshot was read.
-    var generation: UInt64
-    /// The range of the batch's keys (nil: some row has no integer key).
-    var span: ClosedRange<Int64>?
-
-    /// Reads `batch`'s stored rows on a reader of `store`; nil when the read fails (the writer reads).
-    static func read(for batch: RowBatch, layouts: [FeedBatcher.Layout], of entity: Entity, store: Store) -> PrefetchedRows? {
-        let keyPositions = StoredRows.keyPositions(in: layouts, of: entity)
-        let generation = store.backend.changeGeneration
-        guard let rows = try? store.backend.read(interruptedBy: nil, { db in
-            try StoredRows.lookUp(batch, keyPositions: keyPositions, of: entity, in: db)
-        }) else { return nil }
-        return PrefetchedRows(rows: rows, generation: generation, span: StoredRows.keySpan(of: batch, keyPositions: keyPositions))
-    }
-}
