@@ -14,7 +14,8 @@ TEST_PACKAGES := postgresql
 FUZZ_SECONDS ?= 180
 FUZZ_TEST_SECONDS ?= 30
 FUZZ_TARGETS := jobfile csv tsv ndjson json
-FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz \
+# The fuzz targets need no PostgreSQL: without the trait the fuzz build compiles neither NIO nor BoringSSL.
+FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz --disable-default-traits \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
 
 .PHONY: all deps test-deps bench-deps build debug run test bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo

@@ -8,6 +8,13 @@ let package = Package(
         .library(name: "BatchRunKit", targets: ["BatchRunKit"]),
         .executable(name: "batchrun", targets: ["batchrun"]),
     ],
+    // PostgreSQL stores and queues need PostgresNIO (and with it NIO and BoringSSL). A library
+    // user who wants SQLite alone turns the trait off and builds none of them:
+    // `.package(url: ..., traits: [])`. The fuzz build does (`make fuzz-build`).
+    traits: [
+        .trait(name: "PostgreSQL", description: "PostgreSQL stores and queues (PostgresNIO)"),
+        .default(enabledTraits: ["PostgreSQL"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
@@ -21,7 +28,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
         .executableTarget(

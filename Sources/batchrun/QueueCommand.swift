@@ -29,7 +29,7 @@ struct QueueCommand: ParsableCommand {
     var report: Int64?
 
     func run() throws {
-        if StoreSpec.isPostgresURL(queue) { return try listPostgres() }
+        if StoreSpec.Kind(location: queue) == .postgres { return try listPostgres() }
         if log != nil || report != nil {
             FileHandle.standardError.write(Data("error: --log and --report are for a queue in PostgreSQL; a folder keeps them as ITEM.log and ITEM.json\n".utf8))
             throw ExitCode(ExitStatus.invalid)

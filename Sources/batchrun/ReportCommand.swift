@@ -42,7 +42,7 @@ struct ReportCommand: ParsableCommand {
 
     /// The runs of the report's file before it, when its store can be read from here.
     static func history(of report: RunReport) -> RunHistory? {
-        let spec = StoreSpec(kind: StoreSpec.isPostgresURL(report.store) ? .postgres : .sqlite, path: report.store)
+        let spec = StoreSpec(location: report.store)
         guard spec.kind == .postgres || FileManager.default.fileExists(atPath: report.store),
               let store = try? Store(spec, model: Model(entities: [])),
               let summaries = try? JobFileRun.history(ofFileAt: report.file, in: store, limit: 21) else { return nil }

@@ -23,7 +23,7 @@ struct SubmitCommand: ParsableCommand {
 
     func run() throws {
         var load = try LoadOptions.parse(params.flatMap { ["--param", $0] })
-        if StoreSpec.isPostgresURL(queue) { return try submitToPostgres(load) }
+        if StoreSpec.Kind(location: queue) == .postgres { return try submitToPostgres(load) }
         load.relativeTo = queue
         _ = load.loadAll(files)   // prints every file's errors and exits 2 when any is invalid
         let folder = try QueueFolder(path: queue)

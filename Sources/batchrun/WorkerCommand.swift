@@ -43,7 +43,7 @@ struct WorkerCommand: ParsableCommand {
 
     func run() throws {
         let source: any WorkSource
-        if StoreSpec.isPostgresURL(queue) {
+        if StoreSpec.Kind(location: queue) == .postgres {
             do {
                 source = PostgresWorkSource(queue: try PostgresQueue(url: queue), lease: JobFileLoader.seconds(lease) ?? 30)
             } catch {

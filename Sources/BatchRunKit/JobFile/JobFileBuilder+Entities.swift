@@ -68,8 +68,7 @@ extension JobFileBuilder {
         if name.lowercased().hasPrefix("_batchrun_") || name.lowercased().hasPrefix("sqlite_") {
             reader.error(node, "entity name '\(name)' is reserved (names starting with _batchrun_ or sqlite_)")
         }
-        if table == nil && storeKind == .postgres { table = name.lowercased() }
-        return Entity(name: name, table: table, columns: columns, primaryKey: primaryKey, uniques: uniques, indexes: indexes)
+        return Entity(name: name, table: table ?? store?.defaultTableName(forEntity: name), columns: columns, primaryKey: primaryKey, uniques: uniques, indexes: indexes)
     }
 
 

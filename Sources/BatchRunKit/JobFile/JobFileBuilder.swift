@@ -35,9 +35,9 @@ struct JobFileBuilder {
     var expressionChecker: (any ExpressionChecking)?
     /// Why expressions were not checked (a PostgreSQL server that could not be reached).
     var expressionsUnchecked: String?
-    /// The database the file's store is in: on PostgreSQL an entity's table name is folded to
-    /// lowercase (unless `table:` names it), as PostgreSQL folds the unquoted names expressions use.
-    var storeKind = StoreSpec.Kind.sqlite
+    /// The file's store, once read: it names the tables of entities declared without `table:`
+    /// and gives the checker that prepares expressions as its database reads them.
+    var store: StoreSpec?
 
     init(path: String, source: String, loader: JobFileLoader) {
         self.path = path
@@ -57,21 +57,17 @@ struct JobFileBuilder {
             }
             version = 1
         }
-        let store = top["store"].flatMap(storeSpec)
-        storeKind = store?.kind ?? .sqlite
+        store = top["store"].flatMap(storeSpec)
         if let node = top["entities"] { model = entities(node) }
         if let node = top["defaults"] { defaults = jobDefaults(node) }
         params = fileParams(top["params"])
-        if let store, store.kind == .postgres {
-            if loader.checksExpressionsOnServer {
-                do {
-                    expressionChecker = try PostgresExpressionChecker(url: store.path, model: model)
-                } catch {
-                    expressionsUnchecked = "\(error)"
-                }
+        let spec = store ?? StoreSpec(kind: .sqlite, path: "")
+        if loader.checksExpressionsOnServer || !spec.isOnServer {
+            do {
+                expressionChecker = try spec.makeExpressionChecker(model: model)
+            } catch {
+                expressionsUnchecked = "\(error)"
             }
-        } else {
-            expressionChecker = try? ExpressionChecker(model: model)
         }
         var jobs: [Job] = []
         if let node = top["jobs"] { jobs = self.jobs(node) }
@@ -101,7 +97,7 @@ struct JobFileBuilder {
                 if let path = reader.string(file, "store.sqlite") { spec = StoreSpec(path: resolve(path), busyTimeout: busy) }
             case (nil, let server?):
                 if let url = reader.string(server, "store.postgres") {
-                    if StoreSpec.isPostgresURL(url) {
+                    if StoreSpec.Kind(location: url) == .postgres {
                         spec = StoreSpec(kind: .postgres, path: url, busyTimeout: busy)
                     } else {
                         reader.error(server, "store.postgres must be a URL: postgresql://USER@HOST:PORT/DATABASE")
@@ -116,13 +112,8 @@ struct JobFileBuilder {
             spec = StoreSpec(path: resolve(path), busyTimeout: 5)
         }
         if var overridden = spec, let override = loader.storeOverride {
-            if StoreSpec.isPostgresURL(override) {
-                overridden.kind = .postgres
-                overridden.path = override
-            } else {
-                overridden.kind = .sqlite
-                overridden.path = URL(fileURLWithPath: override).standardizedFileURL.path
-            }
+            overridden.kind = StoreSpec.Kind(location: override)
+            overridden.path = overridden.kind == .sqlite ? URL(fileURLWithPath: override).standardizedFileURL.path : override
             return overridden
         }
         return spec

@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 
 /// A queue in a PostgreSQL database, for workers on any number of machines: items (job files
@@ -209,3 +210,4 @@ public final class PostgresQueue: Sendable {
         }
     }
 }
+#endif

@@ -22,10 +22,23 @@ public final class Store: Sendable {
     let notifications = SaveNotifications()
     let changeLog = ChangeLog()
 
-    public init(path: String, model: Model, busyTimeout: Double = 5) throws {
-        self.path = path
+    /// The store a `StoreSpec` names (a job file's `store:`): an SQLite file or a PostgreSQL
+    /// database, chosen by the spec's kind. `fence`: a condition every write transaction must
+    /// meet as it commits (a queue item's lease; PostgreSQL only).
+    ///
+    /// ```swift
+    /// let store = try Store(StoreSpec(location: "postgresql://batch@db.internal/nightly"), model: model)
+    /// ```
+    public init(_ spec: StoreSpec, model: Model, fence: WriteFence? = nil) throws {
+        let backend = try spec.backend().open(location: spec.path, model: model, busyTimeout: spec.busyTimeout, fence: fence)
+        path = backend.locationDescription
         self.model = model
-        backend = try SQLiteBackend(path: path, model: model, busyTimeout: busyTimeout)
+        self.backend = backend
+    }
+
+    /// A store in one SQLite file (created with its folder when missing).
+    public convenience init(path: String, model: Model, busyTimeout: Double = 5) throws {
+        try self.init(StoreSpec(kind: .sqlite, path: path, busyTimeout: busyTimeout), model: model)
     }
 
     /// A store in a PostgreSQL database (`postgresql://USER@HOST:PORT/DB`; the password from
@@ -36,19 +49,8 @@ public final class Store: Sendable {
     /// ```
     /// `busyTimeout`: how long a write waits for a lock another session holds. `fence`: a
     /// condition every write transaction must meet as it commits (a queue item's lease).
-    public init(postgres url: String, model: Model, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
-        let backend = try PostgresBackend(url: url, model: model, busyTimeout: busyTimeout, fence: fence)
-        path = backend.location.description
-        self.model = model
-        self.backend = backend
-    }
-
-    /// The store a `StoreSpec` names (a job file's `store:`).
-    public convenience init(_ spec: StoreSpec, model: Model) throws {
-        switch spec.kind {
-        case .sqlite: try self.init(path: spec.path, model: model, busyTimeout: spec.busyTimeout)
-        case .postgres: try self.init(postgres: spec.path, model: model, busyTimeout: spec.busyTimeout)
-        }
+    public convenience init(postgres url: String, model: Model, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
+        try self.init(StoreSpec(kind: .postgres, path: url, busyTimeout: busyTimeout), model: model, fence: fence)
     }
 
     /// Why an operation on the store failed, as a user can act on it.

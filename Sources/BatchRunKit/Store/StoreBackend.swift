@@ -13,6 +13,21 @@
 /// }
 /// ```
 protocol StoreBackend: Sendable {
+    /// Opens (creating what is missing) and verifies the database at `location` for `model`.
+    /// `fence`: a condition every write transaction must meet as it commits; a database that
+    /// cannot fence writes throws when given one.
+    static func open(location: String, model: Model, busyTimeout: Double, fence: WriteFence?) throws -> Self
+
+    /// Where the store is, as messages and reports name it (a PostgreSQL URL without its password).
+    var locationDescription: String { get }
+
+    /// True where the database folds unquoted names to lowercase (PostgreSQL), so an entity's
+    /// table is named in lowercase for expressions to reach it unquoted.
+    static var foldsUnquotedNames: Bool { get }
+
+    /// A checker that prepares expressions as this database reads them, without opening a store.
+    static func makeExpressionChecker(location: String, model: Model) throws -> any ExpressionChecking
+
     /// Runs `body` on a pooled reader, in a snapshot transaction (it sees one committed
     /// state); `interrupter` can stop its statement from another thread.
     func read<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T

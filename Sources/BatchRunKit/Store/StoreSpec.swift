@@ -1,13 +1,26 @@
 /// Where a store is: an SQLite file or a PostgreSQL database. A job file's `store: PATH`,
 /// `store: { sqlite: PATH, busy_timeout: 5s }` or `store: { postgres: "postgresql://USER@HOST:PORT/DB" }`.
 ///
+/// The kind of database is read from the location once, here: a `postgresql://` or
+/// `postgres://` URL is a PostgreSQL database, anything else an SQLite file.
+///
 /// ```swift
-/// let store = try Store(StoreSpec(kind: .postgres, path: "postgresql://batch@db.internal/nightly"), model: model)
+/// let spec = StoreSpec(location: "postgresql://batch@db.internal/nightly")   // spec.kind == .postgres
+/// let store = try Store(spec, model: model)
 /// ```
 public struct StoreSpec: Sendable, Hashable {
     /// The database a store lives in.
     public enum Kind: String, Sendable, Hashable {
         case sqlite, postgres
+
+        /// The kind a location names: `postgresql://...` and `postgres://...` are PostgreSQL.
+        ///
+        /// ```swift
+        /// StoreSpec.Kind(location: "var/nightly.sqlite")   // .sqlite
+        /// ```
+        public init(location: String) {
+            self = location.hasPrefix("postgresql://") || location.hasPrefix("postgres://") ? .postgres : .sqlite
+        }
     }
 
     public var kind: Kind
@@ -24,8 +37,39 @@ public struct StoreSpec: Sendable, Hashable {
         self.busyTimeout = busyTimeout
     }
 
-    /// True for `postgresql://...` and `postgres://...`.
-    public static func isPostgresURL(_ text: String) -> Bool {
-        text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
+    /// The store at `location`, its kind read from it (`Kind(location:)`).
+    public init(location: String, busyTimeout: Double = 5) {
+        self.init(kind: Kind(location: location), path: location, busyTimeout: busyTimeout)
+    }
+
+    /// True for a database on a server (PostgreSQL), false for a file on this machine (SQLite).
+    var isOnServer: Bool { kind == .postgres }
+
+    /// The backend that implements this kind of store: the one place a kind becomes code.
+    /// Throws for PostgreSQL in a build without the `PostgreSQL` trait.
+    func backend() throws(StoreError) -> any StoreBackend.Type {
+        switch kind {
+        case .sqlite:
+            return SQLiteBackend.self
+        case .postgres:
+            #if PostgreSQL
+            return PostgresBackend.self
+            #else
+            throw StoreError.cannotOpen(path: path, reason: "this build of BatchRunKit has no PostgreSQL support (the package's PostgreSQL trait is off)")
+            #endif
+        }
+    }
+
+    /// The table an entity declared without `table:` lives in: its name, folded to lowercase
+    /// where the database folds the unquoted names expressions use (PostgreSQL).
+    func defaultTableName(forEntity name: String) -> String {
+        (try? backend().foldsUnquotedNames) == true ? name.lowercased() : name
+    }
+
+    /// A checker that prepares expressions against `model` as this store's database reads them,
+    /// without opening the store: SQLite's on an empty in-memory copy of the model, PostgreSQL's
+    /// on the server in a transaction it rolls back.
+    func makeExpressionChecker(model: Model) throws -> any ExpressionChecking {
+        try backend().makeExpressionChecker(location: path, model: model)
     }
 }

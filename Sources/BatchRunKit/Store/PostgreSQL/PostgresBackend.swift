@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 import PostgresNIO
 import Synchronization
@@ -27,6 +28,18 @@ final class PostgresBackend: StoreBackend {
     /// `busyTimeout`: how long a write waits for a row or table lock another session holds
     /// (the writer's `lock_timeout`); then it fails as busy, and a job's retries try again.
     /// `fence`: checked as the last statement of every write transaction (`WriteFence`).
+    static func open(location: String, model: Model, busyTimeout: Double, fence: WriteFence?) throws -> PostgresBackend {
+        try PostgresBackend(url: location, model: model, busyTimeout: busyTimeout, fence: fence)
+    }
+
+    static var foldsUnquotedNames: Bool { true }
+
+    var locationDescription: String { location.description }
+
+    static func makeExpressionChecker(location: String, model: Model) throws -> any ExpressionChecking {
+        try PostgresExpressionChecker(url: location, model: model)
+    }
+
     init(url: String, model: Model, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
         location = try PostgresLocation(url: url)
         self.fence = fence
@@ -332,3 +345,4 @@ struct PostgresInterrupted: StoreDatabaseError, CustomStringConvertible {
     var databaseMessage: String { "interrupted" }
     var description: String { "the statement was interrupted before it ran (the context was interrupted)" }
 }
+#endif

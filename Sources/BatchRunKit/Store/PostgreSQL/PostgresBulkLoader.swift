@@ -1,3 +1,4 @@
+#if PostgreSQL
 /// `BulkLoader` for PostgreSQL: rows go in with `COPY ... FROM STDIN` (keys the server is to
 /// assign are drawn from the key's sequence first, one query for the whole call, or drawn while
 /// the batch before loaded: `PostgresKeyReserve`), else with
@@ -173,3 +174,4 @@ final class PostgresBulkLoader: BulkLoader {
         return statement
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL
 import NIOCore
 
 /// Rows of a `RowBatch` in `COPY ... FROM STDIN` text format: one line per row, columns
@@ -137,3 +138,4 @@ enum PostgresCopyText {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 
 /// Checks expressions on a PostgreSQL server, in PostgreSQL's dialect: each probe statement is
@@ -14,7 +15,7 @@ import Foundation
 /// checker.check(sql: "SELECT pg_read_file('/etc/passwd')")                                   // .failure(... offset 7)
 /// ```
 final class PostgresExpressionChecker: ExpressionChecking {
-    typealias Problem = ExpressionChecker.Problem
+    typealias Problem = ExpressionProblem
 
     private let connection: PostgresStoreConnection
     private let location: PostgresLocation
@@ -133,3 +134,4 @@ final class PostgresExpressionChecker: ExpressionChecking {
         return text.utf8.distance(from: text.startIndex, to: index)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 import Synchronization
 
@@ -112,3 +113,4 @@ final class PostgresKeyReserve {
         return (keys, false)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 
 /// Where a PostgreSQL store is: `postgresql://USER@HOST:PORT/DB` (`postgres://` too). The
@@ -55,3 +56,4 @@ struct PostgresLocation: Sendable, CustomStringConvertible {
         return nil
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL
 /// SQL text with the store's placeholders (`?` by position, `:name` by name, as SQLite takes
 /// them) turned into PostgreSQL's `$1`, `$2`, ...: string literals, quoted identifiers,
 /// comments, dollar-quoted strings and `::` casts are left as they are, and each name gets one
@@ -119,3 +120,4 @@ struct PostgresPlaceholders: Equatable {
         }
     }
 }
+#endif

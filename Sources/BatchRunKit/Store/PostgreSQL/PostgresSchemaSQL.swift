@@ -1,3 +1,4 @@
+#if PostgreSQL
 /// The `CREATE TABLE` and `CREATE INDEX` statements for a model on PostgreSQL, with the
 /// contract's type mapping: `integer` bigint, `real` double precision, `text` text, `blob`
 /// bytea, `boolean` boolean, `datetime` timestamptz. A one-column integer key is an identity
@@ -29,3 +30,4 @@ enum PostgresSchemaSQL {
         definition.statements(for: model)
     }
 }
+#endif

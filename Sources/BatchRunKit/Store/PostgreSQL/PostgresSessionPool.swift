@@ -1,3 +1,4 @@
+#if PostgreSQL
 import PostgresNIO
 import Synchronization
 
@@ -55,3 +56,4 @@ enum PostgresSessionPool {
         if let evicted { _ = try? evicted.connection.close().wait() }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 import PostgresNIO
 import Synchronization
@@ -395,3 +396,4 @@ private final class WaitingRequest: Sendable {
 struct PostgresRolledBack: Error, CustomStringConvertible {
     var description: String { "the transaction was rolled back by the server" }
 }
+#endif

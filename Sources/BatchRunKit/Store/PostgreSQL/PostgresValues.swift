@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 import PostgresNIO
 
@@ -164,3 +165,4 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
         return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("58")
     }
 }
+#endif

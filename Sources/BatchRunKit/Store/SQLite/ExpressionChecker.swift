@@ -12,17 +12,13 @@ import GRDBSQLite
 /// checker.check(sql: "SELECT count(*) FROM \"Session\" WHERE status = :wanted")  // .success([":wanted"])
 /// checker.check(sql: "SELECT * FROM sqlite_master")                             // .failure(...)
 /// ```
-public final class ExpressionChecker {
-    /// Why a statement was refused; `offset` is the byte offset in the SQL when SQLite knows it.
-    public struct Problem: Error, Sendable, Equatable {
-        public var message: String
-        public var offset: Int?
-    }
+final class ExpressionChecker: ExpressionChecking {
+    typealias Problem = ExpressionProblem
 
     private var connection: OpaquePointer?
     private let rules: AuthorizerRules
 
-    public init(model: Model) throws {
+    init(model: Model) throws {
         rules = AuthorizerRules(readableTables: model.readableTables)
         guard sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
             throw Problem(message: "cannot open an in-memory SQLite database", offset: nil)
@@ -39,12 +35,15 @@ public final class ExpressionChecker {
         sqlite3_set_authorizer(connection, authorize, box)
     }
 
+    /// Never: the in-memory database is always there.
+    var unavailable: String? { nil }
+
     deinit {
         sqlite3_close_v2(connection)
     }
 
     /// Prepares one statement; on success returns its `:name` placeholders in order of first use.
-    public func check(sql: String) -> Result<[String], Problem> {
+    func check(sql: String) -> Result<[String], Problem> {
         if let offset = Self.statementSeparatorOffset(in: sql) {
             return .failure(Problem(message: "only one expression is allowed, found ';' starting a second statement", offset: offset))
         }

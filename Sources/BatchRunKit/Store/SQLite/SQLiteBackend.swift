@@ -32,6 +32,21 @@ final class SQLiteBackend: StoreBackend {
     /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
     var pool: DatabasePool { pools.withLock { $0.writable ?? $0.opened } }
 
+    static func open(location: String, model: Model, busyTimeout: Double, fence: WriteFence?) throws -> SQLiteBackend {
+        if fence != nil {
+            throw StoreError.cannotOpen(path: location, reason: "an SQLite store cannot fence its writes; fenced runs need a PostgreSQL store")
+        }
+        return try SQLiteBackend(path: location, model: model, busyTimeout: busyTimeout)
+    }
+
+    static var foldsUnquotedNames: Bool { false }
+
+    var locationDescription: String { path }
+
+    static func makeExpressionChecker(location: String, model: Model) throws -> any ExpressionChecking {
+        try ExpressionChecker(model: model)
+    }
+
     init(path: String, model: Model, busyTimeout: Double) throws {
         self.path = path
         self.busyTimeout = busyTimeout
