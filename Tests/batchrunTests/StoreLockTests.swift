@@ -139,11 +139,24 @@ struct StoreLockTests {
                   - insert: { entity: T, rows: [{ id: 2, v: b }] }
             """)
         let holder = try LockHolder(store: folder.path("store.sqlite"))
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.8) { holder.release() }
-        let result = try Batchrun.run(["job.yaml", "--no-progress"], in: folder.url)
+        // The lock goes once the run has met it and is retrying (not after a fixed time: a
+        // loaded machine may start the run later than that).
+        let outputPath = folder.path("output.txt")
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let process = try Batchrun.start(["job.yaml", "--no-progress"], in: folder, output: output)
+        let retrying = "retrying a batch of load: another connection held the store's write lock"
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning,
+              !((try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "").contains(retrying) {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         holder.release()
-        #expect(result.status == 0, "\(result.stdout)")
-        #expect(result.stdout.contains("retrying a batch of load: another connection held the store's write lock"), "\(result.stdout)")
+        process.waitUntilExit()
+        try output.close()
+        let stdout = try String(contentsOfFile: outputPath, encoding: .utf8)
+        #expect(process.terminationStatus == 0, "\(stdout)")
+        #expect(stdout.contains(retrying), "\(stdout)")
     }
 }
 

@@ -14,7 +14,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(file):\(line):\(column)" }
 
     /// The same line, `offset` columns to the right.
-    public func advanced(by offset: Int) -> SourceLocation {
+    package func advanced(by offset: Int) -> SourceLocation {
         SourceLocation(file: file, line: line, column: column + offset)
     }
 }
@@ -29,7 +29,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     public var location: SourceLocation?
     public var message: String
 
-    public init(at location: SourceLocation?, _ message: String) {
+    package init(at location: SourceLocation?, _ message: String) {
         self.location = location
         self.message = message
     }
@@ -41,7 +41,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The description, then the offending source line and a caret under the column.
-    public func rendered(source: String?) -> String {
+    package func rendered(source: String?) -> String {
         rendered(line: location.flatMap { location in source.flatMap { Self.line(location.line, of: $0) } })
     }
 
@@ -72,7 +72,7 @@ public struct JobFileError: Error, Sendable, CustomStringConvertible {
     /// The text of each file, by path, so the errors can be shown with their lines.
     public var sources: [String: String]
 
-    public init(diagnostics: [Diagnostic], sources: [String: String] = [:]) {
+    package init(diagnostics: [Diagnostic], sources: [String: String] = [:]) {
         self.diagnostics = diagnostics
         self.sources = sources
     }

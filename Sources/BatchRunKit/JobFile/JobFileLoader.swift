@@ -17,7 +17,7 @@ public struct JobFileLoader: Sendable {
     /// ```swift
     /// JobFileLoader.seconds("30s")   // 30
     /// ```
-    public static func seconds(_ text: String) -> Double? {
+    package static func seconds(_ text: String) -> Double? {
         NodeReader.seconds(text)
     }
 
@@ -29,10 +29,10 @@ public struct JobFileLoader: Sendable {
     public var environment: [String: String]
     /// The folder the file's relative paths resolve against; nil means the file's own folder
     /// (a queue item's resolve against its queue, wherever the item is).
-    public var baseDirectory: String?
+    package var baseDirectory: String?
     /// False: expressions of a PostgreSQL store are not prepared on the server (a queue item,
     /// checked there when it was submitted); everything else is checked as always.
-    public var checksExpressionsOnServer = true
+    package var checksExpressionsOnServer = true
 
     public init(params: [String: String] = [:], storeOverride: String? = nil,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {

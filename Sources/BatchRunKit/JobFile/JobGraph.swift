@@ -4,25 +4,25 @@
 /// let graph = JobGraph(jobs: file.jobs)
 /// graph.waves()   // [["import_sessions"], ["close_stale", "purge_old"], ["stats"], ["report"]]
 /// ```
-public struct JobGraph: Sendable {
+package struct JobGraph: Sendable {
     /// Job names in file order.
-    public let names: [String]
+    package let names: [String]
     /// Job name to the jobs it needs (unknown names dropped).
-    public let needs: [String: [String]]
+    package let needs: [String: [String]]
 
-    public init(jobs: [Job]) {
+    package init(jobs: [Job]) {
         self.init(jobs.map { ($0.name, $0.needs) })
     }
 
     /// The graph of jobs given as names with their needs (a report's jobs, say), in order.
-    public init(_ jobs: [(name: String, needs: [String])]) {
+    package init(_ jobs: [(name: String, needs: [String])]) {
         names = jobs.map(\.name)
         let known = Set(names)
         needs = Dictionary(jobs.map { ($0.name, $0.needs.filter(known.contains)) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// A cycle as `[a, c, b, a]`, or nil. Follows `needs` edges from the first job in file order.
-    public func cycle() -> [String]? {
+    package func cycle() -> [String]? {
         var state: [String: Int] = [:]   // 1 visiting, 2 done
         var stack: [String] = []
         func visit(_ name: String) -> [String]? {
@@ -46,7 +46,7 @@ public struct JobGraph: Sendable {
     }
 
     /// Every job `name` needs, directly or through others.
-    public func ancestors(of name: String) -> Set<String> {
+    package func ancestors(of name: String) -> Set<String> {
         var result: Set<String> = []
         var queue = needs[name] ?? []
         while let next = queue.popLast() {
@@ -56,7 +56,7 @@ public struct JobGraph: Sendable {
     }
 
     /// Every job that needs `name`, directly or through others.
-    public func descendants(of name: String) -> Set<String> {
+    package func descendants(of name: String) -> Set<String> {
         var result: Set<String> = []
         var queue = [name]
         while let next = queue.popLast() {
@@ -70,7 +70,7 @@ public struct JobGraph: Sendable {
     /// Jobs grouped by depth: a wave's jobs can run together once earlier waves are done.
     /// Within a wave, file order. A need that closes a cycle (only a hand-edited report can
     /// have one) is ignored.
-    public func waves() -> [[String]] {
+    package func waves() -> [[String]] {
         var depth: [String: Int] = [:]
         var visiting: Set<String> = []
         func depthOf(_ name: String) -> Int {

@@ -5,20 +5,20 @@
 /// let selection = try JobSelection(select: ["+stats"], exclude: ["purge_old"])
 /// let file = try selection.apply(to: loaded)   // import_sessions, close_stale, stats
 /// ```
-public struct JobSelection: Sendable {
-    public var select: [String]
-    public var exclude: [String]
+package struct JobSelection: Sendable {
+    package var select: [String]
+    package var exclude: [String]
 
-    public init(select: [String] = [], exclude: [String] = []) {
+    package init(select: [String] = [], exclude: [String] = []) {
         self.select = select
         self.exclude = exclude
     }
 
-    public var isEmpty: Bool { select.isEmpty && exclude.isEmpty }
+    package var isEmpty: Bool { select.isEmpty && exclude.isEmpty }
 
     /// The file with only the selected jobs. A selected job's needs that are not selected are
     /// taken as satisfied (not run), as dbt does; a `${NAME.COLUMN}` from a job left out is an error.
-    public func apply(to file: JobFile) throws(JobFileError) -> JobFile {
+    package func apply(to file: JobFile) throws(JobFileError) -> JobFile {
         guard !isEmpty else { return file }
         let graph = JobGraph(jobs: file.jobs)
         var errors: [Diagnostic] = []

@@ -8,16 +8,16 @@ import Foundation
 /// // wave 1: import_sessions
 /// // wave 2: close_stale, purge_old ...
 /// ```
-public struct Plan: Sendable {
-    public let file: JobFile
-    public let graph: JobGraph
+package struct Plan: Sendable {
+    package let file: JobFile
+    package let graph: JobGraph
 
-    public init(file: JobFile) {
+    package init(file: JobFile) {
         self.file = file
         self.graph = JobGraph(jobs: file.jobs)
     }
 
-    public func text() -> String {
+    package func text() -> String {
         var lines = ["\(file.path): \(file.jobs.count) job\(file.jobs.count == 1 ? "" : "s") in \(graph.waves().count) wave\(graph.waves().count == 1 ? "" : "s"), store \(file.store.path)"]
         for (index, wave) in graph.waves().enumerated() {
             lines.append("")
@@ -36,7 +36,7 @@ public struct Plan: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    public func dot() -> String {
+    package func dot() -> String {
         var lines = ["digraph batchrun {", "  rankdir=LR;", "  node [shape=box];"]
         for job in file.jobs {
             let label = job.description.map { "\(job.name)\\n\(escape($0))" } ?? job.name
@@ -49,7 +49,7 @@ public struct Plan: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    public func json() throws -> String {
+    package func json() throws -> String {
         struct JobEntry: Encodable {
             var name: String
             var wave: Int

@@ -5,7 +5,7 @@
 /// Suggestion.closest(to: "object_trump", in: MergePolicy.names)    // "object-trump"
 /// Suggestion.closest(to: "filter", in: ["entity", "where"])        // "where"
 /// ```
-public enum Suggestion {
+enum Suggestion {
     /// Words users reach for from other tools (SQL, Core Data, dbt), mapped to ours.
     static let synonyms: [String: [String]] = [
         "filter": ["where"], "condition": ["where"], "predicate": ["where"],
@@ -27,7 +27,7 @@ public enum Suggestion {
         "on_fail": ["on_failure"], "on_done": ["on_complete"], "on_finish": ["on_complete"],
     ]
 
-    public static func closest(to word: String, in candidates: [String]) -> String? {
+    static func closest(to word: String, in candidates: [String]) -> String? {
         // No keyword is this long; and edit distances on a huge word cost its length times each candidate's.
         guard word.count <= 64 else { return nil }
         let lower = word.lowercased()

@@ -3,19 +3,19 @@ import Yams
 /// A YAML value that remembers where it was written, so every error can point at it.
 ///
 /// Built from Yams' composed nodes; unlike them it is `Sendable` and keeps mapping order.
-public struct YAMLNode: Sendable {
-    public enum Content: Sendable {
+struct YAMLNode: Sendable {
+    enum Content: Sendable {
         /// A scalar; `plain` is false for quoted and block scalars, which are always strings.
         case scalar(String, plain: Bool)
         case mapping([(key: YAMLNode, value: YAMLNode)])
         case sequence([YAMLNode])
     }
 
-    public var content: Content
-    public var location: SourceLocation
+    var content: Content
+    var location: SourceLocation
 
     /// Parses a YAML document; throws a `Diagnostic` for a syntax error.
-    public static func parse(_ text: String, file: String) throws(JobFileError) -> YAMLNode? {
+    static func parse(_ text: String, file: String) throws(JobFileError) -> YAMLNode? {
         do {
             guard let root = try Yams.compose(yaml: text) else { return nil }
             return YAMLNode(root, file: file)
@@ -66,29 +66,29 @@ public struct YAMLNode: Sendable {
     // MARK: Reading values
 
     /// The scalar's text, or nil for mappings and sequences.
-    public var scalarText: String? {
+    var scalarText: String? {
         if case .scalar(let text, _) = content { return text }
         return nil
     }
 
     /// True for `~`, `null` and an empty plain scalar.
-    public var isNull: Bool {
+    var isNull: Bool {
         if case .scalar(let text, true) = content { return ["", "~", "null", "Null", "NULL"].contains(text) }
         return false
     }
 
-    public var mapping: [(key: YAMLNode, value: YAMLNode)]? {
+    var mapping: [(key: YAMLNode, value: YAMLNode)]? {
         if case .mapping(let pairs) = content { return pairs }
         return nil
     }
 
-    public var sequence: [YAMLNode]? {
+    var sequence: [YAMLNode]? {
         if case .sequence(let items) = content { return items }
         return nil
     }
 
     /// What kind of value this is, for "expected X, found Y" messages.
-    public var kindName: String {
+    var kindName: String {
         switch content {
         case .mapping: return "a mapping"
         case .sequence: return "a list"
@@ -97,7 +97,7 @@ public struct YAMLNode: Sendable {
     }
 
     /// The scalar as a typed value: plain scalars follow YAML's core schema, quoted ones are text.
-    public var value: StoreValue? {
+    var value: StoreValue? {
         guard case .scalar(let text, let plain) = content else { return nil }
         return plain ? StoreValue(plainScalar: text) : .text(text)
     }

@@ -4,7 +4,7 @@ public enum ColumnType: String, Sendable, CaseIterable {
 
     /// The type written in `CREATE TABLE`; its affinity keeps values as declared.
     /// `boolean` is stored as 0/1 and `datetime` as ISO 8601 text.
-    public var sqlType: String {
+    var sqlType: String {
         switch self {
         case .integer, .boolean: return "INTEGER"
         case .real: return "REAL"

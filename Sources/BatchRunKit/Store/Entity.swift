@@ -83,7 +83,7 @@ public struct Entity: Sendable, Hashable {
     }
 
     /// Positions of the primary-key columns among `columns`.
-    public var primaryKeyIndexes: [Int] { storage.primaryKeyIndexes }
+    var primaryKeyIndexes: [Int] { storage.primaryKeyIndexes }
 
     /// The column with this name, compared without case as SQLite does.
     public func column(named name: String) -> Column? {
@@ -91,7 +91,7 @@ public struct Entity: Sendable, Hashable {
     }
 
     /// The position in `columns` of the column with this name, compared without case.
-    public func position(ofColumn name: String) -> Int? {
+    func position(ofColumn name: String) -> Int? {
         let columns = storage.columns
         if columns.count <= 16 {
             // Comparing a few short names beats hashing one (object inserts look up every column).
@@ -120,13 +120,13 @@ public struct Entity: Sendable, Hashable {
 extension Entity {
     /// Every column set whose values must be unique: the primary key, `unique:` groups and
     /// columns marked `unique`.
-    public var uniqueColumnSets: [[String]] {
+    var uniqueColumnSets: [[String]] {
         [primaryKey] + uniques + columns.filter(\.isUnique).map { [$0.name] }
     }
 
     /// True when the primary key is one integer column (SQLite's rowid, an identity column on
     /// PostgreSQL): the store assigns it to a row that leaves it out.
-    public var hasRowidKey: Bool {
+    var hasRowidKey: Bool {
         primaryKey.count == 1 && column(named: primaryKey[0])?.type == .integer
     }
 }

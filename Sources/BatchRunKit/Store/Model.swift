@@ -11,7 +11,7 @@ public struct Model: Sendable, Hashable {
     }
 
     /// Table names that expressions may read (lowercased, as SQLite compares them).
-    public var readableTables: Set<String> {
+    var readableTables: Set<String> {
         Set(entities.map { $0.tableName.lowercased() })
     }
 }

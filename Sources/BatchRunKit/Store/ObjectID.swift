@@ -34,7 +34,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value of a one-column key.
-    public var singleKey: StoreValue? {
+    var singleKey: StoreValue? {
         if case .single(let value) = storage { return value }
         return nil
     }

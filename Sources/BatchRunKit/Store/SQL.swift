@@ -1,12 +1,12 @@
 /// Small helpers to write SQL text safely: identifiers are always quoted.
-public enum SQL {
+package enum SQL {
     /// `"name"` with inner quotes doubled.
-    public static func quote(_ identifier: String) -> String {
+    package static func quote(_ identifier: String) -> String {
         if !identifier.utf8.contains(UInt8(ascii: "\"")) { return "\"" + identifier + "\"" }
         return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    public static func quoteList(_ identifiers: [String]) -> String {
+    package static func quoteList(_ identifiers: [String]) -> String {
         identifiers.map(quote).joined(separator: ", ")
     }
 

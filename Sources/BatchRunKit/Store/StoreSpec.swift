@@ -31,7 +31,7 @@ public struct StoreSpec: Sendable, Hashable {
     /// PostgreSQL's `lock_timeout`).
     public var busyTimeout: Double
 
-    public init(kind: Kind = .sqlite, path: String, busyTimeout: Double = 5) {
+    init(kind: Kind = .sqlite, path: String, busyTimeout: Double = 5) {
         self.kind = kind
         self.path = path
         self.busyTimeout = busyTimeout

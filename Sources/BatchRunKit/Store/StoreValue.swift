@@ -22,7 +22,7 @@ public enum StoreValue: Sendable, Hashable, CustomStringConvertible {
     case text(String)
     case blob([UInt8])
 
-    public init(plainScalar text: String) {
+    init(plainScalar text: String) {
         switch text {
         case "", "~", "null", "Null", "NULL": self = .null
         case "true", "True", "TRUE": self = .integer(1)
@@ -166,7 +166,7 @@ extension Data: StoreValueConvertible { public var storeValue: StoreValue { Stor
 
 extension StoreValue {
     /// SQLite's sort order: NULL, then numbers, then text, then blobs.
-    public static func sortsBefore(_ lhs: StoreValue, _ rhs: StoreValue) -> Bool {
+    static func sortsBefore(_ lhs: StoreValue, _ rhs: StoreValue) -> Bool {
         func rank(_ value: StoreValue) -> Int {
             switch value {
             case .null: return 0
@@ -187,7 +187,7 @@ extension StoreValue {
     }
 
     /// Orders keys (lists of values) as SQLite orders rows by them.
-    public static func sortsBefore(_ lhs: [StoreValue], _ rhs: [StoreValue]) -> Bool {
+    static func sortsBefore(_ lhs: [StoreValue], _ rhs: [StoreValue]) -> Bool {
         for (a, b) in zip(lhs, rhs) where a != b { return sortsBefore(a, b) }
         return lhs.count < rhs.count
     }

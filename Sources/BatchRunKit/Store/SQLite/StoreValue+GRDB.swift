@@ -3,7 +3,7 @@ import GRDB
 
 extension StoreValue {
     /// The value as GRDB binds it.
-    public var databaseValue: DatabaseValue {
+    var databaseValue: DatabaseValue {
         switch self {
         case .null: return .null
         case .integer(let value): return value.databaseValue
@@ -14,7 +14,7 @@ extension StoreValue {
     }
 
     /// A value read from SQLite.
-    public init(_ value: DatabaseValue) {
+    init(_ value: DatabaseValue) {
         switch value.storage {
         case .null: self = .null
         case .int64(let int): self = .integer(int)
