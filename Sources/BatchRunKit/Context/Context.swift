@@ -148,6 +148,14 @@ public actor Context {
         try core.commit(checkpoint: checkpoint, body)
     }
 
+    /// A batch of `request` read inside its save when nothing was committed since `generation`
+    /// (see `ContextCore.saveReadingKeys`); nil when it must be read as usual.
+    func saveReadingKeys(_ request: FetchRequest, since generation: UInt64, deleting: Bool,
+                         statement: (ObjectID, ObjectID) -> BulkChange,
+                         checkpoint: ((ObjectID) -> CheckpointWrite)?) throws -> (count: Int, last: ObjectID, result: SaveResult)? {
+        try core.saveReadingKeys(request, since: generation, deleting: deleting, statement: statement, checkpoint: checkpoint)
+    }
+
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     public func rollback() { core.rollback() }
 

@@ -371,20 +371,31 @@ final class ContextCore {
     /// The fast save: nothing was committed since the read, so no row can conflict and the
     /// batch's set-based statement changes exactly the objects' rows.
     private func writeBulk(_ bulk: BulkChange, objects: [ManagedObject], in db: any StoreConnection, into changes: inout SaveChanges) throws {
-        try db.execute(bulk.sql, SQLArguments(named: bulk.params))
-        if let entity = objects.first?.entity.name, objects.allSatisfy({ $0.entity.name == entity && !$0.isDeleted })
-            || objects.allSatisfy({ $0.entity.name == entity && $0.isDeleted }) {
-            // One entity, one kind of change: the usual batch, gathered in one pass.
-            changes.record(contentsOf: objects.compactMap(\.objectID), entity: entity,
-                           objects.first?.isDeleted == true ? .deleted : .updated)
-        } else {
-            for object in objects {
-                guard let id = object.objectID else { continue }
-                changes.record(id, object.isDeleted ? .deleted : .updated)
+        try Self.writeBulk(bulk, deleted: objects.filter(\.isDeleted).count, in: db, into: &changes) { changes in
+            if let entity = objects.first?.entity.name, objects.allSatisfy({ $0.entity.name == entity && !$0.isDeleted })
+                || objects.allSatisfy({ $0.entity.name == entity && $0.isDeleted }) {
+                // One entity, one kind of change: the usual batch, gathered in one pass.
+                changes.record(contentsOf: objects.compactMap(\.objectID), entity: entity,
+                               objects.first?.isDeleted == true ? .deleted : .updated)
+            } else {
+                for object in objects {
+                    guard let id = object.objectID else { continue }
+                    changes.record(id, object.isDeleted ? .deleted : .updated)
+                }
             }
         }
-        changes.deleted = objects.filter(\.isDeleted).count
-        changes.updated = db.changedRowCount - changes.deleted
+    }
+
+    /// Every fast save's statement (objects read before the save, or keys read inside it):
+    /// runs `bulk`, which changes exactly the rows read, has `record` name them, and counts
+    /// them: `deleted` of them deleted (nil: all), the others updated.
+    static func writeBulk(_ bulk: BulkChange, deleted: Int?, in db: any StoreConnection, into changes: inout SaveChanges,
+                          record: (inout SaveChanges) -> Void) throws {
+        try db.execute(bulk.sql, SQLArguments(named: bulk.params))
+        record(&changes)
+        let changed = db.changedRowCount
+        changes.deleted = deleted ?? changed
+        changes.updated = changed - changes.deleted
     }
 
     /// `readBack`: inserted objects take their row as stored (defaults, a rowid SQLite assigned)
@@ -423,7 +434,7 @@ final class ContextCore {
             guard let id = object.objectID else { continue }
             if let conflict = try writer(object.entity).update(object) {
                 changes.conflicts.append(conflict)
-                if conflict.outcome != .rolledBack && conflict.outcome != .keptStore {
+                if ConflictResolver.wrote(conflict.outcome) {
                     changes.record(id, .updated)
                     changes.updated += 1
                 }

@@ -1,6 +1,6 @@
 /// Writes one context's changes to one entity inside a save's transaction: each update and
 /// delete checked against the values the context read, each insert checked for constraint
-/// conflicts, and every conflict resolved by the merge policy.
+/// conflicts; every conflict goes to the `ConflictResolver`, which applies the merge policy.
 struct SaveWriter {
     let db: any StoreConnection
     let store: Store
@@ -13,7 +13,6 @@ struct SaveWriter {
 
     private let table: String
     private let columnList: String
-    private let keyMatch: String
     /// The optimistic check: the key finds the row (by index), every other column is as read.
     private let checkClause: String
     /// Column positions in the order `checkClause` binds them: key columns, then the others.
@@ -22,6 +21,8 @@ struct SaveWriter {
     private let updateSQL = SQLCache()
     /// The statements of the hot loop, prepared once per save.
     private let statements = StatementCache()
+    /// Applies the merge policy to the rows that conflict.
+    let resolver: ConflictResolver
 
     init(db: any StoreConnection, store: Store, entity: Entity, policy: MergePolicy, job: String, readSequence: UInt64,
          recompute: RecomputeRule?) {
@@ -32,9 +33,10 @@ struct SaveWriter {
         self.job = job
         self.readSequence = readSequence
         self.recompute = recompute
+        resolver = ConflictResolver(db: db, store: store, entity: entity, policy: policy, job: job, readSequence: readSequence,
+                                    recompute: recompute)
         table = SQL.quote(entity.tableName)
         columnList = SQL.quoteList(entity.columnNames)
-        keyMatch = entity.primaryKey.enumerated().map { "\(SQL.quote($1)) = :_batchrun_k\($0)" }.joined(separator: " AND ")
         let keys = entity.primaryKeyIndexes
         let others = entity.columns.indices.filter { !keys.contains($0) }
         checkOrder = keys + others
@@ -57,7 +59,7 @@ struct SaveWriter {
         if try changes(statement, changed.map { object.values[$0] } + checkOrder.map { snapshot[$0] }) > 0 {
             return nil
         }
-        return try resolveChangedRow(object, id: id, deleting: false)
+        return try resolver.resolveChangedRow(object, id: id, deleting: false)
     }
 
     /// Saves updated objects with set-based statements, each row checked against the values
@@ -120,115 +122,8 @@ struct SaveWriter {
         let statement = try statements.statement("DELETE FROM \(table) WHERE \(checkClause)", in: db)
         if try changes(statement, checkOrder.map { snapshot[$0] }) > 0 { return (true, nil) }
         if try currentRow(id) == nil { return (false, nil) }
-        let conflict = try resolveChangedRow(object, id: id, deleting: true)
+        let conflict = try resolver.resolveChangedRow(object, id: id, deleting: true)
         return (try currentRow(id) == nil, conflict)
-    }
-
-    private func resolveChangedRow(_ object: ManagedObject, id: ObjectID, deleting: Bool) throws -> MergeConflict {
-        let original = object.snapshot!
-        let ours: [StoreValue]? = deleting ? nil : object.values
-        let current = try currentRow(id)
-        var conflict = MergeConflict(job: job, objectID: id, kind: current == nil ? .deleted : .optimistic, policy: policy,
-                                     outcome: .failed, changedBy: store.changeLog.lastWriter(of: id, after: readSequence) ?? MergeConflict.outsideThisRun,
-                                     properties: [])
-        // The properties that tell the story: what either side changed (for a row deleted in
-        // the store, what this job changed; for this job's delete, what the store changed).
-        let indexes = entity.columns.indices.filter { index in
-            let storeChanged = current.map { $0[index] != original[index] } ?? false
-            let oursChanged = ours.map { $0[index] != original[index] } ?? false
-            return storeChanged || oursChanged
-        }
-        func properties(resolved: [StoreValue]?) -> [MergeConflict.Property] {
-            indexes.map { .init(name: entity.columns[$0].name, original: original[$0], store: current?[$0],
-                                ours: ours?[$0], resolved: resolved?[$0]) }
-        }
-        if policy == .error {
-            conflict.properties = properties(resolved: current)
-            throw MergeConflictError(conflict: conflict)
-        }
-        let oursChanged = Set(object.changedColumns)
-        let storeChanged = Set(current.map { row in row.indices.filter { row[$0] != original[$0] } } ?? [])
-        switch (policy, current, deleting) {
-        case (_, nil, false):
-            // Our update met a row deleted in the store: only overwrite brings it back.
-            if policy == .overwrite {
-                try replaceWhole(columns: entity.columnNames, values: object.values)
-                conflict.outcome = .overwritten
-            } else {
-                conflict.outcome = policy == .rollback ? .rolledBack : policy == .recompute ? .recomputed : .keptStore
-            }
-        case (.objectTrump, let row?, false):
-            try write(columns: Array(oursChanged), values: object.values, id: id)
-            conflict.outcome = storeChanged.isSubset(of: oursChanged) ? .keptOurs : .merged
-            _ = row
-        case (.storeTrump, _?, false):
-            let mine = oursChanged.subtracting(storeChanged)
-            try write(columns: Array(mine), values: object.values, id: id)
-            conflict.outcome = mine.isEmpty ? .keptStore : .merged
-        case (.overwrite, _?, false):
-            try write(columns: Array(entity.columns.indices), values: object.values, id: id)
-            conflict.outcome = .overwritten
-        case (.rollback, _, _):
-            conflict.outcome = .rolledBack
-        case (.recompute, _?, false):
-            try recomputeUpdate(id)
-            conflict.outcome = .recomputed
-        case (.objectTrump, _?, true), (.overwrite, _?, true):
-            try db.execute("DELETE FROM \(table) WHERE \(keyMatch)", keyArguments(id))
-            conflict.outcome = policy == .overwrite ? .overwritten : .keptOurs
-        case (.recompute, _?, true):
-            try recomputeDelete(id)
-            conflict.outcome = .recomputed
-        case (.storeTrump, _?, true):
-            conflict.outcome = .keptStore
-        default:
-            conflict.outcome = .keptStore
-        }
-        conflict.properties = properties(resolved: try currentRow(id))
-        return conflict
-    }
-
-    /// Sets `columns` (positions) of the row `id` to `values`, without a check: the resolution.
-    private func write(columns: [Int], values: [StoreValue], id: ObjectID) throws {
-        let columns = columns.filter { !entity.primaryKeyIndexes.contains($0) }.sorted()
-        guard !columns.isEmpty else { return }
-        let set = columns.map { "\(SQL.quote(entity.columns[$0].name)) = :_batchrun_v\($0)" }.joined(separator: ", ")
-        var arguments = keyArguments(id)
-        for index in columns { arguments.named["_batchrun_v\(index)"] = values[index] }
-        try db.execute("UPDATE \(table) SET \(set) WHERE \(keyMatch)", arguments)
-    }
-
-    /// Inserts a row in place of every row that holds its key or one of its unique values
-    /// (SQLite's `INSERT OR REPLACE`, in SQL both databases read).
-    private func replaceWhole(columns: [String], values: [StoreValue]) throws {
-        for set in entity.uniqueColumnSets {
-            let positions = set.compactMap { columns.firstIndex(of: $0) }
-            guard positions.count == set.count, !positions.contains(where: { values[$0].isNull }) else { continue }
-            let match = set.map { "\(SQL.quote($0)) = ?" }.joined(separator: " AND ")
-            try db.execute("DELETE FROM \(table) WHERE \(match)", SQLArguments(positions.map { values[$0] }))
-        }
-        try db.execute(InsertSQL.insert(entity, columns: columns, rows: 1), SQLArguments(values))
-    }
-
-    private func recomputeUpdate(_ id: ObjectID) throws {
-        guard let rule = recompute, !rule.assignments.isEmpty else { return }
-        let set = rule.assignments.map { "\(SQL.quote($0.column)) = (\($0.expression))" }.joined(separator: ", ")
-        var arguments = keyArguments(id)
-        arguments.named.merge(rule.params) { key, _ in key }
-        try db.execute("UPDATE \(table) SET \(set) WHERE \(keyMatch)", arguments)
-    }
-
-    private func recomputeDelete(_ id: ObjectID) throws {
-        let filter = recompute?.deleteWhere.map { " AND (\($0))" } ?? ""
-        var arguments = keyArguments(id)
-        arguments.named.merge(recompute?.params ?? [:]) { key, _ in key }
-        try db.execute("DELETE FROM \(table) WHERE \(keyMatch)\(filter)", arguments)
-    }
-
-    private func keyArguments(_ id: ObjectID) -> SQLArguments {
-        var named: [String: StoreValue] = [:]
-        for (index, value) in id.key.enumerated() { named["_batchrun_k\(index)"] = value }
-        return SQLArguments(named: named)
     }
 
     /// Runs a checked statement; the rows it changed.
@@ -239,7 +134,7 @@ struct SaveWriter {
 
     /// The row as it is in the store now (inside this transaction), or nil when it is gone.
     func currentRow(_ id: ObjectID) throws -> [StoreValue]? {
-        try db.rows("SELECT \(columnList) FROM \(table) WHERE \(keyMatch)", keyArguments(id)).first
+        try resolver.currentRow(id)
     }
 
     // MARK: Inserts
@@ -259,10 +154,9 @@ struct SaveWriter {
             return (insertedID(columns: columns, values: values), true, nil)
         case .keyTaken(let failure):
             guard let existing = try existingRow(columns: columns, values: values) else { throw failure.error }
-            let conflict = try resolveConstraint(columns: columns, values: values, existing: existing)
+            let conflict = try resolver.resolveConstraint(columns: columns, values: values, existing: existing)
             // Only an outcome that wrote something names the row as changed.
-            let wrote = conflict.outcome != .rolledBack && conflict.outcome != .keptStore
-            return (wrote ? conflict.objectID : nil, false, conflict)
+            return (ConflictResolver.wrote(conflict.outcome) ? conflict.objectID : nil, false, conflict)
         case .refused(let failure):
             throw failure.error
         }
@@ -285,42 +179,5 @@ struct SaveWriter {
             }
         }
         return nil
-    }
-
-    func resolveConstraint(columns: [String], values: [StoreValue], existing: [StoreValue]) throws -> MergeConflict {
-        let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, existing))
-        var conflict = MergeConflict(job: job, objectID: id, kind: .constraint, policy: policy, outcome: .failed,
-                                     changedBy: store.changeLog.lastWriter(of: id) ?? MergeConflict.outsideThisRun, properties: [])
-        let fed: [(index: Int, value: StoreValue)] = zip(columns, values).compactMap { name, value in
-            entity.columns.firstIndex { $0.name == name }.map { ($0, value) }
-        }
-        func properties(resolved: [StoreValue]?) -> [MergeConflict.Property] {
-            fed.filter { existing[$0.index] != $0.value }.map {
-                .init(name: entity.columns[$0.index].name, original: nil, store: existing[$0.index], ours: $0.value,
-                      resolved: resolved?[$0.index])
-            }
-        }
-        var full = existing
-        for (index, value) in fed { full[index] = value }
-        switch policy {
-        case .error:
-            conflict.properties = properties(resolved: existing)
-            throw MergeConflictError(conflict: conflict)
-        case .storeTrump:
-            let fill = fed.filter { existing[$0.index] == .null && $0.value != .null }.map(\.index)
-            try write(columns: fill, values: full, id: id)
-            conflict.outcome = fill.isEmpty ? .keptStore : .merged
-        case .objectTrump, .recompute:
-            try write(columns: fed.map(\.index), values: full, id: id)
-            conflict.outcome = .keptOurs
-        case .overwrite:
-            try db.execute("DELETE FROM \(table) WHERE \(keyMatch)", keyArguments(id))
-            try replaceWhole(columns: columns, values: values)
-            conflict.outcome = .overwritten
-        case .rollback:
-            conflict.outcome = .rolledBack
-        }
-        conflict.properties = properties(resolved: try currentRow(id) ?? (policy == .overwrite ? full : nil))
-        return conflict
     }
 }

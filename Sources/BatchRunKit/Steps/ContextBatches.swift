@@ -79,42 +79,14 @@ enum ContextBatches {
         var result: SaveResult?
     }
 
-    /// Thrown inside the save to roll it back and read the batch as usual: something was
-    /// committed since the last save, or no row is left (the usual read ends the step).
-    private struct ReadAsUsual: Error {}
-
-    /// The batch read and changed in one transaction, when the store is unchanged since
-    /// `generation`; nil when it changed (nothing was written: read the batch as usual).
+    /// The batch read and changed in one save, when the store is unchanged since `generation`;
+    /// nil when it changed (nothing was written: read the batch as usual).
     private static func readInSave(_ request: FetchRequest, since generation: UInt64, in environment: StepEnvironment,
                                    context: isolated Context, change: Change,
                                    statement: (ObjectID, ObjectID) -> BulkChange) throws -> Batch? {
-        let entity = environment.entity
-        do {
-            let (batch, result) = try context.commit(checkpoint: nil) { db, changes -> Batch in
-                guard try context.store.isUnchanged(since: generation, in: db) else { throw ReadAsUsual() }
-                var keys: [[StoreValue]] = []
-                keys.reserveCapacity(request.limit ?? 0)
-                try db.forEachRow(try db.prepare(request.sql(for: entity, keysOnly: true)), named: request.arguments(), positional: [],
-                                  split: entity.primaryKey.count, assigned: []) { key, _ in keys.append(key) }
-                guard let firstKey = keys.first, let lastKey = keys.last else { throw ReadAsUsual() }
-                let first = ObjectID(entity: entity.name, key: firstKey), last = ObjectID(entity: entity.name, key: lastKey)
-                let bulk = statement(first, last)
-                try db.execute(bulk.sql, SQLArguments(named: bulk.params))
-                let kind: SaveChanges.Kind = change == .delete ? .deleted : .updated
-                for key in keys {
-                    if key.count == 1, case .integer(let value) = key[0] {
-                        changes.record(rowid: value, entity: entity.name, kind)
-                    } else {
-                        changes.record(ObjectID(entity: entity.name, key: key), kind)
-                    }
-                }
-                if change == .delete { changes.deleted = db.changedRowCount } else { changes.updated = db.changedRowCount }
-                try environment.checkpoint?.at(.key(lastKey))(db, changes)
-                return Batch(count: keys.count, last: last)
-            }
-            return Batch(count: batch.count, last: batch.last, result: result)
-        } catch is ReadAsUsual {
-            return nil
-        }
+        let checkpoint = environment.checkpoint.map { checkpoint in { (last: ObjectID) in checkpoint.at(.key(last.key)) } }
+        guard let saved = try context.saveReadingKeys(request, since: generation, deleting: change == .delete,
+                                                      statement: statement, checkpoint: checkpoint) else { return nil }
+        return Batch(count: saved.count, last: saved.last, result: saved.result)
     }
 }

@@ -25,11 +25,10 @@ public enum InsertRunner {
             // writers lock only their rows (others may change them at any time), or for an entity
             // with unique columns besides its key (a batch may then change or delete a row whose
             // key is outside its own: the row it collided with on such a column).
-            let store = context.store
-            let prefetches = !step.replace && !context.isAtomic && store.backend.hasStoreWideWriteLock
+            let prefetches = !step.replace && context.canReadAhead
                 && entity.primaryKey.count == 1 && entity.uniqueColumnSets.count == 1
             let prefetch: (@Sendable (RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)? = prefetches ? { @Sendable (batch: RowBatch, layouts: [FeedBatcher.Layout]) -> PrefetchedRows? in
-                PrefetchedRows.read(for: batch, layouts: layouts, of: entity, store: store)
+                context.readAhead(batch, columns: layouts.map(\.columns), of: entity)
             } : nil
             let reader = Thread {
                 #if os(Linux)
@@ -46,7 +45,7 @@ public enum InsertRunner {
             reader.name = "batchrun.feed.\(environment.job)"
             reader.start()
             defer { pipe.close() }
-            var writer = InsertWriter(environment: environment, store: context.store,
+            var writer = InsertWriter(environment: environment, context: context,
                                       place: FeedPlace(feedName: feedName, inline: step.isInline))
             if step.replace {
                 try writer.hotSwap(from: pipe, context: context, report: &report)
@@ -115,10 +114,4 @@ struct FeedPlace: Sendable {
     func callAsFunction(_ line: Int) -> String {
         inline ? "inline row \(line)" : "\(feedName):\(line)"
     }
-}
-
-/// A conflict under `error` at a feed row: the batch rolls back and the step fails there.
-struct RowConflict: Error {
-    var place: String
-    var error: MergeConflictError
 }

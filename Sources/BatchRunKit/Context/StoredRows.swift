@@ -3,7 +3,7 @@
 /// others through a dictionary.
 ///
 /// ```swift
-/// let stored = try StoredRows.lookUp(batch, keyPositions: StoredRows.keyPositions(in: layouts, of: entity), of: entity, in: db)
+/// let stored = try StoredRows.lookUp(batch, keyPositions: StoredRows.keyPositions(in: columns, of: entity), of: entity, in: db)
 /// if let row = stored.row(matching: batch, cell: keyCell) { ... stored.rows.cells(of: row) ... }
 /// ```
 struct StoredRows: Sendable {
@@ -76,9 +76,9 @@ struct StoredRows: Sendable {
 
     // MARK: Looking up a batch's rows
 
-    /// Per layout, the position of each primary-key column among its cells.
-    static func keyPositions(in layouts: [FeedBatcher.Layout], of entity: Entity) -> [[Int?]] {
-        layouts.map { layout in entity.primaryKey.map { key in layout.columns.firstIndex { $0.name == key } } }
+    /// Per layout (the columns its cells fill), the position of each primary-key column among its cells.
+    static func keyPositions(in layouts: [[Column]], of entity: Entity) -> [[Int?]] {
+        layouts.map { columns in entity.primaryKey.map { key in columns.firstIndex { $0.name == key } } }
     }
 
     /// The rows that already hold the batch's primary keys (one-column keys only; other

@@ -52,30 +52,3 @@ public struct MergeConflict: Sendable, Hashable {
             })
     }
 }
-
-/// A save stopped by a conflict under the `error` policy; nothing of the save was written.
-public struct MergeConflictError: Error, Sendable, CustomStringConvertible {
-    public var conflict: MergeConflict
-
-    public var description: String {
-        let what: String
-        switch conflict.kind {
-        case .optimistic: what = "was changed by \(conflict.changedBy) after this job read it"
-        case .deleted: what = "was deleted by \(conflict.changedBy) after this job read it"
-        case .constraint: what = "already exists (primary key or unique constraint; last changed \(conflict.changedBy == MergeConflict.outsideThisRun ? conflict.changedBy : "by " + conflict.changedBy))"
-        }
-        return "\(conflict.kind.rawValue) conflict under merge policy error: \(conflict.objectID) \(what)"
-    }
-}
-
-extension StoreValue {
-    var jsonValue: JSONValue {
-        switch self {
-        case .null: return .null
-        case .integer(let value): return .integer(value)
-        case .real(let value): return .real(value)
-        case .text(let value): return .text(value)
-        case .blob: return .text(description)
-        }
-    }
-}

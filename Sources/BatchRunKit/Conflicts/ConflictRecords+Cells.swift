@@ -1,5 +1,4 @@
-/// An import's conflicts recorded straight from its batches' cells (the Report layer below
-/// knows nothing of row batches).
+/// An import's conflicts recorded straight from its batches' cells.
 extension ConflictRecords {
     /// Cell `index` of `batch` as a value of these records (text copied in; a blob as its hex
     /// text, as the report writes one).

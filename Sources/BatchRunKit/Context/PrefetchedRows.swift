@@ -1,10 +1,10 @@
 /// A batch's stored rows read ahead, on the feed's thread from a snapshot of the store, while
 /// the writer writes the batch before: a conflict-heavy import's lookups leave the writer's
 /// core. The writer uses them only when nothing has committed since but its own batches, none
-/// of whose keys fall in this batch's range (`InsertWriter.isCurrent`); otherwise it reads again.
+/// of whose keys fall in this batch's range (`RowImporter.isCurrent`); otherwise it reads again.
 ///
 /// ```swift
-/// let ahead = PrefetchedRows.read(for: batch, layouts: layouts, of: entity, store: store)   // feed's thread
+/// let ahead = context.readAhead(batch, columns: layouts.map(\.columns), of: entity)   // feed's thread
 /// ```
 struct PrefetchedRows: Sendable {
     var rows: StoredRows
@@ -14,8 +14,9 @@ struct PrefetchedRows: Sendable {
     var span: ClosedRange<Int64>?
 
     /// Reads `batch`'s stored rows on a reader of `store`; nil when the read fails (the writer reads).
-    static func read(for batch: RowBatch, layouts: [FeedBatcher.Layout], of entity: Entity, store: Store) -> PrefetchedRows? {
-        let keyPositions = StoredRows.keyPositions(in: layouts, of: entity)
+    /// `columns`: per layout, the columns its cells fill.
+    static func read(for batch: RowBatch, columns: [[Column]], of entity: Entity, store: Store) -> PrefetchedRows? {
+        let keyPositions = StoredRows.keyPositions(in: columns, of: entity)
         let generation = store.backend.changeGeneration
         guard let rows = try? store.backend.read(interruptedBy: nil, { db in
             try StoredRows.lookUp(batch, keyPositions: keyPositions, of: entity, in: db)
