@@ -182,8 +182,13 @@ final class LockHolder: Sendable {
         // 30 s: on a loaded machine the shell took more than 2 s to start (a fresh-clone CI run).
         var configuration = Configuration()
         configuration.busyMode = .immediateError
-        let probe = try DatabaseQueue(path: store, configuration: configuration)
         for _ in 0..<3_000 {
+            // Opening reads the schema, which fails while the shell briefly holds a stronger
+            // lock than the write lock (a loaded machine met it): try again.
+            guard let probe = try? DatabaseQueue(path: store, configuration: configuration) else {
+                Thread.sleep(forTimeInterval: 0.01)
+                continue
+            }
             do {
                 try probe.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
                 Thread.sleep(forTimeInterval: 0.01)
