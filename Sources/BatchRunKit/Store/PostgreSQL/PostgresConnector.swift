@@ -157,12 +157,12 @@ enum PostgresConnector {
         case .server:
             let message = error.serverInfo?[.message] ?? "\(error.code)"
             var hint = ""
-            if error.serverInfo?[.sqlState] == "28000", message.hasSuffix("no encryption"), location.sslMode == .disable || location.sslMode == .allow {
+            if error.serverInfo?[.sqlState] == "28000", message.hasSuffix("no encryption"), location.sslMode == .disable {
                 hint = " (the server takes TLS connections only here: sslmode is \(location.sslMode.rawValue))"
             }
             return PostgresConnectFailure(message: "the server refused the connection: \(message)\(hint)", reachedServer: true)
         case .sslUnsupported:
-            return PostgresConnectFailure(message: "the server at \(location) does not do TLS (sslmode=\(location.sslMode.rawValue) requires it)",
+            return PostgresConnectFailure(message: "the server at \(location) does not do TLS (sslmode=\(location.sslMode.rawValue))",
                                           reachedServer: true)
         case .authMechanismRequiresPassword:
             return PostgresConnectFailure(message: "the server asks a password of user \"\(location.user)\" and none was given "

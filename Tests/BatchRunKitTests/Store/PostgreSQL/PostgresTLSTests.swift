@@ -127,6 +127,16 @@ struct PostgresTLSTests {
         #expect(try connect("postgresql://batch@127.0.0.1:\(setup.cluster.port)/postgres", environment(setup, ["PGPASSWORD": "scram-pw"])).tls)
     }
 
+    @Test("require against a server without TLS says so; prefer goes on without TLS there")
+    func serverWithoutTLS() throws {
+        let setup = try Self.setup.get()
+        let server = try PostgresServer.url   // the shared throwaway server: ssl off, trust
+        let message = failure(server + "?sslmode=require", environment(setup))
+        let location = try PostgresLocation(url: server, environment: environment(setup))
+        #expect(message == "the server at \(location) does not do TLS (sslmode=require)", "\(message)")
+        #expect(try connect(server, environment(setup)).tls == false)
+    }
+
     @Test("a wrong password says so")
     func wrongPassword() throws {
         let setup = try Self.setup.get()
