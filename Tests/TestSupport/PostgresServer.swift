@@ -3,7 +3,8 @@ import Foundation
 /// A throwaway PostgreSQL server for this test process, started at first use by
 /// `Tests/TestSupport/pg-throwaway.sh` (a free port on 127.0.0.1, a temporary folder, trust
 /// authentication). The script's watchdog stops it and removes its folder once this process is
-/// gone, also when it was killed. Each test takes a database of its own.
+/// gone, also when it was killed. Each test takes a database of its own. A test that needs a
+/// server set up otherwise (TLS, password logins) starts a `Cluster` of its own.
 public enum PostgresServer {
     /// The server's binaries (the newest installed PostgreSQL).
     public static let binaries: String = {
@@ -14,13 +15,65 @@ public enum PostgresServer {
     }()
 
     private static let started: Result<String, any Error> = Result {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pg-throwaway.sh").path
         let output = try run("/bin/bash", [script, "start", "--owner", String(getpid())])
         guard let url = output.split(separator: "\n").last.map(String.init), url.hasPrefix("postgresql://") else {
             throw ServerError(message: "pg-throwaway.sh printed no URL: \(output)")
         }
         return url
     }
+
+    /// A cluster of a test's own, with its own settings: `start(settings:hba:files:)`.
+    public struct Cluster: Sendable {
+        /// The cluster's folder; its Unix socket is there (`.s.PGSQL.PORT`).
+        public let folder: String
+        public let port: Int
+        /// `postgresql://postgres@127.0.0.1:PORT/postgres`.
+        public let url: String
+
+        /// Runs SQL through `psql` as `postgres` over the Unix socket (`pg_hba.conf` must let
+        /// `local all postgres` in, e.g. `trust`); its output.
+        @discardableResult
+        public func psql(_ sql: String) throws -> String {
+            try PostgresServer.run("\(PostgresServer.binaries)/psql", ["host=\(folder) port=\(port) user=postgres dbname=postgres", "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
+        }
+
+        /// Stops the server and removes its folder (the watchdog does it too when the test process ends).
+        public func stop() throws {
+            _ = try PostgresServer.run("/bin/bash", [PostgresServer.script, "stop", folder])
+        }
+    }
+
+    /// Starts a cluster of the test's own: `settings` added to its `postgresql.conf`, `hba`
+    /// (when given) as its `pg_hba.conf`, the files of folder `files` copied into its data folder
+    /// (mode 0600, so a server key is accepted; name them relative to it in `settings`).
+    ///
+    /// ```swift
+    /// let cluster = try PostgresServer.start(settings: ["ssl = on"], hba: ["local all postgres trust", "hostssl all all 127.0.0.1/32 scram-sha-256"], files: certificates)
+    /// defer { try? cluster.stop() }
+    /// ```
+    public static func start(settings: [String] = [], hba: [String]? = nil, files: String? = nil) throws -> Cluster {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("pg-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        var arguments = [script, "start", "--owner", String(getpid())]
+        let conf = temporary.appendingPathComponent("postgresql.conf")
+        try (settings.joined(separator: "\n") + "\n").write(to: conf, atomically: true, encoding: .utf8)
+        arguments += ["--conf", conf.path]
+        if let hba {
+            let file = temporary.appendingPathComponent("pg_hba.conf")
+            try (hba.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+            arguments += ["--hba", file.path]
+        }
+        if let files { arguments += ["--files", files] }
+        let lines = try run("/bin/bash", arguments).split(separator: "\n").map(String.init)
+        guard lines.count >= 2, let url = lines.last, url.hasPrefix("postgresql://"),
+              let port = url.split(separator: ":").last?.split(separator: "/").first.flatMap({ Int($0) }) else {
+            throw ServerError(message: "pg-throwaway.sh printed no folder and URL: \(lines)")
+        }
+        return Cluster(folder: lines[lines.count - 2], port: port, url: url)
+    }
+
+    private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pg-throwaway.sh").path
 
     /// The server's URL (its `postgres` database).
     public static var url: String {
@@ -88,5 +141,8 @@ public enum PostgresServer {
     public struct ServerError: Error, CustomStringConvertible {
         let message: String
         public var description: String { message }
+
+        /// A test's own failure to set a server up.
+        public static func failed(_ message: String) -> ServerError { ServerError(message: message) }
     }
 }

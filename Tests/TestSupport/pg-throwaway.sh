@@ -3,7 +3,13 @@
 # a temporary folder under ${TMPDIR:-/tmp}, durability off. Works as root (runs the server as
 # `postgres`) or as any other non-root user (runs it as that user).
 #
-#   pg-throwaway.sh start [--owner PID]   prints the URL, e.g. postgresql://postgres@127.0.0.1:41234/postgres
+#   pg-throwaway.sh start [--owner PID] [--conf FILE] [--hba FILE] [--files DIR]
+#                                         prints the cluster's folder (its Unix socket's folder too),
+#                                         then the URL, e.g. postgresql://postgres@127.0.0.1:41234/postgres
+#       --conf FILE   lines added to postgresql.conf (ssl = on, ...)
+#       --hba FILE    pg_hba.conf in place of the trust-everything one
+#       --files DIR   files copied into the data folder, owned by the server's user, mode 0600
+#                     (server.crt, server.key, root.crt: name them in --conf relative to it)
 #   pg-throwaway.sh stop  URL|PORT|DIR    immediate shutdown, folder removed
 #   pg-throwaway.sh stop-all              every cluster this script started on this machine
 #
@@ -42,8 +48,18 @@ stop_dir() { # DIR: immediate shutdown, then remove the folder
 cmd=${1:-}
 case "$cmd" in
 start)
-  owner=$PPID
-  if [ "${2:-}" = --owner ]; then owner=$3; fi
+  owner=$PPID conf= hba= files=
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --owner) owner=$2 ;;
+      --conf) conf=$2 ;;
+      --hba) hba=$2 ;;
+      --files) files=$2 ;;
+      *) echo "pg-throwaway: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift 2
+  done
   for attempt in 1 2 3; do
     port=$(free_port)
     dir=$(mktemp -d "$ROOT/$PREFIX-$port-XXXXXX")
@@ -77,6 +93,15 @@ EOF
 local all all trust
 host  all all 127.0.0.1/32 trust
 EOF
+    if [ -n "$conf" ]; then cat "$conf" >>"$dir/data/postgresql.conf"; fi
+    if [ -n "$hba" ]; then cp "$hba" "$dir/data/pg_hba.conf"; fi
+    if [ -n "$files" ]; then
+      for f in "$files"/*; do
+        cp "$f" "$dir/data/"
+        chmod 600 "$dir/data/$(basename "$f")"
+        if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/data/$(basename "$f")"; fi
+      done
+    fi
     if as_pg "$BIN/pg_ctl" start -D "$dir/data" -l "$dir/server.log" -w -t 30 >/dev/null 2>&1; then
       break
     fi
@@ -99,6 +124,7 @@ EOF
     elif grep -qs "$dir" "/proc/$pm/cmdline"; then kill -QUIT "$pm"; fi
   ' watchdog "$owner" "$dir" "$(readlink -f "$0")" "$pm" </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/watchdog.pid"
+  echo "$dir"
   echo "$url"
   ;;
 stop)
@@ -114,7 +140,7 @@ stop-all)
   for d in "$ROOT/$PREFIX-"*; do [ -d "$d" ] && stop_dir "$d"; done
   ;;
 *)
-  echo "usage: $0 start [--owner PID] | stop URL|PORT|DIR | stop-all" >&2
+  echo "usage: $0 start [--owner PID] [--conf FILE] [--hba FILE] [--files DIR] | stop URL|PORT|DIR | stop-all" >&2
   exit 2
   ;;
 esac

@@ -159,6 +159,7 @@ final class PostgresBackend: StoreBackend {
     }
 
     static func describe(_ error: any Error, location: PostgresLocation) -> String {
+        if let failure = error as? PostgresConnectFailure { return failure.message }
         if error is PSQLError { return "cannot reach the server at \(location)" }
         guard let error = error as? PostgresError else { return "\(error)" }
         switch error.storeFailure {
@@ -245,12 +246,10 @@ final class PostgresBackend: StoreBackend {
 
     // MARK: Connecting
 
+    /// A new session, connected as libpq would (`PostgresConnector`: TLS by `sslmode`, a Unix
+    /// socket, `connect_timeout`); throws a `PostgresConnectFailure` that says why it could not.
     static func connect(_ location: PostgresLocation) throws -> PostgresStoreConnection {
-        let configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
-                                                             password: location.password, database: location.database, tls: .disable)
-        let connection = try PostgresConnection.connect(on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration,
-                                                        id: 0, logger: Logger(label: "batchrun.postgres")).wait()
-        return PostgresStoreConnection(connection)
+        PostgresStoreConnection(try PostgresConnector.connect(location))
     }
 
     /// Checks that every existing table has every declared column; throws before anything is

@@ -19,7 +19,8 @@ import Synchronization
 enum PostgresSessionPool {
     static let maximumIdle = 8
 
-    /// An idle session, the database it is for and its server process id.
+    /// An idle session, the database it is for (`PostgresLocation.sessionKey`: also how it was
+    /// connected) and its server process id.
     private struct Idle {
         let database: String
         let connection: PostgresConnection
@@ -32,7 +33,7 @@ enum PostgresSessionPool {
     /// An idle session of this database, reset, or a new one; with its server process id.
     static func session(for location: PostgresLocation) throws -> (PostgresStoreConnection, pid: Int32) {
         while let kept = idle.withLock({ idle in
-            idle.lastIndex { $0.database == location.description }.map { idle.remove(at: $0) }
+            idle.lastIndex { $0.database == location.sessionKey }.map { idle.remove(at: $0) }
         }) {
             // A session that fails the reset is closed as it is released.
             let session = PostgresStoreConnection(kept.connection)
@@ -50,7 +51,7 @@ enum PostgresSessionPool {
         guard !connection.isClosed else { return }
         session.keepOpen()
         let evicted = idle.withLock { idle -> Idle? in
-            idle.append(Idle(database: location.description, connection: connection, pid: pid))
+            idle.append(Idle(database: location.sessionKey, connection: connection, pid: pid))
             return idle.count > maximumIdle ? idle.removeFirst() : nil
         }
         if let evicted { _ = try? evicted.connection.close().wait() }

@@ -1,0 +1,18 @@
+#if PostgreSQL
+/// Why a connection to a PostgreSQL server could not be made, as users read it: the server
+/// refused the login (its own message, e.g. `password authentication failed for user "batch"`),
+/// its certificate failed verification (`certificate` and why), it does not do TLS, or it could
+/// not be reached (and why: refused, no answer within `connect_timeout`).
+///
+/// ```swift
+/// throw PostgresConnectFailure(message: "the server refused the connection: password authentication failed for user \"batch\"")
+/// ```
+struct PostgresConnectFailure: Error, CustomStringConvertible {
+    let message: String
+    /// The server answered (a refused login, a TLS handshake): libpq tries the other way of
+    /// `allow` and `prefer` after such a failure, not after an unreachable server.
+    var reachedServer = false
+
+    var description: String { message }
+}
+#endif
