@@ -19,7 +19,7 @@ public actor Context {
     /// Names the context in `DidSave` and in conflicts' `changed_by`: usually the job's name.
     public nonisolated let name: String
     private let core: ContextCore
-    private nonisolated let interrupter: Interrupter
+    nonisolated let interrupter: Interrupter
     private nonisolated let executor: QueueExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
