@@ -160,7 +160,7 @@ struct HTMLReportSection {
                             table.element("tr") { row in
                                 row.element("td", ["class": "name"], text: job.name)
                                 row.element("td", ["class": "n"], text: String(index + 1))
-                                row.element("td", text: step.kind)
+                                row.element("td", text: step.kind.rawValue)
                                 row.element("td", ["class": "name"], text: step.entity)
                                 row.element("td", ["class": "n"], text: ReportTheme.duration(step.runSeconds))
                                 for number in [step.rows.fetched, step.rows.inserted, step.rows.updated, step.rows.deleted,

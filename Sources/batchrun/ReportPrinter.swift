@@ -136,7 +136,7 @@ final class ReportPrinter: Sendable {
         if rows.deleted > 0 { parts.append("deleted \(number(rows.deleted))") }
         if rows.fetched > 0 { parts.append("fetched \(number(rows.fetched))") }
         // A step that did nothing still says what it was for: `inserted 0`, not `fetched 0`.
-        let verbs = ["insert": "inserted", "batch-update": "updated", "delete": "deleted", "fetch": "fetched"]
+        let verbs: [StepKind: String] = [.insert: "inserted", .batchUpdate: "updated", .delete: "deleted", .fetch: "fetched"]
         for step in job.steps {
             guard let verb = verbs[step.kind], !parts.contains(where: { $0.hasPrefix(verb + " ") }) else { continue }
             parts.append("\(verb) 0")
@@ -158,7 +158,7 @@ final class ReportPrinter: Sendable {
                          Self.number(job.rows.deleted), Self.number(job.batches.committed), Self.number(job.conflicts)])
             if verbose {
                 for step in job.steps {
-                    rows.append(["  \(step.kind) \(step.entity)", "", "", Self.seconds(step.runSeconds),
+                    rows.append(["  \(step.kind.rawValue) \(step.entity)", "", "", Self.seconds(step.runSeconds),
                                  Self.number(step.rows.fetched), Self.number(step.rows.inserted), Self.number(step.rows.updated),
                                  Self.number(step.rows.deleted), Self.number(step.batches.committed), Self.number(step.conflicts)])
                 }

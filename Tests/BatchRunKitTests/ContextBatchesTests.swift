@@ -30,7 +30,7 @@ struct ContextBatchesTests {
         let saved = Mutex<[ObjectID]>([])
         await context.perform { $0.didSaveBlock = { result in saved.withLock { $0 += result.didSave?.updated["Account"] ?? [] } } }
         let report = try await context.perform { context in
-            var report = StepReport(kind: "batch-update", entity: "Account")
+            var report = StepReport(kind: .batchUpdate, entity: "Account")
             var request = FetchRequest(entity: "Account")
             request.assigning = [("balance", "balance + 1")]
             try ContextBatches.run(request, in: environment(batchSize: 5), context: context, report: &report, change: .update,
@@ -49,7 +49,7 @@ struct ContextBatchesTests {
         defer { test.cleanUp() }
         let context = Context(store: test.store, name: "prune", mergePolicy: .objectTrump)
         let report = try await context.perform { context in
-            var report = StepReport(kind: "delete", entity: "Account")
+            var report = StepReport(kind: .delete, entity: "Account")
             let request = FetchRequest(entity: "Account", where: "id % 2 = 0")
             try ContextBatches.run(request, in: environment(batchSize: 4), context: context, report: &report, change: .delete) { first, last in
                 BulkChange.keyRange(Self.entity, from: first, to: last, params: [:]) { "DELETE FROM \"Account\" WHERE (id % 2 = 0) AND \($0)" }
@@ -70,7 +70,7 @@ struct ContextBatchesTests {
         }
         let context = Context(store: test.store, name: "bump", mergePolicy: .objectTrump)
         try await context.perform { context in
-            var report = StepReport(kind: "batch-update", entity: "Account")
+            var report = StepReport(kind: .batchUpdate, entity: "Account")
             var request = FetchRequest(entity: "Account")
             request.assigning = [("balance", "balance + 1")]
             try ContextBatches.run(request, in: environment(batchSize: 5), context: context, report: &report, change: .update,
@@ -94,7 +94,7 @@ struct ContextBatchesTests {
             runs += 1
             let context = Context(store: test.store, name: "bump", mergePolicy: .objectTrump)
             let report = try? await context.perform { context in
-                var report = StepReport(kind: "batch-update", entity: "Account")
+                var report = StepReport(kind: .batchUpdate, entity: "Account")
                 var request = FetchRequest(entity: "Account", where: "balance < 1000")
                 request.assigning = [("balance", "CASE WHEN id > 5 THEN 1 / (id - id) ELSE balance + 1 END")]
                 try ContextBatches.run(request, in: environment(batchSize: 5), context: context, report: &report, change: .update,

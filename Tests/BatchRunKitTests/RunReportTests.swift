@@ -13,7 +13,7 @@ struct RunReportTests {
             jobs: [
                 JobReport(name: "load", status: .ok, queuedSeconds: 0.01, runSeconds: 1.25, attempts: 1,
                           rows: RowCounts(inserted: 2000), batches: BatchCounts(committed: 4),
-                          steps: [StepReport(kind: "insert", entity: "Session", runSeconds: 1.2, rows: RowCounts(inserted: 2000))],
+                          steps: [StepReport(kind: .insert, entity: "Session", runSeconds: 1.2, rows: RowCounts(inserted: 2000))],
                           startedSeconds: 0.001, resumed: "done earlier"),
                 JobReport(name: "after", status: .skipped, needs: ["load"], skippedBecause: "load failed"),
             ],

@@ -168,8 +168,8 @@ struct HTMLRenderingTests {
                                   queuedSeconds: 0.3, runSeconds: 1 + Double(index % 7), attempts: 1,
                                   error: index == 7 ? String(repeating: "a long error message ", count: 20) : nil,
                                   rows: RowCounts(inserted: 120_000, updated: 3_000), batches: BatchCounts(committed: 120),
-                                  steps: [StepReport(kind: "insert", entity: "Sale", runSeconds: 1, rows: RowCounts(inserted: 120_000)),
-                                          StepReport(kind: "batch-update", entity: "Sale", runSeconds: 0.5, rows: RowCounts(updated: 3_000))],
+                                  steps: [StepReport(kind: .insert, entity: "Sale", runSeconds: 1, rows: RowCounts(inserted: 120_000)),
+                                          StepReport(kind: .batchUpdate, entity: "Sale", runSeconds: 0.5, rows: RowCounts(updated: 3_000))],
                                   conflicts: 100, startedSeconds: Double(index / 5) * 8))
         }
         let conflicts = (0..<5_000).map { index in

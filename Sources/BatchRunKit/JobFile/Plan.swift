@@ -28,7 +28,7 @@ package struct Plan: Sendable {
                 if !job.needs.isEmpty { line += "  (needs \(job.needs.joined(separator: ", ")))" }
                 lines.append(line)
                 if let description = job.description { lines.append("    \(description)") }
-                let steps = job.steps.map { "\($0.kind) \($0.entity)" }.joined(separator: ", ")
+                let steps = job.steps.map { "\($0.kind.rawValue) \($0.entity)" }.joined(separator: ", ")
                 lines.append("    steps: \(steps); merge policy \(job.mergePolicy.rawValue); batch size \(job.batchSize)"
                     + (job.atomic ? "; atomic" : ""))
             }
@@ -81,7 +81,7 @@ package struct Plan: Sendable {
         let waves = graph.waves()
         let entries = file.jobs.map { job in
             JobEntry(name: job.name, wave: (waves.firstIndex { $0.contains(job.name) } ?? 0) + 1, needs: job.needs,
-                     description: job.description, steps: job.steps.map(\.kind), merge_policy: job.mergePolicy.rawValue,
+                     description: job.description, steps: job.steps.map(\.kind.rawValue), merge_policy: job.mergePolicy.rawValue,
                      batch_size: job.batchSize, atomic: job.atomic)
         }
         let encoder = JSONEncoder()

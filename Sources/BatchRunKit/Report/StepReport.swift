@@ -1,6 +1,6 @@
 /// What one step did: `{ "kind": "insert", "entity": "Session", "run_s": 1.2, "rows": {...} }`.
 public struct StepReport: Sendable, Hashable, Codable {
-    public var kind: String
+    public var kind: StepKind
     public var entity: String
     public var runSeconds: Double
     public var rows: RowCounts
@@ -12,7 +12,7 @@ public struct StepReport: Sendable, Hashable, Codable {
     /// Each conflict; the run report lists them all at its top level, not per step.
     public var conflictRecords: ConflictRecords = []
 
-    public init(kind: String, entity: String, runSeconds: Double = 0, rows: RowCounts = RowCounts(),
+    public init(kind: StepKind, entity: String, runSeconds: Double = 0, rows: RowCounts = RowCounts(),
                 batches: BatchCounts = BatchCounts(), conflicts: Int = 0) {
         self.conflicts = conflicts
         self.kind = kind

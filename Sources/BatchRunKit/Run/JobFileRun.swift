@@ -245,7 +245,7 @@ public final class JobFileRun: Sendable {
         for (index, step) in job.steps.enumerated() {
             if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }
             let earlier = steps[index]
-            if earlier?.done == true, step.kind != "fetch" {
+            if earlier?.done == true, step.kind != .fetch {
                 state.record(StepReport(kind: step.kind, entity: step.entity), for: job.name)   // finished in an earlier attempt
                 continue
             }
@@ -282,7 +282,7 @@ public final class JobFileRun: Sendable {
                 report = try BatchUpdateRunner.run(update, in: environment, context: context)
             }
             state.record(report, for: job.name)
-            if !job.atomic, step.kind != "fetch", let recording {
+            if !job.atomic, step.kind != .fetch, let recording {
                 // Best effort: a step whose done mark is lost continues after its last checkpoint and finds nothing left.
                 let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
                 try? context.store.backend.write(interruptedBy: nil) { db in

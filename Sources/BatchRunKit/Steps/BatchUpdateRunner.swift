@@ -9,7 +9,7 @@ import Foundation
 public enum BatchUpdateRunner {
     public static func run(_ step: BatchUpdateStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
-        var report = StepReport(kind: "batch-update", entity: environment.entity.name)
+        var report = StepReport(kind: .batchUpdate, entity: environment.entity.name)
         do {
             if step.direct {
                 try runDirect(step, environment, context, &report)

@@ -6,7 +6,7 @@ import Foundation
 public enum DeleteRunner {
     public static func run(_ step: DeleteStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
-        var report = StepReport(kind: "delete", entity: environment.entity.name)
+        var report = StepReport(kind: .delete, entity: environment.entity.name)
         context.recomputeRules[environment.entity.name] = RecomputeRule(deleteWhere: step.whereClause, params: environment.params)
         let request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params)
         do {

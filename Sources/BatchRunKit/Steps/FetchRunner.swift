@@ -8,7 +8,7 @@ public enum FetchRunner {
     {
         let started = Date()
         let columns = step.resultColumns(of: environment.entity)
-        var report = StepReport(kind: "fetch", entity: environment.entity.name)
+        var report = StepReport(kind: .fetch, entity: environment.entity.name)
         var firstRow: [StoreValue]?
         var writer = try step.output.map { try OutputWriters.make($0, columns: columns) }
         do {

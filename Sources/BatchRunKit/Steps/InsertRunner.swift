@@ -8,7 +8,7 @@ import Foundation
 public enum InsertRunner {
     public static func run(_ step: InsertStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
-        var report = StepReport(kind: "insert", entity: environment.entity.name)
+        var report = StepReport(kind: .insert, entity: environment.entity.name)
         let feedName: String
         switch step.source {
         case .rows: feedName = "rows"

@@ -6,12 +6,12 @@ public enum Step: Sendable, Hashable {
     case batchUpdate(BatchUpdateStep)
 
     /// The key that names the step in a job file: `fetch`, `insert`, `delete`, `batch-update`.
-    public var kind: String {
+    public var kind: StepKind {
         switch self {
-        case .fetch: return "fetch"
-        case .insert: return "insert"
-        case .delete: return "delete"
-        case .batchUpdate: return "batch-update"
+        case .fetch: return .fetch
+        case .insert: return .insert
+        case .delete: return .delete
+        case .batchUpdate: return .batchUpdate
         }
     }
 
