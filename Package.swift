@@ -24,10 +24,16 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The text and HTML renderings of reports and queues; the executable's, not the library's.
+        .target(
+            name: "BatchRunRender",
+            dependencies: ["BatchRunKit"]
+        ),
         .executableTarget(
             name: "batchrun",
             dependencies: [
                 "BatchRunKit",
+                "BatchRunRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -68,6 +74,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "BatchRunRenderTests",
+            dependencies: ["BatchRunRender", "BatchRunKit", "TestSupport"]
+        ),
+        .testTarget(
             name: "BatchRunKitLibraryTests",
             dependencies: ["BatchRunKit", "TestSupport"]
         ),
@@ -75,6 +85,7 @@ let package = Package(
             name: "batchrunTests",
             dependencies: [
                 "batchrun",
+                "BatchRunKit",
                 "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
