@@ -31,10 +31,16 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
+        // The text and HTML renderings of reports and queues; the executable's, not the library's.
+        .target(
+            name: "BatchRunRender",
+            dependencies: ["BatchRunKit"]
+        ),
         .executableTarget(
             name: "batchrun",
             dependencies: [
                 "BatchRunKit",
+                "BatchRunRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -75,6 +81,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "BatchRunRenderTests",
+            dependencies: ["BatchRunRender", "BatchRunKit", "TestSupport"]
+        ),
+        .testTarget(
             name: "BatchRunKitLibraryTests",
             dependencies: ["BatchRunKit", "TestSupport"]
         ),
@@ -82,6 +92,7 @@ let package = Package(
             name: "batchrunTests",
             dependencies: [
                 "batchrun",
+                "BatchRunKit",
                 "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

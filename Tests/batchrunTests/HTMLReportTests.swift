@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// `run --html` and `batchrun report --html` with the built binary, on runs that succeed,
 /// fail, are cancelled and are resumed; the page is parsed as XML and checked for its structure, every

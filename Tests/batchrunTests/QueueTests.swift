@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// Queue folders end to end: submit, drop by hand, workers killed and stopped, a worker that
 /// drains what is left; every item exactly once.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import BatchRunKit
 @testable import batchrun
 
 /// `batchrun runner`, the queue worker's child, spoken to as a worker does: requests on its
@@ -134,11 +135,11 @@ struct RunnerTests {
     @Test("an item whose runner ended without answering is never done: a clean exit puts it back, a crash fails it; an item's own child ends with the item's status")
     func unansweredItemStatus() {
         let exited = { (code: Int32) in code << 8 }
-        #expect(QueueWorker.itemStatus(processStatus: exited(0), ranInRunner: true, killedHere: false) == ExitStatus.interrupted)
-        #expect(QueueWorker.itemStatus(processStatus: exited(0), ranInRunner: false, killedHere: false) == ExitStatus.ok)
-        #expect(QueueWorker.itemStatus(processStatus: exited(1), ranInRunner: true, killedHere: false) == ExitStatus.failed)
-        #expect(QueueWorker.itemStatus(processStatus: SIGSEGV, ranInRunner: true, killedHere: false) == 128 + SIGSEGV)
-        #expect(QueueWorker.itemStatus(processStatus: SIGINT, ranInRunner: true, killedHere: false) == ExitStatus.interrupted)
-        #expect(QueueWorker.itemStatus(processStatus: SIGKILL, ranInRunner: true, killedHere: true) == ExitStatus.interrupted)
+        #expect(ChildProcessExecutor.itemStatus(processStatus: exited(0), ranInRunner: true, killedHere: false) == ExitStatus.interrupted)
+        #expect(ChildProcessExecutor.itemStatus(processStatus: exited(0), ranInRunner: false, killedHere: false) == ExitStatus.ok)
+        #expect(ChildProcessExecutor.itemStatus(processStatus: exited(1), ranInRunner: true, killedHere: false) == ExitStatus.failed)
+        #expect(ChildProcessExecutor.itemStatus(processStatus: SIGSEGV, ranInRunner: true, killedHere: false) == 128 + SIGSEGV)
+        #expect(ChildProcessExecutor.itemStatus(processStatus: SIGINT, ranInRunner: true, killedHere: false) == ExitStatus.interrupted)
+        #expect(ChildProcessExecutor.itemStatus(processStatus: SIGKILL, ranInRunner: true, killedHere: true) == ExitStatus.interrupted)
     }
 }

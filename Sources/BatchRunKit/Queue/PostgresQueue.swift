@@ -13,9 +13,6 @@ import Foundation
 /// if let claim = try queue.claimNext(worker: "4121@etl-1", lease: 30) { print(claim.id, claim.token) }
 /// ```
 public final class PostgresQueue: Sendable {
-    /// An item's state, as `batchrun queue` shows it.
-    public typealias State = QueueFolder.State
-
     /// The table the items are in.
     static let table = Entity(name: "_batchrun_queue", columns: [
         Column(name: "id", type: .integer, isPrimaryKey: true),
@@ -142,7 +139,7 @@ public final class PostgresQueue: Sendable {
     ///     try? FileManager.default.removeItem(atPath: copy)
     /// }
     /// ```
-    public func finish(_ claim: Claim, as state: State, status: Int32?, report: String?, log: String, error: String?,
+    public func finish(_ claim: Claim, as state: QueueItemState, status: Int32?, report: String?, log: String, error: String?,
                        whileHeld: () -> Void = {}) throws -> Bool {
         try store.backend.write(interruptedBy: nil) { db in
             let held = try db.execute("""
@@ -169,7 +166,7 @@ public final class PostgresQueue: Sendable {
     public struct Item: Sendable, Codable {
         public var id: Int64
         public var name: String
-        public var state: State
+        public var state: QueueItemState
         public var worker: String?
         /// Seconds until the lease runs out (negative: it ran out; the next claim takes it over).
         public var leaseLeft: Double?
@@ -193,7 +190,7 @@ public final class PostgresQueue: Sendable {
                     submitted_at, ended_at, status, error
                 FROM _batchrun_queue ORDER BY id
                 """, []).map { row in
-                Item(id: row["id"].int64 ?? 0, name: row["name"].string ?? "", state: State(rawValue: row["state"].string ?? "") ?? .pending,
+                Item(id: row["id"].int64 ?? 0, name: row["name"].string ?? "", state: QueueItemState(rawValue: row["state"].string ?? "") ?? .pending,
                      worker: row["worker"].string, leaseLeft: row["lease_left"].double, attempts: row["attempts"].int ?? 0,
                      submittedAt: row["submitted_at"].string ?? "", endedAt: row["ended_at"].string, status: row["status"].int,
                      error: row["error"].string)

@@ -14,28 +14,23 @@ import Foundation
 /// if let claim = try queue.claimNext() { print(claim.name, claim.path) }
 /// ```
 public struct QueueFolder: Sendable {
-    /// The four folders of a queue.
-    public enum State: String, Sendable, CaseIterable, Codable {
-        case pending, running, done, failed
-    }
-
     /// The queue folder (the one holding `pending/`); items' relative paths resolve against it.
     public let path: String
 
     /// Opens a queue, making its folders when missing.
     public init(path: String) throws {
         self.path = URL(fileURLWithPath: path).standardizedFileURL.path
-        for state in State.allCases {
+        for state in QueueItemState.allCases {
             try FileManager.default.createDirectory(atPath: folder(state), withIntermediateDirectories: true)
         }
     }
 
-    public func folder(_ state: State) -> String { path + "/" + state.rawValue }
+    public func folder(_ state: QueueItemState) -> String { path + "/" + state.rawValue }
 
-    public func itemPath(_ name: String, in state: State) -> String { folder(state) + "/" + name }
+    public func itemPath(_ name: String, in state: QueueItemState) -> String { folder(state) + "/" + name }
 
     /// The items of a folder, in run order (names starting with `.` and sidecars are ignored).
-    public func items(in state: State) -> [String] {
+    public func items(in state: QueueItemState) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(state))) ?? []
         return names.filter(Self.isItem).sorted()
     }
@@ -154,7 +149,7 @@ public struct QueueFolder: Sendable {
 
     /// Moves a running item to `state`: to `done/` or `failed/` with its report and log; back
     /// to `pending/` alone (its log stays in `running/`, where its next attempt adds to it).
-    public func finish(_ claim: Claim, as state: State) throws {
+    public func finish(_ claim: Claim, as state: QueueItemState) throws {
         for suffix in [".json", ".log"] where state != .pending {
             let sidecar = claim.path + suffix
             if FileManager.default.fileExists(atPath: sidecar) {

@@ -10,7 +10,7 @@ import Foundation
 public struct QueueListing: Sendable, Codable {
     public struct Item: Sendable, Codable {
         public var name: String
-        public var state: QueueFolder.State
+        public var state: QueueItemState
         /// For a running item: its process (`PID@HOST`), its running jobs and rows so far.
         public var process: String?
         public var jobs: [String]?
@@ -20,7 +20,7 @@ public struct QueueListing: Sendable, Codable {
         /// For a failed item: the first line of its error.
         public var error: String?
 
-        init(name: String, state: QueueFolder.State) {
+        init(name: String, state: QueueItemState) {
             self.name = name
             self.state = state
         }
@@ -33,7 +33,7 @@ public struct QueueListing: Sendable, Codable {
     public init(of queue: QueueFolder) {
         self.queue = queue.path
         var items: [Item] = []
-        for state in QueueFolder.State.allCases {
+        for state in QueueItemState.allCases {
             for name in queue.items(in: state) {
                 var item = Item(name: name, state: state)
                 if state == .running { Self.describeRunning(&item, in: queue) }
@@ -42,7 +42,7 @@ public struct QueueListing: Sendable, Codable {
             }
         }
         self.items = items
-        counts = Dictionary(QueueFolder.State.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
+        counts = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
                             uniquingKeysWith: +)
     }
 

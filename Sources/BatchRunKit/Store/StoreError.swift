@@ -6,11 +6,6 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A write's `WriteFence` found no row: nothing of the transaction was committed.
     case fenced(String)
 
-    /// `250ms`, `5s`, like the job file writes durations.
-    static func seconds(_ value: Double) -> String {
-        value < 1 ? "\(Int((value * 1000).rounded()))ms" : (value == value.rounded() ? "\(Int(value))s" : "\(value)s")
-    }
-
     public var description: String {
         switch self {
         case .schemaMismatch(let mismatches):

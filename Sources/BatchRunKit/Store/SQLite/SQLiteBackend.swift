@@ -245,7 +245,7 @@ final class SQLiteBackend: StoreBackend {
         }
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return "another connection held the store's write lock for longer than busy_timeout (\(StoreError.seconds(busyTimeout)))"
+            return "another connection held the store's write lock for longer than busy_timeout (\(DurationFormat.jobFile.string(busyTimeout)))"
         case .SQLITE_FULL:
             return "the disk is full"
         case .SQLITE_READONLY:

@@ -1,0 +1,62 @@
+/// A queue of job files for workers: a folder (`QueueFolder`, for one machine or a shared
+/// file system) or a table in PostgreSQL (`PostgresQueue`, for many machines). A `Worker`
+/// runs either the same way through this protocol; `openQueue(at:)` opens the one a location
+/// names.
+///
+/// ```swift
+/// let queue = try openQueue(at: "var/queue")          // or "postgresql://batch@db/nightly"
+/// print(try queue.submit(fileAt: "jobs/nightly.yaml", params: ["cutoff": "2026-02-01"]))
+/// for entry in try queue.list() { print(entry.id, entry.name, entry.state) }
+/// ```
+public protocol Queue: Sendable {
+    /// The queue as messages name it: a folder's absolute path, a database's URL (no password).
+    var location: String { get }
+
+    /// Queues the job file at `path` with its params (checked by the caller); returns the
+    /// item as the queue names it (`pending/NAME`, `item 12 on URL`). `sequence` numbers the
+    /// files of one submission, so they keep their order.
+    @discardableResult
+    func submit(fileAt path: String, params: [String: String], sequence: Int) throws -> String
+
+    /// Claims the next item for `worker` (`PID@HOST`): an item whose worker is gone first
+    /// (taken over), else the first pending one; nil when there is none to take now. A claim
+    /// on a queue with leases holds the item for `lease` seconds unless renewed.
+    func claim(worker: String, lease: Double) throws -> QueueItem?
+
+    /// True when claims hold a lease the worker must renew (`renew(_:lease:)`).
+    var hasLeases: Bool { get }
+
+    /// Extends a claim's lease; false when the claim was lost (another worker has the item).
+    func renew(_ item: QueueItem, lease: Double) throws -> Bool
+
+    /// Ends a claim: `done` or `failed` with the run's exit status, with its report and log,
+    /// or back to `pending` (`status` nil; it resumes at its next claim). False when the claim
+    /// had been lost: another worker has the item, and nothing changed.
+    func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?) throws -> Bool
+
+    /// Every item, in run order, with its state.
+    func list() throws -> [QueueEntry]
+
+    /// Starts watching for new items: returns a descriptor that becomes readable when one
+    /// arrives (a folder's inotify), or calls `wake` from another thread (PostgreSQL's
+    /// notifications) and returns nil.
+    func watch(wake: @escaping @Sendable () -> Void) -> Int32?
+}
+
+extension Queue {
+    /// Queues one job file.
+    @discardableResult
+    public func submit(fileAt path: String, params: [String: String] = [:]) throws -> String {
+        try submit(fileAt: path, params: params, sequence: 1)
+    }
+}
+
+/// Opens the queue at `location`: a PostgreSQL queue for `postgresql://...` (its table created
+/// when missing), else a queue folder (its folders made when missing).
+///
+/// ```swift
+/// let queue = try openQueue(at: CommandLine.arguments[1])
+/// ```
+public func openQueue(at location: String) throws -> any Queue {
+    try QueueLocation(location).open()
+}

@@ -1,0 +1,41 @@
+/// The fence of a PostgreSQL queue item's run: when the job file's store is the queue's
+/// database, each of the run's write transactions commits only while the item's claim is this
+/// token (`PostgresQueue.fence(item:token:idleTimeout:)`), so a worker that lost its lease
+/// cannot commit again.
+///
+/// ```swift
+/// let opened = try RunOpening.open(file, resume: true, fence: item.fence)
+/// ```
+public struct QueueFence: Sendable, Hashable {
+    public var item: Int64
+    public var token: Int64
+    /// The lease, in seconds: also how long a paused run's transaction may stay idle.
+    public var lease: Double
+    /// The queue's database (its URL).
+    public var queue: String
+
+    public init(item: Int64, token: Int64, lease: Double, queue: String) {
+        self.item = item
+        self.token = token
+        self.lease = lease
+        self.queue = queue
+    }
+
+    /// True when `store` is the queue's database: then its writes can be fenced.
+    public func holds(_ store: StoreSpec) -> Bool {
+        #if PostgreSQL
+        PostgresQueue.holds(store, queue: queue)
+        #else
+        false
+        #endif
+    }
+
+    /// The condition every write transaction of the run checks as it commits.
+    public var writeFence: WriteFence {
+        #if PostgreSQL
+        PostgresQueue.fence(item: item, token: token, idleTimeout: lease)
+        #else
+        WriteFence(sql: "SELECT 1 WHERE false", arguments: [], refusal: "this build has no PostgreSQL queues")
+        #endif
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// A job file's run, opened and ready to start: its store (fenced by a queue claim when the
+/// store is the queue's database), the run it continues (`resume`), and the file as that run
+/// had it (reloaded with the params it ran with). What `batchrun run` does before a run starts,
+/// for library code in one call.
+///
+/// ```swift
+/// let file = try JobFileLoader().load(path: "jobs/nightly.yaml")
+/// let opened = try RunOpening.open(file, resume: true)
+/// let report = await opened.makeRun(maxConcurrent: 4).run()
+/// ```
+public struct RunOpening: Sendable {
+    /// The job file to run: the one given, or as reloaded with the params of the run it continues.
+    public let file: JobFile
+    public let store: Store
+    /// The run this one continues (`resume`), if any.
+    public let continuation: RunContinuation?
+    /// True when the store's writes are fenced by a queue claim.
+    public let fenced: Bool
+
+    /// Opens `file`'s store and, with `resume`, finds the run to continue (a fenced run may
+    /// continue one whose process still lives: that process lost the claim and cannot commit).
+    /// When that run had other params than `params`, `reload` is called with its params and
+    /// the file it returns is run (its errors are thrown as they are). Throws `RunOpeningError`.
+    public static func open(_ file: JobFile, resume: Bool = false, fence: QueueFence? = nil, params: [String: String] = [:],
+                            reload: (_ params: [String: String]) throws -> JobFile = { _ in throw RunOpeningError.cannotReload }) throws -> RunOpening {
+        let store: Store
+        var fenced = false
+        do {
+            if let fence, fence.holds(file.store) {
+                store = try Store(postgres: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout, fence: fence.writeFence)
+                fenced = true
+            } else {
+                store = try Store(file.store, model: file.model)
+            }
+        } catch {
+            throw RunOpeningError.store(error)
+        }
+        guard resume else { return RunOpening(file: file, store: store, continuation: nil, fenced: fenced) }
+        var file = file
+        let continuation: RunContinuation?
+        do {
+            continuation = try RunContinuation.find(for: file, in: store, evenIfAlive: fenced)
+        } catch {
+            throw RunOpeningError.resume(error)
+        }
+        // A resumed run runs with the params of the run it continues.
+        if let theirs = continuation?.params, theirs != params { file = try reload(theirs) }
+        do {
+            try continuation?.checkFeeds(of: file)
+        } catch {
+            throw RunOpeningError.resume(error)
+        }
+        return RunOpening(file: file, store: store, continuation: continuation, fenced: fenced)
+    }
+
+    /// The run, ready to start (`run(onEvent:)`); `params` are recorded with it (a continued
+    /// run records those of the run it continues).
+    public func makeRun(maxConcurrent: Int = 1, failFast: Bool = false, params: [String: String] = [:]) -> JobFileRun {
+        JobFileRun(file: file, store: store, maxConcurrent: maxConcurrent, failFast: failFast, continuing: continuation, params: params)
+    }
+}
+
+/// Why a run could not be opened: nothing was run.
+public enum RunOpeningError: Error, Sendable, CustomStringConvertible {
+    /// The store could not be opened (locked, full, read-only, not a database, unreachable) or
+    /// its tables do not match the job file (`isInvalid`).
+    case store(any Error)
+    /// The run to continue cannot be (still running, a feed changed).
+    case resume(any Error)
+    /// The run to continue had other params, and no way to reload the file was given.
+    case cannotReload
+
+    /// True when the job file is what is wrong for this store (exit status 2), not the store.
+    public var isInvalid: Bool {
+        switch self {
+        case .store(let error): if case StoreError.schemaMismatch = error { return true } else { return false }
+        case .resume, .cannotReload: return true
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .store(let error), .resume(let error): "\(error)"
+        case .cannotReload: "the run to continue had other params, and the job file was not reloaded with them"
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import BatchRunKit
+import Foundation
+
+/// `batchrun queue QUEUE --html FILE.html`: a queue folder's items as one self-contained page
+/// (the run report's style, no scripts, no links): counts per folder, then each folder's items
+/// with what `queue` prints, and for finished items their run's status, time and rows, read
+/// from `ITEM.json`.
+///
+/// ```swift
+/// let queue = try QueueFolder(path: "var/queue")
+/// let page = QueueHTMLPage(listing: QueueListing(of: queue), queue: queue).render()
+/// ```
+package struct QueueHTMLPage {
+    package let listing: QueueListing
+    package let queue: QueueFolder
+
+    package init(listing: QueueListing, queue: QueueFolder) {
+        self.listing = listing
+        self.queue = queue
+    }
+
+    package func render() -> String {
+        HTMLReport.page(title: "batchrun queue: \(listing.queue)") { body in
+            body.element("dl", ["class": "facts"]) { facts in
+                facts.element("dt", text: "queue")
+                facts.element("dd", text: listing.queue)
+                facts.element("dt", text: "listed")
+                facts.element("dd", text: ReportTheme.timestamp(Date()))
+                facts.element("dt", text: "items")
+                facts.element("dd", ["class": "counts"]) { counts in
+                    for state in QueueItemState.allCases {
+                        counts.element("span") { item in
+                            HTMLReportSection.dot(Self.color(state), into: &item)
+                            item.text("\(listing.counts[state.rawValue] ?? 0) \(state.rawValue)")
+                        }
+                    }
+                }
+            }
+            for state in QueueItemState.allCases {
+                let items = listing.items.filter { $0.state == state }
+                body.newline()
+                body.element("h2", text: "\(state.rawValue)/ (\(items.count))")
+                guard !items.isEmpty else {
+                    body.element("p", ["class": "empty"], text: "No items.")
+                    continue
+                }
+                body.element("div", ["class": "scroll"]) { scroll in
+                    scroll.element("table", ["class": "items \(state.rawValue)"]) { table in
+                        HTMLReportSection.headerRow(["item", "state", "run", "elapsed", "rows", "details"], numericFrom: 3, upTo: 5,
+                                                    into: &table)
+                        for item in items { row(item, into: &table) }
+                    }
+                }
+            }
+            body.element("footer", text: "Written by batchrun \(BatchRunKit.version). Self-contained: no scripts, nothing loaded from the network.")
+        }
+    }
+
+    private func row(_ item: QueueListing.Item, into table: inout Markup) {
+        let report = item.state == .done || item.state == .failed ? Self.report(at: queue.itemPath(item.name, in: item.state) + ".json") : nil
+        table.element("tr", item.state == .failed ? ["class": "failed"] : [:]) { row in
+            row.element("td", ["class": "name"], text: item.name)
+            row.element("td", ["class": "status"]) { cell in
+                HTMLReportSection.dot(Self.color(item.state), into: &cell)
+                cell.text(item.orphaned == true ? "orphaned" : item.state.rawValue)
+            }
+            if let report {
+                row.element("td") { HTMLReport.badge(report.status, into: &$0) }
+                row.element("td", ["class": "n"], text: DurationFormat.compact.string(report.elapsedSeconds))
+                let rows = report.jobs.reduce(0) { $0 + $1.rows.fetched + $1.rows.inserted + $1.rows.updated + $1.rows.deleted }
+                row.element("td", ["class": "n"], text: ReportPrinter.number(rows))
+            } else {
+                row.element("td", text: "–")
+                row.element("td", ["class": "n"], text: "–")
+                row.element("td", ["class": "n"], text: item.rows.map(ReportPrinter.number) ?? "–")
+            }
+            row.element("td", text: details(item, report: report))
+        }
+    }
+
+    private func details(_ item: QueueListing.Item, report: RunReport?) -> String {
+        var parts: [String] = []
+        if item.orphaned == true { parts.append("its worker is gone; the next worker takes it over") }
+        if let process = item.process { parts.append("process \(process)") }
+        if let jobs = item.jobs, !jobs.isEmpty { parts.append("running \(jobs.joined(separator: ", "))") }
+        if let report {
+            let failed = report.jobs.filter { $0.status == .failed || $0.status == .timedOut }.map(\.name)
+            parts.append("\(report.jobs.count) job\(report.jobs.count == 1 ? "" : "s")" + (failed.isEmpty ? "" : ", failed: \(failed.joined(separator: ", "))"))
+        }
+        if let error = item.error { parts.append("error: \(error)") }
+        return parts.joined(separator: " · ")
+    }
+
+    private static func report(at path: String) -> RunReport? {
+        FileManager.default.contents(atPath: path).flatMap { try? RunReport(jsonData: $0) }
+    }
+
+    package static func color(_ state: QueueItemState) -> String {
+        switch state {
+        case .pending: return ReportTheme.queued
+        case .running: return "#1565c0"
+        case .done: return ReportTheme.color(JobStatus.ok)
+        case .failed: return ReportTheme.color(JobStatus.failed)
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import BatchRunKit
+import Foundation
+
+/// `batchrun check FILE`: validates everything and touches nothing.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate job files (keys, types, job graph, entities, expressions) without touching the store.")
+
+    @Argument(help: "Job files to check.")
+    var files: [String]
+
+    @OptionGroup var load: LoadOptions
+
+    func run() throws {
+        let loaded = try load.loadAll(files)
+        for file in loaded {
+            let expressions = file.jobs.flatMap(\.steps).count
+            print("\(file.path): ok (\(file.model.entities.count) entit\(file.model.entities.count == 1 ? "y" : "ies"), \(file.jobs.count) job\(file.jobs.count == 1 ? "" : "s"), \(expressions) step\(expressions == 1 ? "" : "s"))")
+            if let reason = file.expressionsUnchecked {
+                print("  expressions were not checked: \(reason)")
+            }
+        }
+    }
+}

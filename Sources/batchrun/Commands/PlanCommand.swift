@@ -1,0 +1,31 @@
+import ArgumentParser
+import BatchRunKit
+import Foundation
+
+/// `batchrun plan FILE`: the jobs in waves, as text, Graphviz dot or JSON.
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show the jobs in waves (what can run together), with needs and descriptions.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, dot, json
+    }
+
+    @Argument(help: "The job file.")
+    var file: String
+
+    @Option(help: "Output format: text, dot (Graphviz) or json.")
+    var format: Format = .text
+
+    @OptionGroup var load: LoadOptions
+
+    func run() throws {
+        let plan = Plan(file: try load.loadAll([file])[0])
+        switch format {
+        case .text: print(plan.text())
+        case .dot: print(plan.dot())
+        case .json: print(try plan.json())
+        }
+    }
+}

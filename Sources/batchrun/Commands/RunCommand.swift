@@ -1,0 +1,161 @@
+import ArgumentParser
+import BatchRunKit
+import BatchRunRender
+import Foundation
+
+/// `batchrun [run] FILE...`: runs the jobs of each file, one file after another.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the jobs of one or more job files (several files run one after another).")
+
+    @Argument(help: "Job files to run, in order.")
+    var files: [String]
+
+    @Option(name: [.short, .long], help: "How many jobs may run at once (default: the number of cores).")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .customLong("select"), help: ArgumentHelp("Run only these jobs: NAME, NAME+ (and what comes after it), +NAME (and what it needs); repeatable.", valueName: "SEL"))
+    var select: [String] = []
+
+    @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave these jobs out (same forms as --select); repeatable.", valueName: "SEL"))
+    var exclude: [String] = []
+
+    @Flag(help: "Cancel everything at the first failure.")
+    var failFast = false
+
+    @Flag(help: "Continue the latest run of each file if it did not end ok (cancelled, failed, or its process died), from its checkpoints; otherwise start a new run.")
+    var resume = false
+
+    @OptionGroup var load: LoadOptions
+
+    @Option(help: ArgumentHelp("Write the JSON report here (a folder when several files run).", valueName: "FILE.json"))
+    var report: String?
+
+    @Option(help: ArgumentHelp("Write the report as one self-contained HTML page (with several files, one section per file).",
+                               valueName: "FILE.html"))
+    var html: String?
+
+    @Option(help: "How many conflicts to list in the text report.")
+    var conflicts: Int = 20
+
+    @Flag(name: [.short, .long], help: "Print only errors and the summary line.")
+    var quiet = false
+
+    @Flag(name: [.short, .long], help: "Also print per-step timings.")
+    var verbose = false
+
+    @Flag(help: "Do not draw the live progress line.")
+    var noProgress = false
+
+    @Option(help: "Colour: auto, always or never (NO_COLOR is respected).")
+    var color: ColorMode = .auto
+
+    /// `ITEM:TOKEN:LEASE:QUEUE-URL`, given by a PostgreSQL queue's worker: when the store is the
+    /// queue's database, every write commits only while the item's claim is this token
+    /// (docs/postgresql.md, the queue).
+    @Option(help: .hidden)
+    var fence: String?
+
+    func validate() throws {
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let fence, QueueFence(argument: fence) == nil { throw ValidationError("--fence takes ITEM:TOKEN:LEASE:QUEUE-URL") }
+        if conflicts < 0 { throw ValidationError("--conflicts must be 0 or more") }
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together") }
+    }
+
+    func run() async throws {
+        let interrupts = InterruptHandler()
+        interrupts.install()
+        defer { withExtendedLifetime(interrupts) {} }
+        try await run(interrupts: interrupts)
+    }
+
+    /// Runs the files; SIGINT and SIGTERM come through `interrupts`, installed by the caller (a
+    /// queue's runner installs one for all the items it runs).
+    func run(interrupts: InterruptHandler) async throws {
+        let loaded = try load.loadAll(files, selection: JobSelection(select: select, exclude: exclude))
+        let style = TerminalStyle(mode: color)
+        let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
+                                    showsProgress: style.isTerminal && !noProgress && !quiet)
+        var worst = ExitStatus.ok
+        var results: [HTMLReport.Section] = []
+        var statuses: [RunReport.Status] = []
+        var skippedFiles = false
+        for var file in loaded {
+            if interrupts.interrupted {
+                skippedFiles = true
+                break
+            }
+            let opened: RunOpening
+            do {
+                opened = try RunOpening.open(file, resume: resume, fence: fence.flatMap(QueueFence.init(argument:)),
+                                             params: load.paramValues) { params in
+                    try load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params)[0]
+                }
+            } catch let error as RunOpeningError {
+                printer.error("\(file.path): \(error)\nnothing was run")
+                // Tables that do not match the job file, or a run that cannot be continued, make the
+                // file invalid for this store; a store that cannot be opened (locked, full, read-only,
+                // not a database) is a failed run.
+                worst = max(worst, error.isInvalid ? ExitStatus.invalid : ExitStatus.failed)
+                continue
+            }
+            file = opened.file
+            let store = opened.store
+            let continuation = opened.continuation
+            if loaded.count > 1 { printer.fileHeader(file) }
+            if let continuation { printer.resuming(continuation) }
+            let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: load.paramValues)
+            interrupts.watch(run)
+            let ticker = printer.showsProgress ? Task { await printer.tickProgress(run) } : nil
+            let result = await run.run { event in printer.event(event) }
+            ticker?.cancel()
+            interrupts.watch(nil)
+            printer.finalReport(result)
+            if let destination = reportPath(for: file, count: loaded.count) {
+                do {
+                    try result.writeJSON(to: destination)
+                } catch {
+                    printer.error("could not write the report \(destination): \(error.localizedDescription)")
+                    worst = max(worst, ExitStatus.failed)
+                }
+            }
+            statuses.append(result.status)
+            worst = max(worst, result.status == .ok ? ExitStatus.ok : ExitStatus.failed)
+            if html != nil {
+                let earlier = (try? JobFileRun.history(of: file, in: store, limit: 21)) ?? []
+                results.append(HTMLReport.Section(report: result, history: JobFileRun.earlierRuns(than: result.runID, in: earlier)))
+            }
+        }
+        if let html, !results.isEmpty {
+            do {
+                try HTMLReport(sections: results).write(to: html)
+            } catch {
+                printer.error("could not write the HTML report \(html): \(error.localizedDescription)")
+                worst = max(worst, ExitStatus.failed)
+            }
+        }
+        if Self.endsBySIGINT(interrupted: interrupts.interrupted, statuses: statuses, skippedFiles: skippedFiles) {
+            InterruptHandler.endBySIGINT()
+        }
+        if worst != ExitStatus.ok { throw ExitCode(worst) }
+    }
+
+    /// After SIGINT or SIGTERM the process ends by SIGINT (status 130, so `make` stops too) when
+    /// the signal cut the work short: a run it cancelled, or a file it kept from running. A
+    /// signal that came once every run had ended changes nothing, and the status is the runs',
+    /// as their recorded state says: a queue worker then moves the item to done instead of
+    /// putting it back to run again. `statuses`: of the runs that ran.
+    static func endsBySIGINT(interrupted: Bool, statuses: [RunReport.Status], skippedFiles: Bool) -> Bool {
+        interrupted && (skippedFiles || statuses.contains(.cancelled))
+    }
+
+    /// `--report FILE.json` for one file; with several, `--report FOLDER` gets `NAME.json` each.
+    func reportPath(for file: JobFile, count: Int) -> String? {
+        guard let report else { return nil }
+        if count == 1 { return report }
+        let name = URL(fileURLWithPath: file.path).deletingPathExtension().lastPathComponent
+        return URL(fileURLWithPath: report).appendingPathComponent(name + ".json").path
+    }
+}

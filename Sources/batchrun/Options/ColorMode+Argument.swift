@@ -1,0 +1,5 @@
+import ArgumentParser
+import BatchRunRender
+
+/// `--color auto|always|never`.
+extension ColorMode: ExpressibleByArgument {}
