@@ -6,10 +6,11 @@ import Synchronization
 /// - every save's keys stay in `recent` only while a context that read before that save is
 ///   still open (it may still meet the save as an optimistic conflict);
 /// - after that, inserted and updated keys join `owners` (the job that last inserted or
-///   updated each key, kept as ranges of consecutive integer keys, for constraint conflicts),
-///   and deleted keys are dropped.
+///   updated each key, for constraint conflicts; see `KeyOwners`: ranges of whole 64-key
+///   chunks, and a bit mask per job for chunks written in part), and deleted keys are dropped.
 ///
-/// A batch-update or delete over a whole table therefore keeps a few ranges, not a key per row.
+/// A batch-update or delete over a whole table therefore keeps a few ranges, not a key per row,
+/// and one over a scattered half of the table 8 bytes and a job number per 64 keys.
 final class ChangeLog: Sendable {
     private struct Entry {
         var sequence: UInt64
