@@ -36,7 +36,7 @@ struct WorkerTests {
         }
 
         // The ten lines of docs/library.md's worker.
-        let queue = try openQueue(at: database ?? folder.appendingPathComponent("queue").path)
+        let queue = try JobQueue(at: database ?? folder.appendingPathComponent("queue").path)
         try queue.submit(fileAt: folder.appendingPathComponent("first.yaml").path, params: ["batch": "first"])
         try queue.submit(fileAt: folder.appendingPathComponent("second.yaml").path, params: ["batch": "second"])
         let lines = LogLines()
@@ -44,13 +44,13 @@ struct WorkerTests {
         // (its items' runs need those).
         let status = await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
             Thread.detachNewThread {
-                let worker = Worker(queue: queue, executor: JobFileExecutor(maxConcurrentJobs: 2),
-                                    options: Worker.Options(slots: 2, once: true, lease: 30), log: { lines.append($0) })
+                let worker = Worker(queue: queue, options: Worker.Options(slots: 2, once: true, lease: 30),
+                                    maxConcurrentJobs: 2, log: { lines.append($0) })
                 done.resume(returning: worker.run())
             }
         }
 
-        #expect(status == ExitStatus.ok, "\(lines.all)")
+        #expect(status == 0, "\(lines.all)")
         let entries = try queue.list()
         #expect(entries.count == 2)
         #expect(entries.allSatisfy { $0.state == .done }, "\(entries) \(lines.all)")

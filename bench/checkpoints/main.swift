@@ -24,7 +24,7 @@ func timedRun(recordsRun: Bool) async throws -> Double {
     try freshStore()
     let started = Date()
     let store = try Store(file.store, model: file.model)
-    let report = await JobFileRun(file: file, store: store, recordsRun: recordsRun).run()
+    let report = await JobFileRun(file: file, store: store, continuing: nil, recordsRun: recordsRun).run()
     guard report.status == .ok else { throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "run ended \(report.status)"]) }
     return Date().timeIntervalSince(started)
 }

@@ -61,10 +61,10 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
     private(set) var propertyValues: [PropertyValues] = []
     private(set) var bytes: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
     /// The records given, in order.
-    public init(_ records: some Sequence<MergeConflictRecord>) {
+    package init(_ records: some Sequence<MergeConflictRecord>) {
         for record in records { append(record) }
     }
 
@@ -93,13 +93,13 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
     }
 
     /// The outcome of the conflict at `position`, without building its record.
-    public func outcome(at position: Int) -> MergeConflict.Outcome {
+    package func outcome(at position: Int) -> MergeConflict.Outcome {
         entries[position].outcome
     }
 
     /// The job, entity, kind and outcome of the conflict at `position`, without building its
     /// record (what a summary counts).
-    public func summary(at position: Int) -> (job: String, entity: String, kind: MergeConflict.Kind, outcome: MergeConflict.Outcome) {
+    package func summary(at position: Int) -> (job: String, entity: String, kind: MergeConflict.Kind, outcome: MergeConflict.Outcome) {
         let entry = entries[position]
         return (names[Int(entry.job)], names[Int(entry.entity)], entry.kind, entry.outcome)
     }
@@ -107,7 +107,7 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
     // MARK: Changing
 
     /// Adds `record` at the end.
-    public mutating func append(_ record: MergeConflictRecord) {
+    package mutating func append(_ record: MergeConflictRecord) {
         begin(job: name(record.job), entity: name(record.entity), kind: record.kind, policy: record.policy,
               outcome: record.outcome, changedBy: name(record.changedBy))
         for (column, keyValue) in record.key.sorted(by: { $0.key < $1.key }) {
@@ -120,7 +120,7 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
     }
 
     /// Adds `records` at the end.
-    public mutating func append(contentsOf records: some Sequence<MergeConflictRecord>) {
+    package mutating func append(contentsOf records: some Sequence<MergeConflictRecord>) {
         for record in records { append(record) }
     }
 

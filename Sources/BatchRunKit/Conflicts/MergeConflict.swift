@@ -38,10 +38,10 @@ public struct MergeConflict: Sendable, Hashable {
     public var changedBy: String
     public var properties: [Property]
 
-    public static let outsideThisRun = "outside this run"
+    package static let outsideThisRun = "outside this run"
 
     /// The conflict as the JSON report writes it.
-    public func record(entity: Entity) -> MergeConflictRecord {
+    package func record(entity: Entity) -> MergeConflictRecord {
         let key = Dictionary(uniqueKeysWithValues: zip(entity.primaryKey, objectID.key.map(\.jsonValue)))
         return MergeConflictRecord(
             job: job, entity: objectID.entity, key: key, kind: kind, policy: policy,

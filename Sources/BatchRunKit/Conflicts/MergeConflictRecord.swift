@@ -9,7 +9,7 @@ public struct MergeConflictRecord: Sendable, Hashable, Codable {
         public var ours: JSONValue
         public var resolved: JSONValue
 
-        public init(name: String, original: JSONValue, store: JSONValue, ours: JSONValue, resolved: JSONValue) {
+        package init(name: String, original: JSONValue, store: JSONValue, ours: JSONValue, resolved: JSONValue) {
             self.name = name
             self.original = original
             self.store = store
@@ -29,7 +29,7 @@ public struct MergeConflictRecord: Sendable, Hashable, Codable {
     public var changedBy: String
     public var properties: [Property]
 
-    public init(job: String, entity: String, key: [String: JSONValue], kind: MergeConflict.Kind, policy: MergePolicy,
+    package init(job: String, entity: String, key: [String: JSONValue], kind: MergeConflict.Kind, policy: MergePolicy,
                 outcome: MergeConflict.Outcome,
                 changedBy: String, properties: [Property]) {
         self.job = job

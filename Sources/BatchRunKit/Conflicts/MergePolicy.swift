@@ -17,5 +17,5 @@ public enum MergePolicy: String, Sendable, Hashable, CaseIterable, Codable {
     /// The step's expressions are evaluated again on the row as it is now.
     case recompute
 
-    public static var names: [String] { allCases.map(\.rawValue) }
+    package static var names: [String] { allCases.map(\.rawValue) }
 }

@@ -9,17 +9,17 @@
 /// }
 /// try context.save(bulk: bulk)
 /// ```
-public struct BulkChange: Sendable {
-    public var sql: String
-    public var params: [String: StoreValue]
+package struct BulkChange: Sendable {
+    package var sql: String
+    package var params: [String: StoreValue]
 
-    public init(sql: String, params: [String: StoreValue]) {
+    package init(sql: String, params: [String: StoreValue]) {
         self.sql = sql
         self.params = params
     }
 
     /// A statement limited to primary keys from `first` to `last`; `make` gets the range condition.
-    public static func keyRange(_ entity: Entity, from first: ObjectID, to last: ObjectID, params: [String: StoreValue],
+    package static func keyRange(_ entity: Entity, from first: ObjectID, to last: ObjectID, params: [String: StoreValue],
                                 _ make: (String) -> String) -> BulkChange {
         let keys = entity.primaryKey.map(SQL.quote)
         let low = first.key.indices.map { ":_batchrun_lo\($0)" }

@@ -15,9 +15,9 @@ import Foundation
 /// print(result.updated, result.conflicts.count)
 /// ```
 public actor Context {
-    public nonisolated let store: Store
+    package nonisolated let store: Store
     /// Names the context in `DidSave` and in conflicts' `changed_by`: usually the job's name.
-    public nonisolated let name: String
+    package nonisolated let name: String
     private let core: ContextCore
     nonisolated let interrupter: Interrupter
     private nonisolated let executor: QueueExecutor
@@ -37,7 +37,7 @@ public actor Context {
     }
 
     /// Expressions `recompute` evaluates again on a conflicting row, per entity.
-    public var recomputeRules: [String: RecomputeRule] {
+    package var recomputeRules: [String: RecomputeRule] {
         get { core.recomputeRules }
         set { core.recomputeRules = newValue }
     }
@@ -129,13 +129,16 @@ public actor Context {
     /// context read (by anyone), runs `bulk`, the same changes as one set-based statement,
     /// instead of checking and writing row by row.
     @discardableResult
-    public func save(bulk: BulkChange) throws -> SaveResult { try core.save(bulk: bulk) }
+    package func save(bulk: BulkChange) throws -> SaveResult { try core.save(bulk: bulk) }
 
     /// Saves, then forgets every object (as `reset()`): for batch loops, which need no
     /// snapshots of what they saved. The result's `DidSave` lists the changed IDs only when
     /// someone listens (a `didSaves()` subscriber, such as a main context, or a per-save block).
     @discardableResult
-    public func saveAndReset(bulk: BulkChange? = nil) throws -> SaveResult { try core.save(bulk: bulk, forgetting: true) }
+    public func saveAndReset() throws -> SaveResult { try core.save(bulk: nil, forgetting: true) }
+
+    /// `saveAndReset()`, with a bulk change written in the same transaction.
+    package func saveAndReset(bulk: BulkChange?) throws -> SaveResult { try core.save(bulk: bulk, forgetting: true) }
 
     /// Saves, with a checkpoint in the same transaction (a job-file step's position).
     @discardableResult

@@ -8,13 +8,13 @@
 /// request.assigning = [("status", "'stale'")]   // objects come back changed, ready to save
 /// ```
 public struct FetchRequest: Sendable {
-    public var entity: String
-    public var whereClause: String?
-    public var params: [String: StoreValue]
+    package var entity: String
+    package var whereClause: String?
+    package var params: [String: StoreValue]
     /// Columns set from expressions evaluated on each row in the same read: the objects come
     /// back with those changes (their snapshots keep the values read).
     public var assigning: [(column: String, expression: String)] = []
-    public var limit: Int?
+    package var limit: Int?
     /// Only rows whose primary key sorts after this one (keyset pagination).
     public var after: ObjectID?
 

@@ -17,11 +17,11 @@
 /// ```
 @MainActor
 public final class MainContext {
-    public let store: Store
+    package let store: Store
     let core: ContextCore
     private var observation: Task<Void, Never>?
     /// The number of the last save merged.
-    public private(set) var mergedSequence: UInt64
+    package private(set) var mergedSequence: UInt64
     private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
     /// IDs of a save looked up, and objects refreshed, per hop to the main actor.
@@ -96,14 +96,14 @@ public final class MainContext {
     }
 
     /// Rows of values, read on the main actor.
-    public func fetch(_ request: RowRequest) throws -> [ResultRow] { try core.fetch(request) }
+    package func fetch(_ request: RowRequest) throws -> [ResultRow] { try core.fetch(request) }
 
     /// How many rows match (`request.limit` and `after` apply).
     public func count(_ request: FetchRequest) throws -> Int { try core.count(request) }
 
     public func existingObject(with id: ObjectID) throws -> ManagedObject? { try core.existingObject(with: id) }
 
-    public var registeredObjects: [ManagedObject] { core.registeredObjects }
+    package var registeredObjects: [ManagedObject] { core.registeredObjects }
 
     // MARK: Changing
 
@@ -116,7 +116,7 @@ public final class MainContext {
     /// Marks an object deleted; the row goes with the next `save()`.
     public func delete(_ object: ManagedObject) { core.delete(object) }
 
-    public var hasChanges: Bool { core.hasChanges }
+    package var hasChanges: Bool { core.hasChanges }
 
     @discardableResult
     public func save() throws -> SaveResult { try core.save() }
@@ -125,5 +125,5 @@ public final class MainContext {
     public func rollback() { core.rollback() }
 
     /// Merges a save now (saves of the store are merged by themselves).
-    public func merge(_ save: DidSave) throws { try core.merge(save) }
+    package func merge(_ save: DidSave) throws { try core.merge(save) }
 }

@@ -68,7 +68,7 @@ public final class ManagedObject {
     }
 
     /// The value of the column at `index` in `entity.columns`.
-    public subscript(index: Int) -> StoreValue {
+    package subscript(index: Int) -> StoreValue {
         get { values[index] }
         set {
             values[index] = newValue
@@ -96,7 +96,7 @@ public final class ManagedObject {
     var wasWritten: Bool { isDeleted || written || snapshot == nil }
 
     /// Columns whose value differs from the snapshot (every column for an inserted object).
-    public var changedColumns: [Int] {
+    package var changedColumns: [Int] {
         guard let snapshot else { return Array(values.indices) }
         return values.indices.filter { values[$0] != snapshot[$0] }
     }

@@ -12,10 +12,10 @@
 /// ```
 public struct RowRequest: Sendable, Hashable {
     /// One result column: a name and the expression that computes it.
-    public struct Item: Sendable, Hashable {
-        public var name: String
-        public var expression: String
-        public init(name: String, expression: String) {
+    package struct Item: Sendable, Hashable {
+        package var name: String
+        package var expression: String
+        package init(name: String, expression: String) {
             self.name = name
             self.expression = expression
         }
@@ -23,9 +23,9 @@ public struct RowRequest: Sendable, Hashable {
 
     /// A result column to sort by.
     public struct Order: Sendable, Hashable {
-        public var name: String
-        public var descending: Bool
-        public init(name: String, descending: Bool = false) {
+        package var name: String
+        package var descending: Bool
+        package init(name: String, descending: Bool = false) {
             self.name = name
             self.descending = descending
         }
@@ -33,16 +33,16 @@ public struct RowRequest: Sendable, Hashable {
         public static func descending(_ name: String) -> Order { Order(name: name, descending: true) }
     }
 
-    public var entity: String
+    package var entity: String
     /// Nil selects every declared column.
-    public var select: [Item]?
-    public var whereClause: String?
-    public var params: [String: StoreValue]
+    package var select: [Item]?
+    package var whereClause: String?
+    package var params: [String: StoreValue]
     public var groupBy: [String] = []
     public var orderBy: [Order] = []
     public var limit: Int?
 
-    public init(entity: String, select: [Item]? = nil, where whereClause: String? = nil,
+    package init(entity: String, select: [Item]? = nil, where whereClause: String? = nil,
                 params: [String: StoreValue] = [:], limit: Int? = nil) {
         self.entity = entity
         self.select = select
@@ -59,7 +59,7 @@ public struct RowRequest: Sendable, Hashable {
     }
 
     /// The result columns' names, given the entity (needed when `select` is nil).
-    public func resultColumns(of entity: Entity) -> [String] {
+    package func resultColumns(of entity: Entity) -> [String] {
         select?.map(\.name) ?? entity.columnNames
     }
 
@@ -92,7 +92,7 @@ public struct ResultRow: Sendable, Hashable {
     public let columns: [String]
     public let values: [StoreValue]
 
-    public init(columns: [String], values: [StoreValue]) {
+    package init(columns: [String], values: [StoreValue]) {
         self.columns = columns
         self.values = values
     }

@@ -6,7 +6,7 @@ public struct SaveResult: Sendable {
     public var updated = 0
     public var deleted = 0
 
-    public init(didSave: DidSave? = nil) {
+    package init(didSave: DidSave? = nil) {
         self.didSave = didSave
     }
 }

@@ -1,17 +1,17 @@
 /// A place in a source file: 1-based line and column.
-public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
-    public var file: String
-    public var line: Int
-    public var column: Int
+package struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+    package var file: String
+    package var line: Int
+    package var column: Int
 
-    public init(file: String, line: Int, column: Int) {
+    package init(file: String, line: Int, column: Int) {
         self.file = file
         self.line = line
         self.column = column
     }
 
     /// `FILE:LINE:COLUMN`, the form compilers and editors understand.
-    public var description: String { "\(file):\(line):\(column)" }
+    package var description: String { "\(file):\(line):\(column)" }
 
     /// The same line, `offset` columns to the right.
     package func advanced(by offset: Int) -> SourceLocation {
@@ -25,9 +25,9 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 /// let d = Diagnostic(at: location, "unknown key 'job'; did you mean 'jobs'?")
 /// print(d.description)   // jobs/nightly.yaml:3:1: error: unknown key 'job'; did you mean 'jobs'?
 /// ```
-public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
-    public var location: SourceLocation?
-    public var message: String
+package struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+    package var location: SourceLocation?
+    package var message: String
 
     package init(at location: SourceLocation?, _ message: String) {
         self.location = location
@@ -35,7 +35,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `FILE:LINE:COLUMN: error: MESSAGE`, or `error: MESSAGE` when the error has no place.
-    public var description: String {
+    package var description: String {
         if let location { return "\(location): error: \(message)" }
         return "error: \(message)"
     }
@@ -68,9 +68,9 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
 
 /// The job file (or files) could not be used; every error found is listed.
 public struct JobFileError: Error, Sendable, CustomStringConvertible {
-    public var diagnostics: [Diagnostic]
+    package var diagnostics: [Diagnostic]
     /// The text of each file, by path, so the errors can be shown with their lines.
-    public var sources: [String: String]
+    package var sources: [String: String]
 
     package init(diagnostics: [Diagnostic], sources: [String: String] = [:]) {
         self.diagnostics = diagnostics

@@ -26,7 +26,7 @@ public struct JobFile: Sendable {
     /// could not be reached (everything else was checked). Nil when they were.
     package var expressionsUnchecked: String?
 
-    public func job(named name: String) -> Job? {
+    package func job(named name: String) -> Job? {
         jobs.first { $0.name == name }
     }
 }
@@ -61,7 +61,7 @@ public struct Job: Sendable, Hashable {
     package var retries: Int
     package var hooks: Hooks
     public var description: String?
-    public var location: SourceLocation
+    package var location: SourceLocation
 
     /// The batch size for a step: the step's own, else the job's (which includes the defaults).
     package func batchSize(for step: Step) -> Int {

@@ -97,8 +97,9 @@ struct JobFileBuilder {
                 if let path = reader.string(file, "store.sqlite") { spec = StoreSpec(path: resolve(path), busyTimeout: busy) }
             case (nil, let server?):
                 if let url = reader.string(server, "store.postgres") {
-                    if StoreSpec.Kind(location: url) == .postgres {
-                        spec = StoreSpec(kind: .postgres, path: url, busyTimeout: busy)
+                    let named = StoreSpec(location: url, busyTimeout: busy)
+                    if named.kind == .postgres {
+                        spec = named
                     } else {
                         reader.error(server, "store.postgres must be a URL: postgresql://USER@HOST:PORT/DATABASE")
                     }
@@ -112,8 +113,9 @@ struct JobFileBuilder {
             spec = StoreSpec(path: resolve(path), busyTimeout: 5)
         }
         if var overridden = spec, let override = loader.storeOverride {
-            overridden.kind = StoreSpec.Kind(location: override)
-            overridden.path = overridden.kind == .sqlite ? URL(fileURLWithPath: override).standardizedFileURL.path : override
+            let named = StoreSpec(location: override, busyTimeout: overridden.busyTimeout)
+            overridden.kind = named.kind
+            overridden.path = named.kind == .sqlite ? URL(fileURLWithPath: override).standardizedFileURL.path : override
             return overridden
         }
         return spec

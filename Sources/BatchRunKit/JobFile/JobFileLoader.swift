@@ -22,11 +22,11 @@ public struct JobFileLoader: Sendable {
     }
 
     /// `--param NAME=VALUE` overrides, typed like plain YAML scalars.
-    public var params: [String: String]
+    package var params: [String: String]
     /// `--store PATH`, relative to the current folder.
-    public var storeOverride: String?
+    package var storeOverride: String?
     /// Environment for `${env.VAR}`.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// The folder the file's relative paths resolve against; nil means the file's own folder
     /// (a queue item's resolve against its queue, wherever the item is).
     package var baseDirectory: String?

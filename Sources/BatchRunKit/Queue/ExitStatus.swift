@@ -5,13 +5,13 @@
 /// let status = Worker(queue: queue, executor: JobFileExecutor()).run()
 /// if status == ExitStatus.failed { print("an item failed") }
 /// ```
-public enum ExitStatus {
+package enum ExitStatus {
     /// Every selected job succeeded.
-    public static let ok: Int32 = 0
+    package static let ok: Int32 = 0
     /// A job failed or timed out.
-    public static let failed: Int32 = 1
+    package static let failed: Int32 = 1
     /// The job file (or the command line) is invalid: nothing was run.
-    public static let invalid: Int32 = 2
+    package static let invalid: Int32 = 2
     /// The run was interrupted (SIGINT, a cancel): 128 + SIGINT.
-    public static let interrupted: Int32 = 130
+    package static let interrupted: Int32 = 130
 }

@@ -12,9 +12,9 @@ import Synchronization
 ///                     options: .init(slots: 2, once: true))
 /// exit(worker.run())
 /// ```
-public final class JobFileExecutor: QueueItemExecutor, Sendable {
+package final class JobFileExecutor: QueueItemExecutor, Sendable {
     /// How many jobs of one item may run at once.
-    public let maxConcurrentJobs: Int
+    package let maxConcurrentJobs: Int
 
     private struct State {
         var next = 1
@@ -25,11 +25,11 @@ public final class JobFileExecutor: QueueItemExecutor, Sendable {
 
     private let state = Mutex(State())
 
-    public init(maxConcurrentJobs: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    package init(maxConcurrentJobs: Int = ProcessInfo.processInfo.activeProcessorCount) {
         self.maxConcurrentJobs = maxConcurrentJobs
     }
 
-    public func start(_ item: QueueItem, wake: @escaping @Sendable () -> Void) -> Int? {
+    package func start(_ item: QueueItem, wake: @escaping @Sendable () -> Void) -> Int? {
         let number = state.withLock { state in
             defer { state.next += 1 }
             return state.next
@@ -46,14 +46,14 @@ public final class JobFileExecutor: QueueItemExecutor, Sendable {
         return number
     }
 
-    public func ended() -> [(run: Int, status: Int32)] {
+    package func ended() -> [(run: Int, status: Int32)] {
         state.withLock { state in
             defer { state.ended = [] }
             return state.ended
         }
     }
 
-    public func stop(_ run: Int) {
+    package func stop(_ run: Int) {
         let running = state.withLock { state in
             state.stopped.insert(run)
             return state.runs[run]
@@ -61,7 +61,7 @@ public final class JobFileExecutor: QueueItemExecutor, Sendable {
         running?.cancel()
     }
 
-    public func kill(_ run: Int) {
+    package func kill(_ run: Int) {
         stop(run)
     }
 

@@ -8,9 +8,9 @@ import Foundation
 /// store's history; its run is given the claim's fence, which holds when its store is the
 /// queue's database. Its report and output go into the queue's table when it ends.
 extension PostgresQueue: Queue {
-    public var hasLeases: Bool { true }
+    package var hasLeases: Bool { true }
 
-    public func submit(fileAt path: String, params: [String: String], sequence: Int) throws -> String {
+    package func submit(fileAt path: String, params: [String: String], sequence: Int) throws -> String {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         let text = try String(contentsOf: url, encoding: .utf8)
         let id = try submit(text: text, name: url.lastPathComponent, params: params, directory: url.deletingLastPathComponent().path)
@@ -22,7 +22,7 @@ extension PostgresQueue: Queue {
         "/tmp/batchrun-queue/" + location.dropFirst("postgresql://".count).map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
     }
 
-    public func claim(worker: String, lease: Double) throws -> QueueItem? {
+    package func claim(worker: String, lease: Double) throws -> QueueItem? {
         guard let claim = try claimNext(worker: worker, lease: lease) else { return nil }
         let folder = itemFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -52,7 +52,7 @@ extension PostgresQueue: Queue {
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    public func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?) throws -> Bool {
+    package func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?) throws -> Bool {
         guard case .postgres(let claim) = item.claim else { return false }
         let report = try? String(contentsOfFile: item.reportPath, encoding: .utf8)
         let log = (try? String(contentsOfFile: item.logPath, encoding: .utf8)) ?? ""
@@ -70,16 +70,16 @@ extension PostgresQueue: Queue {
         return ended
     }
 
-    public func renew(_ item: QueueItem, lease: Double) throws -> Bool {
+    package func renew(_ item: QueueItem, lease: Double) throws -> Bool {
         guard case .postgres(let claim) = item.claim else { return false }
         return try renew(claim, lease: lease)
     }
 
-    public func list() throws -> [QueueEntry] {
+    package func list() throws -> [QueueEntry] {
         try items().map { QueueEntry(id: String($0.id), name: $0.name, state: $0.state) }
     }
 
-    public func watch(wake: @escaping @Sendable () -> Void) -> Int32? {
+    package func watch(wake: @escaping @Sendable () -> Void) -> Int32? {
         try? onSubmit(wake)
         return nil
     }

@@ -12,7 +12,7 @@ import Foundation
 /// let id = try queue.submit(text: jobText, name: "nightly.yaml", params: [:], directory: "/srv/nightly/jobs")
 /// if let claim = try queue.claimNext(worker: "4121@etl-1", lease: 30) { print(claim.id, claim.token) }
 /// ```
-public final class PostgresQueue: Sendable {
+package final class PostgresQueue: Sendable {
     /// The table the items are in.
     static let table = Entity(name: "_batchrun_queue", columns: [
         Column(name: "id", type: .integer, isPrimaryKey: true),
@@ -40,16 +40,16 @@ public final class PostgresQueue: Sendable {
     let store: Store
 
     /// The queue's database, as the URL names it (no password).
-    public var location: String { store.path }
+    package var location: String { store.path }
 
     /// Opens the queue, creating its table when missing.
-    public init(url: String) throws {
+    package init(url: String) throws {
         store = try Store(postgres: url, model: Model(entities: [Self.table]))
     }
 
     /// True when `spec` is the database of the queue at `queue` (its URL or location): a run of
     /// an item there can be fenced.
-    public static func holds(_ spec: StoreSpec, queue: String) -> Bool {
+    package static func holds(_ spec: StoreSpec, queue: String) -> Bool {
         spec.kind == .postgres && (try? PostgresLocation(url: spec.path).description) == (try? PostgresLocation(url: queue).description)
     }
 
@@ -58,7 +58,7 @@ public final class PostgresQueue: Sendable {
     /// Queues a job file's text, its params and the folder its relative paths resolve against;
     /// wakes idle workers. Returns the item's id.
     @discardableResult
-    public func submit(text: String, name: String, params: [String: String], directory: String) throws -> Int64 {
+    package func submit(text: String, name: String, params: [String: String], directory: String) throws -> Int64 {
         let encoded = String(decoding: try JSONEncoder.sorted.encode(params), as: UTF8.self)
         return try store.backend.write(interruptedBy: nil) { db in
             let id = try db.value("INSERT INTO _batchrun_queue (name, job_text, params, directory) VALUES (?, ?, ?, ?) RETURNING id",
@@ -71,21 +71,21 @@ public final class PostgresQueue: Sendable {
     // MARK: Claiming
 
     /// An item a worker holds until its lease runs out: `token` fences its run.
-    public struct Claim: Sendable {
-        public let id: Int64
-        public let token: Int64
-        public let name: String
-        public let text: String
-        public let params: [String: String]
-        public let directory: String
+    package struct Claim: Sendable {
+        package let id: Int64
+        package let token: Int64
+        package let name: String
+        package let text: String
+        package let params: [String: String]
+        package let directory: String
         /// True when the item was taken over from a worker whose lease ran out.
-        public let takenOver: Bool
+        package let takenOver: Bool
     }
 
     /// Claims the first item that is pending or whose lease ran out (taken over), for `lease`
     /// seconds; nil when there is none. Items another worker is claiming at this moment are
     /// skipped, never waited for.
-    public func claimNext(worker: String, lease: Double) throws -> Claim? {
+    package func claimNext(worker: String, lease: Double) throws -> Claim? {
         try store.backend.write(interruptedBy: nil) { db in
             guard let row = try db.namedRows("""
                 WITH next AS (
@@ -107,7 +107,7 @@ public final class PostgresQueue: Sendable {
 
     /// Extends a claim's lease; false when the claim was lost (its lease ran out and another
     /// worker took the item).
-    public func renew(_ claim: Claim, lease: Double) throws -> Bool {
+    package func renew(_ claim: Claim, lease: Double) throws -> Bool {
         try store.backend.write(interruptedBy: nil) { db in
             try db.execute("""
                 UPDATE _batchrun_queue SET lease_until = clock_timestamp() + ? * interval '1 millisecond'
@@ -121,7 +121,7 @@ public final class PostgresQueue: Sendable {
     /// key-share lock, so a takeover either comes before the check and fails it, or waits for
     /// the commit). `idleTimeout` ends a transaction of a paused run, so the rows it locked are
     /// free for the worker that takes the item over.
-    public static func fence(item id: Int64, token: Int64, idleTimeout: Double) -> WriteFence {
+    package static func fence(item id: Int64, token: Int64, idleTimeout: Double) -> WriteFence {
         WriteFence(sql: "SELECT 1 FROM _batchrun_queue WHERE id = ? AND token = ? AND state = 'running' FOR KEY SHARE",
                    arguments: [.integer(id), .integer(token)],
                    refusal: "lost the lease of queue item \(id): another worker took it over", idleTimeout: idleTimeout)
@@ -139,7 +139,7 @@ public final class PostgresQueue: Sendable {
     ///     try? FileManager.default.removeItem(atPath: copy)
     /// }
     /// ```
-    public func finish(_ claim: Claim, as state: QueueItemState, status: Int32?, report: String?, log: String, error: String?,
+    package func finish(_ claim: Claim, as state: QueueItemState, status: Int32?, report: String?, log: String, error: String?,
                        whileHeld: () -> Void = {}) throws -> Bool {
         try store.backend.write(interruptedBy: nil) { db in
             let held = try db.execute("""
@@ -156,25 +156,25 @@ public final class PostgresQueue: Sendable {
     // MARK: Waiting
 
     /// Calls `wake` whenever an item is submitted (PostgreSQL's `LISTEN`), from another thread.
-    public func onSubmit(_ wake: @escaping @Sendable () -> Void) throws {
+    package func onSubmit(_ wake: @escaping @Sendable () -> Void) throws {
         try store.backend.listen(channel: Self.channel, wake)
     }
 
     // MARK: Listing
 
     /// One item as `batchrun queue` lists it.
-    public struct Item: Sendable, Codable {
-        public var id: Int64
-        public var name: String
-        public var state: QueueItemState
-        public var worker: String?
+    package struct Item: Sendable, Codable {
+        package var id: Int64
+        package var name: String
+        package var state: QueueItemState
+        package var worker: String?
         /// Seconds until the lease runs out (negative: it ran out; the next claim takes it over).
-        public var leaseLeft: Double?
-        public var attempts: Int
-        public var submittedAt: String
-        public var endedAt: String?
-        public var status: Int?
-        public var error: String?
+        package var leaseLeft: Double?
+        package var attempts: Int
+        package var submittedAt: String
+        package var endedAt: String?
+        package var status: Int?
+        package var error: String?
 
         enum CodingKeys: String, CodingKey {
             case id, name, state, worker, attempts, status, error
@@ -183,7 +183,7 @@ public final class PostgresQueue: Sendable {
     }
 
     /// Every item in submission order.
-    public func items() throws -> [Item] {
+    package func items() throws -> [Item] {
         try store.backend.read(interruptedBy: nil) { db in
             try db.namedRows("""
                 SELECT id, name, state, worker, extract(epoch FROM lease_until - clock_timestamp()) AS lease_left, attempts,
@@ -199,7 +199,7 @@ public final class PostgresQueue: Sendable {
     }
 
     /// An item's report (JSON) and log, as its runs left them.
-    public func output(of id: Int64) throws -> (report: String?, log: String)? {
+    package func output(of id: Int64) throws -> (report: String?, log: String)? {
         try store.backend.read(interruptedBy: nil) { db in
             try db.namedRows("SELECT report, log FROM _batchrun_queue WHERE id = ?", [.integer(id)]).first.map {
                 ($0["report"].string, $0["log"].string ?? "")

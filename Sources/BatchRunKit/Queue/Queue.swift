@@ -8,7 +8,7 @@
 /// print(try queue.submit(fileAt: "jobs/nightly.yaml", params: ["cutoff": "2026-02-01"]))
 /// for entry in try queue.list() { print(entry.id, entry.name, entry.state) }
 /// ```
-public protocol Queue: Sendable {
+package protocol Queue: Sendable {
     /// The queue as messages name it: a folder's absolute path, a database's URL (no password).
     var location: String { get }
 
@@ -46,7 +46,7 @@ public protocol Queue: Sendable {
 extension Queue {
     /// Queues one job file.
     @discardableResult
-    public func submit(fileAt path: String, params: [String: String] = [:]) throws -> String {
+    package func submit(fileAt path: String, params: [String: String] = [:]) throws -> String {
         try submit(fileAt: path, params: params, sequence: 1)
     }
 }
@@ -57,6 +57,6 @@ extension Queue {
 /// ```swift
 /// let queue = try openQueue(at: CommandLine.arguments[1])
 /// ```
-public func openQueue(at location: String) throws -> any Queue {
+package func openQueue(at location: String) throws -> any Queue {
     try QueueLocation(location).open()
 }

@@ -10,7 +10,7 @@ public struct QueueEntry: Sendable, Hashable {
     public var name: String
     public var state: QueueItemState
 
-    public init(id: String, name: String, state: QueueItemState) {
+    package init(id: String, name: String, state: QueueItemState) {
         self.id = id
         self.name = name
         self.state = state

@@ -6,15 +6,15 @@
 /// ```swift
 /// let opened = try RunOpening.open(file, resume: true, fence: item.fence)
 /// ```
-public struct QueueFence: Sendable, Hashable {
-    public var item: Int64
-    public var token: Int64
+package struct QueueFence: Sendable, Hashable {
+    package var item: Int64
+    package var token: Int64
     /// The lease, in seconds: also how long a paused run's transaction may stay idle.
-    public var lease: Double
+    package var lease: Double
     /// The queue's database (its URL).
-    public var queue: String
+    package var queue: String
 
-    public init(item: Int64, token: Int64, lease: Double, queue: String) {
+    package init(item: Int64, token: Int64, lease: Double, queue: String) {
         self.item = item
         self.token = token
         self.lease = lease
@@ -22,7 +22,7 @@ public struct QueueFence: Sendable, Hashable {
     }
 
     /// True when `store` is the queue's database: then its writes can be fenced.
-    public func holds(_ store: StoreSpec) -> Bool {
+    package func holds(_ store: StoreSpec) -> Bool {
         #if PostgreSQL
         PostgresQueue.holds(store, queue: queue)
         #else
@@ -31,7 +31,7 @@ public struct QueueFence: Sendable, Hashable {
     }
 
     /// The condition every write transaction of the run checks as it commits.
-    public var writeFence: WriteFence {
+    package var writeFence: WriteFence {
         #if PostgreSQL
         PostgresQueue.fence(item: item, token: token, idleTimeout: lease)
         #else

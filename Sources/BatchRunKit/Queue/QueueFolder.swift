@@ -13,29 +13,29 @@ import Foundation
 /// let name = try queue.submit(text: jobText, name: "nightly.yaml", params: ["cutoff": "2026-02-01"])
 /// if let claim = try queue.claimNext() { print(claim.name, claim.path) }
 /// ```
-public struct QueueFolder: Sendable {
+package struct QueueFolder: Sendable {
     /// The queue folder (the one holding `pending/`); items' relative paths resolve against it.
-    public let path: String
+    package let path: String
 
     /// Opens a queue, making its folders when missing.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = URL(fileURLWithPath: path).standardizedFileURL.path
         for state in QueueItemState.allCases {
             try FileManager.default.createDirectory(atPath: folder(state), withIntermediateDirectories: true)
         }
     }
 
-    public func folder(_ state: QueueItemState) -> String { path + "/" + state.rawValue }
+    package func folder(_ state: QueueItemState) -> String { path + "/" + state.rawValue }
 
-    public func itemPath(_ name: String, in state: QueueItemState) -> String { folder(state) + "/" + name }
+    package func itemPath(_ name: String, in state: QueueItemState) -> String { folder(state) + "/" + name }
 
     /// The items of a folder, in run order (names starting with `.` and sidecars are ignored).
-    public func items(in state: QueueItemState) -> [String] {
+    package func items(in state: QueueItemState) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(state))) ?? []
         return names.filter(Self.isItem).sorted()
     }
 
-    public static func isItem(_ name: String) -> Bool {
+    package static func isItem(_ name: String) -> Bool {
         !name.hasPrefix(".") && (name.hasSuffix(".yaml") || name.hasSuffix(".yml"))
     }
 
@@ -47,7 +47,7 @@ public struct QueueFolder: Sendable {
     /// Writes a job file into `pending/` under a name that sorts by submission,
     /// `YYYYMMDDTHHMMSSmmm-NNNN-NAME.yaml`, written beside the queue and renamed in (never seen
     /// half written), its params on its first line. Returns the item's name.
-    public func submit(text: String, name: String, params: [String: String], at date: Date = Date(), sequence: Int = 1) throws -> String {
+    package func submit(text: String, name: String, params: [String: String], at date: Date = Date(), sequence: Int = 1) throws -> String {
         var content = text
         if !params.isEmpty {
             let encoder = JSONEncoder()
@@ -78,7 +78,7 @@ public struct QueueFolder: Sendable {
     }
 
     /// The `--param` values an item carries on its first line.
-    public static func params(ofItemAt path: String) -> [String: String] {
+    package static func params(ofItemAt path: String) -> [String: String] {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [:] }
         defer { try? handle.close() }
         let head = String(decoding: (try? handle.read(upToCount: 64 * 1024)) ?? Data(), as: UTF8.self)
@@ -89,14 +89,14 @@ public struct QueueFolder: Sendable {
     // MARK: Claiming
 
     /// An item a worker holds: its lock stays held for as long as the claim lives.
-    public final class Claim: Sendable {
-        public let name: String
-        public let path: String
+    package final class Claim: Sendable {
+        package let name: String
+        package let path: String
         /// True when the item was taken over from a worker that died.
-        public let orphan: Bool
+        package let orphan: Bool
         /// The locked file descriptor (inherited by the worker's child, so the lock is held
         /// while either of them lives).
-        public let descriptor: Int32
+        package let descriptor: Int32
 
         init(name: String, path: String, orphan: Bool, descriptor: Int32) {
             self.name = name
@@ -106,12 +106,12 @@ public struct QueueFolder: Sendable {
         }
 
         /// Releases the lock.
-        public func release() { close(descriptor) }
+        package func release() { close(descriptor) }
     }
 
     /// Takes over an orphan (an item in `running/` whose lock nobody holds), else claims the
     /// first pending item; nil when there is nothing to take.
-    public func claimNext() throws -> Claim? {
+    package func claimNext() throws -> Claim? {
         for name in items(in: .running) {
             let path = itemPath(name, in: .running)
             guard let descriptor = Self.lock(path) else { continue }
@@ -141,7 +141,7 @@ public struct QueueFolder: Sendable {
     }
 
     /// True when a process holds the lock of the item in `running/` (it is being run).
-    public func isLocked(_ name: String) -> Bool {
+    package func isLocked(_ name: String) -> Bool {
         guard let descriptor = Self.lock(itemPath(name, in: .running)) else { return true }
         close(descriptor)
         return false
@@ -149,7 +149,7 @@ public struct QueueFolder: Sendable {
 
     /// Moves a running item to `state`: to `done/` or `failed/` with its report and log; back
     /// to `pending/` alone (its log stays in `running/`, where its next attempt adds to it).
-    public func finish(_ claim: Claim, as state: QueueItemState) throws {
+    package func finish(_ claim: Claim, as state: QueueItemState) throws {
         for suffix in [".json", ".log"] where state != .pending {
             let sidecar = claim.path + suffix
             if FileManager.default.fileExists(atPath: sidecar) {

@@ -7,28 +7,28 @@
 /// loader.baseDirectory = item.baseDirectory
 /// let file = try loader.load(path: item.path)
 /// ```
-public struct QueueItem: Sendable {
+package struct QueueItem: Sendable {
     /// As the worker's lines name it.
-    public let name: String
+    package let name: String
     /// The job file to run; also the run's identity in the store's history, so a taken-over
     /// item resumes the same run.
-    public let path: String
+    package let path: String
     /// The folder its relative paths resolve against.
-    public let baseDirectory: String
-    public let params: [String: String]
+    package let baseDirectory: String
+    package let params: [String: String]
     /// Taken over from a worker that died or lost its lease.
-    public let takenOver: Bool
+    package let takenOver: Bool
     /// Where its run's JSON report and its output go.
-    public let reportPath: String
-    public let logPath: String
+    package let reportPath: String
+    package let logPath: String
     /// A folder item's locked descriptor: the process that runs the item should hold it too
     /// (a child inherits it), so the item is orphaned only when both are gone.
-    public let lock: Int32?
+    package let lock: Int32?
     /// A PostgreSQL item's fence, for its run's store.
-    public let fence: QueueFence?
+    package let fence: QueueFence?
     /// The item's expressions were prepared on the server when it was submitted; its run need
     /// not prepare them again.
-    public let checkedAtSubmit: Bool
+    package let checkedAtSubmit: Bool
     /// Reports earlier claims of a taken-over item left on this machine (a PostgreSQL item's
     /// reports are the claim's own): one of them may be the finished run's.
     package var earlierReports: [String] = []

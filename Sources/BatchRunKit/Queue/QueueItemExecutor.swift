@@ -14,7 +14,7 @@
 ///     ...
 /// }
 /// ```
-public protocol QueueItemExecutor: AnyObject {
+package protocol QueueItemExecutor: AnyObject {
     /// Starts running `item` (as `batchrun run ITEM --resume --relative-to BASE` would, its
     /// report to `item.reportPath`, its output to `item.logPath`); the run's number, or nil when
     /// it could not start (the item fails).
@@ -44,7 +44,7 @@ public protocol QueueItemExecutor: AnyObject {
 }
 
 extension QueueItemExecutor {
-    public var descriptors: [Int32] { [] }
-    public func stopTaking() {}
-    public func shutDown() {}
+    package var descriptors: [Int32] { [] }
+    package func stopTaking() {}
+    package func shutDown() {}
 }

@@ -7,18 +7,18 @@ import Foundation
 /// let listing = QueueListing(of: try QueueFolder(path: "var/queue"))
 /// print(listing.items.filter { $0.state == .pending }.map(\.name))
 /// ```
-public struct QueueListing: Sendable, Codable {
-    public struct Item: Sendable, Codable {
-        public var name: String
-        public var state: QueueItemState
+package struct QueueListing: Sendable, Codable {
+    package struct Item: Sendable, Codable {
+        package var name: String
+        package var state: QueueItemState
         /// For a running item: its process (`PID@HOST`), its running jobs and rows so far.
-        public var process: String?
-        public var jobs: [String]?
-        public var rows: Int?
+        package var process: String?
+        package var jobs: [String]?
+        package var rows: Int?
         /// For a running item whose worker died: true (the next worker takes it over).
-        public var orphaned: Bool?
+        package var orphaned: Bool?
         /// For a failed item: the first line of its error.
-        public var error: String?
+        package var error: String?
 
         init(name: String, state: QueueItemState) {
             self.name = name
@@ -26,11 +26,11 @@ public struct QueueListing: Sendable, Codable {
         }
     }
 
-    public var queue: String
-    public var counts: [String: Int]
-    public var items: [Item]
+    package var queue: String
+    package var counts: [String: Int]
+    package var items: [Item]
 
-    public init(of queue: QueueFolder) {
+    package init(of queue: QueueFolder) {
         self.queue = queue.path
         var items: [Item] = []
         for state in QueueItemState.allCases {

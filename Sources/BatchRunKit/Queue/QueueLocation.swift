@@ -7,19 +7,19 @@
 /// case .database(let url): print("a table in \(url)")
 /// }
 /// ```
-public enum QueueLocation: Sendable, Hashable {
+package enum QueueLocation: Sendable, Hashable {
     /// A queue folder (the one holding `pending/`), as given.
     case folder(String)
     /// A queue in the PostgreSQL database at this URL.
     case database(String)
 
-    public init(_ location: String) {
+    package init(_ location: String) {
         self = StoreSpec(location: location).kind == .postgres ? .database(location) : .folder(location)
     }
 
     /// The folder that the relative paths of an item submitted here resolve against: the
     /// queue folder; nil for a database (an item's own folder).
-    public var baseDirectory: String? {
+    package var baseDirectory: String? {
         switch self {
         case .folder(let path): path
         case .database: nil
@@ -27,7 +27,7 @@ public enum QueueLocation: Sendable, Hashable {
     }
 
     /// Opens the queue (making a folder's folders, or the database's table, when missing).
-    public func open() throws -> any Queue {
+    package func open() throws -> any Queue {
         switch self {
         case .folder(let path): try QueueFolder(path: path)
         case .database(let url):

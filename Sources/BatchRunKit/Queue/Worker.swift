@@ -24,9 +24,9 @@ public final class Worker {
         /// third of it).
         public var lease: Double
         /// Say nothing (the `log` closure is not called).
-        public var quiet: Bool
+        package var quiet: Bool
         /// The worker as claims name it: `PID@HOST`.
-        public var identity: String
+        package var identity: String
 
         public init(slots: Int = 1, once: Bool = false, lease: Double = 30, quiet: Bool = false,
                     identity: String = "\(getpid())@\(ProcessInfo.processInfo.hostName)") {
@@ -38,9 +38,9 @@ public final class Worker {
         }
     }
 
-    public let queue: any Queue
-    public let executor: any QueueItemExecutor
-    public let options: Options
+    package let queue: any Queue
+    package let executor: any QueueItemExecutor
+    package let options: Options
     private let log: (String) -> Void
 
     /// Running items by their run's number.
@@ -61,12 +61,21 @@ public final class Worker {
     /// two hooks may run (`on_failure`, then `on_complete`, each killed 2 s after its timeout;
     /// a run stops within 250 ms otherwise), shorter than systemd's `TimeoutStopSec` in the
     /// docs. Nothing it had not committed is kept (a transaction ends with its session).
-    public static let stopGrace: TimeInterval = 2 * (ShellHook.defaultTimeout + 2) + 15
+    package static let stopGrace: TimeInterval = 2 * (ShellHook.defaultTimeout + 2) + 15
 
-    /// A worker on `queue` whose items `executor` runs; `log` gets its lines (each item claimed,
-    /// run, moved; by default standard output, each line after the time of day).
-    public init(queue: any Queue, executor: any QueueItemExecutor, options: Options = Options(),
-                log: @escaping (String) -> Void = Worker.printLine) {
+    /// A worker on `queue` that runs its items in this process, each item's jobs
+    /// `maxConcurrentJobs` at once; `log` gets its lines (each item claimed, run, moved; by
+    /// default standard output, each line after the time of day).
+    public convenience init(queue: JobQueue, options: Options = Options(),
+                            maxConcurrentJobs: Int = ProcessInfo.processInfo.activeProcessorCount,
+                            log: ((String) -> Void)? = nil) {
+        self.init(queue: queue.queue, executor: JobFileExecutor(maxConcurrentJobs: maxConcurrentJobs), options: options,
+                  log: log ?? Worker.printLine)
+    }
+
+    /// A worker on `queue` whose items `executor` runs (`batchrun worker`: in child processes).
+    package init(queue: any Queue, executor: any QueueItemExecutor, options: Options = Options(),
+                 log: @escaping (String) -> Void = Worker.printLine) {
         self.queue = queue
         self.executor = executor
         self.options = options
@@ -233,7 +242,7 @@ public final class Worker {
     }
 
     /// Writes a line to standard output after the time of day (`14:03:07  running ...`).
-    public static func printLine(_ message: String) {
+    package static func printLine(_ message: String) {
         let formatter = Date.ISO8601FormatStyle().time(includingFractionalSeconds: false)
         FileHandle.standardOutput.write(Data("\(Date().formatted(formatter))  \(message)\n".utf8))
     }

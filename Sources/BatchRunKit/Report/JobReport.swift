@@ -2,25 +2,25 @@
 public struct JobReport: Sendable, Hashable, Codable {
     public var name: String
     public var status: JobStatus
-    public var needs: [String]
-    public var queuedSeconds: Double
+    package var needs: [String]
+    package var queuedSeconds: Double
     /// Seconds from the run's start to this job's start; nil for a job that never started
     /// (and in reports written before this key existed).
-    public var startedSeconds: Double?
+    package var startedSeconds: Double?
     public var runSeconds: Double
-    public var attempts: Int
+    package var attempts: Int
     public var error: String?
-    public var skippedBecause: String?
+    package var skippedBecause: String?
     public var rows: RowCounts
-    public var batches: BatchCounts
-    public var steps: [StepReport]
+    package var batches: BatchCounts
+    package var steps: [StepReport]
     public var conflicts: Int
     /// Rows over every attempt of a resumed run (`rows` counts this attempt).
-    public var rowsTotal = RowCounts()
+    package var rowsTotal = RowCounts()
     /// For a job of a resumed run that was not run again: `done earlier`. Written only when set.
-    public var resumed: String?
+    package var resumed: String?
 
-    public init(name: String, status: JobStatus, needs: [String] = [], queuedSeconds: Double = 0,
+    package init(name: String, status: JobStatus, needs: [String] = [], queuedSeconds: Double = 0,
                 runSeconds: Double = 0, attempts: Int = 0, error: String? = nil, skippedBecause: String? = nil,
                 rows: RowCounts = RowCounts(), batches: BatchCounts = BatchCounts(), steps: [StepReport] = [],
                 conflicts: Int = 0, startedSeconds: Double? = nil, resumed: String? = nil) {

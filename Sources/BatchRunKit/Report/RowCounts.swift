@@ -4,9 +4,9 @@ public struct RowCounts: Sendable, Hashable, Codable {
     public var inserted = 0
     public var updated = 0
     public var deleted = 0
-    public var rejected = 0
+    package var rejected = 0
 
-    public init(fetched: Int = 0, inserted: Int = 0, updated: Int = 0, deleted: Int = 0, rejected: Int = 0) {
+    package init(fetched: Int = 0, inserted: Int = 0, updated: Int = 0, deleted: Int = 0, rejected: Int = 0) {
         self.fetched = fetched
         self.inserted = inserted
         self.updated = updated
@@ -14,21 +14,21 @@ public struct RowCounts: Sendable, Hashable, Codable {
         self.rejected = rejected
     }
 
-    public static func + (lhs: RowCounts, rhs: RowCounts) -> RowCounts {
+    package static func + (lhs: RowCounts, rhs: RowCounts) -> RowCounts {
         RowCounts(fetched: lhs.fetched + rhs.fetched, inserted: lhs.inserted + rhs.inserted,
                   updated: lhs.updated + rhs.updated, deleted: lhs.deleted + rhs.deleted,
                   rejected: lhs.rejected + rhs.rejected)
     }
 
-    public static func += (lhs: inout RowCounts, rhs: RowCounts) { lhs = lhs + rhs }
+    package static func += (lhs: inout RowCounts, rhs: RowCounts) { lhs = lhs + rhs }
 }
 
 /// Batches saved and rolled back.
-public struct BatchCounts: Sendable, Hashable, Codable {
-    public var committed = 0
-    public var rolledBack = 0
+package struct BatchCounts: Sendable, Hashable, Codable {
+    package var committed = 0
+    package var rolledBack = 0
 
-    public init(committed: Int = 0, rolledBack: Int = 0) {
+    package init(committed: Int = 0, rolledBack: Int = 0) {
         self.committed = committed
         self.rolledBack = rolledBack
     }
@@ -38,7 +38,7 @@ public struct BatchCounts: Sendable, Hashable, Codable {
         case rolledBack = "rolled_back"
     }
 
-    public static func += (lhs: inout BatchCounts, rhs: BatchCounts) {
+    package static func += (lhs: inout BatchCounts, rhs: BatchCounts) {
         lhs.committed += rhs.committed
         lhs.rolledBack += rhs.rolledBack
     }

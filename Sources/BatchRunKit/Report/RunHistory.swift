@@ -10,16 +10,16 @@ import Foundation
 /// ])
 /// history.runs(of: "import_sessions").map(\.seconds)   // [1.9, 2.4]
 /// ```
-public struct RunHistory: Sendable, Hashable {
+package struct RunHistory: Sendable, Hashable {
     /// One earlier run: when it started, how it ended, and each job's run time in seconds
     /// (a job that did not run in it has no entry).
-    public struct Run: Sendable, Hashable {
-        public var id: Int64
-        public var startedAt: Date
-        public var status: RunReport.Status
-        public var jobSeconds: [String: Double]
+    package struct Run: Sendable, Hashable {
+        package var id: Int64
+        package var startedAt: Date
+        package var status: RunReport.Status
+        package var jobSeconds: [String: Double]
 
-        public init(id: Int64, startedAt: Date, status: RunReport.Status, jobSeconds: [String: Double]) {
+        package init(id: Int64, startedAt: Date, status: RunReport.Status, jobSeconds: [String: Double]) {
             self.id = id
             self.startedAt = startedAt
             self.status = status
@@ -28,14 +28,14 @@ public struct RunHistory: Sendable, Hashable {
     }
 
     /// Oldest first.
-    public var runs: [Run]
+    package var runs: [Run]
 
-    public init(runs: [Run]) {
+    package init(runs: [Run]) {
         self.runs = runs.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
     }
 
     /// The runs that ran the job, oldest first, each with the job's run time.
-    public func runs(of job: String) -> [(run: Run, seconds: Double)] {
+    package func runs(of job: String) -> [(run: Run, seconds: Double)] {
         runs.compactMap { run in run.jobSeconds[job].map { (run, $0) } }
     }
 }
@@ -44,7 +44,7 @@ extension RunHistory {
     /// The history of `summaries` (as `batchrun runs` lists them), for trends: jobs done
     /// earlier in a resumed run did not run in it, and a run still marked `running` (its
     /// process died) counts as cancelled.
-    public init(_ summaries: [RunSummary]) {
+    package init(_ summaries: [RunSummary]) {
         let parse = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         self.init(runs: summaries.map { summary in
             Run(id: summary.id, startedAt: (try? parse.parse(summary.startedAt)) ?? Date(timeIntervalSince1970: 0),

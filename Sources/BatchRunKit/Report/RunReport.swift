@@ -11,20 +11,20 @@ public struct RunReport: Sendable, Hashable, Codable {
         case ok, failed, cancelled
     }
 
-    public var schema = 1
+    package var schema = 1
     /// The run's number in the store's run history (`batchrun runs`).
-    public var runID: Int64?
+    package var runID: Int64?
     /// For a resumed run: the run it continued.
-    public var resumedFrom: Int64?
+    package var resumedFrom: Int64?
     public var file: String
-    public var store: String
+    package var store: String
     public var status: Status
-    public var startedAt: Date
+    package var startedAt: Date
     public var elapsedSeconds: Double
     public var jobs: [JobReport]
     public var conflicts: ConflictRecords
 
-    public init(file: String, store: String, status: Status = .ok, startedAt: Date = Date(),
+    package init(file: String, store: String, status: Status = .ok, startedAt: Date = Date(),
                 elapsedSeconds: Double = 0, jobs: [JobReport] = [], conflicts: ConflictRecords = []) {
         self.file = file
         self.store = store
@@ -36,7 +36,7 @@ public struct RunReport: Sendable, Hashable, Codable {
     }
 
     /// The same, with the conflicts as an array.
-    public init(file: String, store: String, status: Status = .ok, startedAt: Date = Date(),
+    package init(file: String, store: String, status: Status = .ok, startedAt: Date = Date(),
                 elapsedSeconds: Double = 0, jobs: [JobReport] = [], conflicts: [MergeConflictRecord]) {
         self.init(file: file, store: store, status: status, startedAt: startedAt, elapsedSeconds: elapsedSeconds, jobs: jobs,
                   conflicts: ConflictRecords(conflicts))
@@ -51,7 +51,7 @@ public struct RunReport: Sendable, Hashable, Codable {
     }
 
     /// The run's status from its jobs: cancelled if any was, failed if any failed or timed out.
-    public static func status(of jobs: [JobReport], interrupted: Bool) -> Status {
+    package static func status(of jobs: [JobReport], interrupted: Bool) -> Status {
         if interrupted { return .cancelled }
         if jobs.contains(where: { $0.status != .ok }) { return .failed }
         return .ok

@@ -2,16 +2,16 @@ import Foundation
 
 /// One past run of a job file, as `batchrun runs` lists it: when, how it ended, how long it
 /// took, its rows, and each job's run time (the history behind the HTML report's trends).
-public struct RunSummary: Sendable, Hashable, Codable {
+package struct RunSummary: Sendable, Hashable, Codable {
     /// One job's part of the run.
-    public struct JobTime: Sendable, Hashable, Codable {
-        public var name: String
-        public var status: String
-        public var runSeconds: Double
+    package struct JobTime: Sendable, Hashable, Codable {
+        package var name: String
+        package var status: String
+        package var runSeconds: Double
         /// True when the run continued an earlier one that had finished this job.
-        public var doneEarlier: Bool
+        package var doneEarlier: Bool
 
-        public init(name: String, status: String, runSeconds: Double, doneEarlier: Bool) {
+        package init(name: String, status: String, runSeconds: Double, doneEarlier: Bool) {
             self.name = name
             self.status = status
             self.runSeconds = runSeconds
@@ -25,17 +25,17 @@ public struct RunSummary: Sendable, Hashable, Codable {
         }
     }
 
-    public var id: Int64
-    public var startedAt: String
-    public var endedAt: String?
+    package var id: Int64
+    package var startedAt: String
+    package var endedAt: String?
     /// `ok`, `failed`, `cancelled`, or `running` (still running, or its process died).
-    public var status: String
-    public var elapsedSeconds: Double?
-    public var resumedFrom: Int64?
-    public var rows: RowCounts
-    public var jobs: [JobTime]
+    package var status: String
+    package var elapsedSeconds: Double?
+    package var resumedFrom: Int64?
+    package var rows: RowCounts
+    package var jobs: [JobTime]
 
-    public init(id: Int64, startedAt: String, endedAt: String?, status: String, elapsedSeconds: Double?,
+    package init(id: Int64, startedAt: String, endedAt: String?, status: String, elapsedSeconds: Double?,
                 resumedFrom: Int64?, rows: RowCounts, jobs: [JobTime]) {
         self.id = id
         self.startedAt = startedAt

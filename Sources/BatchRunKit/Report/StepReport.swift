@@ -1,18 +1,18 @@
 /// What one step did: `{ "kind": "insert", "entity": "Session", "run_s": 1.2, "rows": {...} }`.
-public struct StepReport: Sendable, Hashable, Codable {
-    public var kind: StepKind
-    public var entity: String
-    public var runSeconds: Double
-    public var rows: RowCounts
-    public var batches: BatchCounts
+package struct StepReport: Sendable, Hashable, Codable {
+    package var kind: StepKind
+    package var entity: String
+    package var runSeconds: Double
+    package var rows: RowCounts
+    package var batches: BatchCounts
     /// Constraint or optimistic conflicts met (and resolved by the merge policy).
-    public var conflicts: Int
+    package var conflicts: Int
     /// Batches tried again after a busy store or a conflict under `error`.
-    public var retries = 0
+    package var retries = 0
     /// Each conflict; the run report lists them all at its top level, not per step.
-    public var conflictRecords: ConflictRecords = []
+    package var conflictRecords: ConflictRecords = []
 
-    public init(kind: StepKind, entity: String, runSeconds: Double = 0, rows: RowCounts = RowCounts(),
+    package init(kind: StepKind, entity: String, runSeconds: Double = 0, rows: RowCounts = RowCounts(),
                 batches: BatchCounts = BatchCounts(), conflicts: Int = 0) {
         self.conflicts = conflicts
         self.kind = kind
@@ -29,7 +29,7 @@ public struct StepReport: Sendable, Hashable, Codable {
 
     /// The report of a step whose writes were all rolled back (an atomic job that failed):
     /// what it read stays, what it wrote is gone; only a conflict that failed the job remains.
-    public var rolledBack: StepReport {
+    package var rolledBack: StepReport {
         var report = self
         report.rows = RowCounts(fetched: rows.fetched)
         report.batches = BatchCounts(committed: 0, rolledBack: batches.committed + batches.rolledBack)

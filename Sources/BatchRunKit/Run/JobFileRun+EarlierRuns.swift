@@ -9,7 +9,7 @@ extension JobFileRun {
     /// let report = try RunReport(jsonData: Data(contentsOf: url))
     /// let trends = JobFileRun.earlierRuns(before: report)
     /// ```
-    public static func earlierRuns(before report: RunReport) -> RunHistory? {
+    package static func earlierRuns(before report: RunReport) -> RunHistory? {
         let spec = StoreSpec(location: report.store)
         guard spec.kind == .postgres || FileManager.default.fileExists(atPath: report.store),
               let store = try? Store(spec, model: Model(entities: [])),

@@ -6,17 +6,17 @@ extension JobFileRun {
     /// ```swift
     /// for run in try JobFileRun.history(of: file, in: store, limit: 10) { print(run.id, run.status) }
     /// ```
-    public static func history(of file: JobFile, in store: Store, limit: Int = 20) throws -> [RunSummary] {
+    package static func history(of file: JobFile, in store: Store, limit: Int = 20) throws -> [RunSummary] {
         try history(ofFileAt: file.path, in: store, limit: limit)
     }
 
     /// The runs of the job file at `path` (relative to the current folder) recorded in `store`.
-    public static func history(ofFileAt path: String, in store: Store, limit: Int = 20) throws -> [RunSummary] {
+    package static func history(ofFileAt path: String, in store: Store, limit: Int = 20) throws -> [RunSummary] {
         try RunLedger(store: store).history(file: URL(fileURLWithPath: path).standardizedFileURL.path, limit: limit)
     }
 
     /// The runs before run `id` (the trends of an HTML report), from the summaries of a history.
-    public static func earlierRuns(than id: Int64?, in summaries: [RunSummary]) -> RunHistory {
+    package static func earlierRuns(than id: Int64?, in summaries: [RunSummary]) -> RunHistory {
         RunHistory(summaries.filter { id == nil || $0.id < id! })
     }
 

@@ -12,7 +12,7 @@ extension JobFileRun {
     ///     try report.writeJSON(to: "var/nightly.json")
     /// }
     /// ```
-    public static func recordedReport(of file: JobFile, in store: Store) throws -> RunReport? {
+    package static func recordedReport(of file: JobFile, in store: Store) throws -> RunReport? {
         let ledger = RunLedger(store: store)
         guard let run = try ledger.latestRun(file: identity(of: file)) else { return nil }
         let startedAt = (try? Date(run.startedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) ?? Date()

@@ -28,23 +28,30 @@ public final class JobFileRun: Sendable {
         case startingOver(job: String, reason: String)
     }
 
-    public let file: JobFile
-    public let store: Store
-    public let scheduler: Scheduler
+    package let file: JobFile
+    package let store: Store
+    package let scheduler: Scheduler
     /// The run this one continues, if any.
-    public let continuation: RunContinuation?
+    package let continuation: RunContinuation?
     /// The `--param` values, recorded with the run so a resume uses them again.
-    public let params: [String: String]
+    package let params: [String: String]
     /// False: nothing is recorded in the store (no run state, no checkpoints, no history), so
     /// the run cannot be resumed. For a store that must hold only its own tables.
-    public let recordsRun: Bool
+    package let recordsRun: Bool
     private let state = JobRunState()
     private let interrupted = Mutex(false)
     /// When the run began and when each job started, for the reports' `started_s`.
     private let clock = Mutex<(run: Date?, jobs: [String: Date])>((nil, [:]))
 
-    public init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil,
-                continuing continuation: RunContinuation? = nil, params: [String: String] = [:], recordsRun: Bool = true) {
+    public convenience init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false,
+                            mainContext: MainContext? = nil, params: [String: String] = [:]) {
+        self.init(file: file, store: store, maxConcurrent: maxConcurrent, failFast: failFast, mainContext: mainContext,
+                  continuing: nil, params: params, recordsRun: true)
+    }
+
+    /// A run that continues `continuation` (`--resume`), or that records nothing in the store (`recordsRun`).
+    package init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil,
+                 continuing continuation: RunContinuation?, params: [String: String] = [:], recordsRun: Bool = true) {
         self.file = file
         self.recordsRun = recordsRun
         self.store = store
@@ -74,10 +81,10 @@ public final class JobFileRun: Sendable {
     }
 
     /// True once `cancel()` was called.
-    public var wasCancelled: Bool { interrupted.withLock { $0 } }
+    package var wasCancelled: Bool { interrupted.withLock { $0 } }
 
     /// Rows each running job has committed (or fetched) so far, for a progress line.
-    public func liveProgress() -> [(job: String, rows: Int)] {
+    package func liveProgress() -> [(job: String, rows: Int)] {
         state.live()
     }
 

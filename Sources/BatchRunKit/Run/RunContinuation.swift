@@ -10,11 +10,11 @@ import Foundation
 ///     let report = await JobFileRun(file: file, store: store, continuing: continuation).run()
 /// }
 /// ```
-public struct RunContinuation: Sendable {
+package struct RunContinuation: Sendable {
     /// The run continued.
-    public let runID: Int64
+    package let runID: Int64
     /// The `--param` values it ran with; a resumed run uses them.
-    public let params: [String: String]
+    package let params: [String: String]
     let jobs: [String: RunLedger.JobRecord]
     let steps: [String: [Int: RunLedger.StepRecord]]
 
@@ -22,7 +22,7 @@ public struct RunContinuation: Sendable {
     /// process died); nil when there is none, or it ended `ok` (a new run starts).
     /// Throws `ResumeError.stillRunning` when its process is alive, unless `evenIfAlive` (a run
     /// fenced by a queue lease: the live process lost the lease and cannot commit).
-    public static func find(for file: JobFile, in store: Store, evenIfAlive: Bool = false) throws -> RunContinuation? {
+    package static func find(for file: JobFile, in store: Store, evenIfAlive: Bool = false) throws -> RunContinuation? {
         let ledger = RunLedger(store: store)
         guard let latest = try ledger.latestRun(file: JobFileRun.identity(of: file)), latest.status != RunReport.Status.ok.rawValue
         else { return nil }
@@ -35,7 +35,7 @@ public struct RunContinuation: Sendable {
 
     /// Throws `ResumeError.feedChanged` when a feed an unfinished insert read from changed
     /// since (its size, modification time, or the hashes of the part read).
-    public func checkFeeds(of file: JobFile) throws {
+    package func checkFeeds(of file: JobFile) throws {
         for job in file.jobs {
             // Only a job that continues from its checkpoints reads on where it stopped.
             guard let record = jobs[job.name], record.status != JobStatus.ok.rawValue,
@@ -52,11 +52,11 @@ public struct RunContinuation: Sendable {
 }
 
 /// Why `--resume` refused to continue a run.
-public enum ResumeError: Error, Sendable, CustomStringConvertible {
+package enum ResumeError: Error, Sendable, CustomStringConvertible {
     case stillRunning(run: Int64, pid: Int32, host: String)
     case feedChanged(path: String, job: String, run: Int64)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .stillRunning(let run, let pid, let host):
             return "run \(run) of this file is still running (process \(pid) on \(host)); it cannot be resumed while it runs"

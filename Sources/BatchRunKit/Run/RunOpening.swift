@@ -15,21 +15,27 @@ public struct RunOpening: Sendable {
     public let file: JobFile
     public let store: Store
     /// The run this one continues (`resume`), if any.
-    public let continuation: RunContinuation?
+    package let continuation: RunContinuation?
     /// True when the store's writes are fenced by a queue claim.
-    public let fenced: Bool
+    package let fenced: Bool
 
     /// Opens `file`'s store and, with `resume`, finds the run to continue (a fenced run may
     /// continue one whose process still lives: that process lost the claim and cannot commit).
     /// When that run had other params than `params`, `reload` is called with its params and
     /// the file it returns is run (its errors are thrown as they are). Throws `RunOpeningError`.
-    public static func open(_ file: JobFile, resume: Bool = false, fence: QueueFence? = nil, params: [String: String] = [:],
+    public static func open(_ file: JobFile, resume: Bool = false, params: [String: String] = [:],
                             reload: (_ params: [String: String]) throws -> JobFile = { _ in throw RunOpeningError.cannotReload }) throws -> RunOpening {
+        try open(file, resume: resume, fence: nil, params: params, reload: reload)
+    }
+
+    /// `open`, the store's writes fenced by a queue claim when the store is the queue's database.
+    package static func open(_ file: JobFile, resume: Bool = false, fence: QueueFence?, params: [String: String] = [:],
+                             reload: (_ params: [String: String]) throws -> JobFile = { _ in throw RunOpeningError.cannotReload }) throws -> RunOpening {
         let store: Store
         var fenced = false
         do {
             if let fence, fence.holds(file.store) {
-                store = try Store(postgres: file.store.path, model: file.model, busyTimeout: file.store.busyTimeout, fence: fence.writeFence)
+                store = try Store(file.store, model: file.model, fence: fence.writeFence)
                 fenced = true
             } else {
                 store = try Store(file.store, model: file.model)

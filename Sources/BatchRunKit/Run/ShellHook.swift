@@ -6,16 +6,16 @@ import Foundation
 /// ```swift
 /// let result = ShellHook.run("echo $BATCHRUN_STATUS", environment: ["BATCHRUN_STATUS": "ok"])
 /// ```
-public enum ShellHook {
-    public enum Result: Sendable, Equatable {
+package enum ShellHook {
+    package enum Result: Sendable, Equatable {
         case succeeded
         case failed(String)
     }
 
     /// How long a hook may run before it is stopped.
-    public static let defaultTimeout: Double = 60
+    package static let defaultTimeout: Double = 60
 
-    public static func run(_ command: String, environment extra: [String: String],
+    package static func run(_ command: String, environment extra: [String: String],
                            timeout: Double = defaultTimeout) -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")

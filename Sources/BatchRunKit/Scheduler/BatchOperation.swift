@@ -30,8 +30,8 @@ import Synchronization
 public final class BatchOperation<Value: Sendable>: ScheduledOperation {
     public let unit: OperationUnit
 
-    public var name: String { unit.name }
-    public var needs: [String] { unit.needs }
+    package var name: String { unit.name }
+    package var needs: [String] { unit.needs }
 
     /// `work` runs on a thread of its own (it may block on SQLite) and should check
     /// `isCancelled` at every batch boundary. Throwing `CancellationError`, or returning after

@@ -6,7 +6,7 @@ public struct OperationOutcome: Sendable {
     /// The error that ended a failed operation, as thrown (`MergeConflictError`, a `StepError`, ...).
     public var failure: (any Error)?
     /// For a timed-out operation, the limit it ran past, in seconds.
-    public var timeLimit: Double?
+    package var timeLimit: Double?
     /// For a skipped operation: the needed one that did not succeed, and how it ended.
     public var skippedBecause: String?
     /// Seconds between being ready to start (its needs done) and starting.
@@ -15,7 +15,7 @@ public struct OperationOutcome: Sendable {
     /// What the body returned, for a typed `BatchOperation` to hand to its completion block.
     var value: (any Sendable)?
 
-    public init(name: String, status: JobStatus, failure: (any Error)? = nil, timeLimit: Double? = nil,
+    package init(name: String, status: JobStatus, failure: (any Error)? = nil, timeLimit: Double? = nil,
                 skippedBecause: String? = nil, queuedSeconds: Double = 0, runSeconds: Double = 0) {
         self.name = name
         self.status = status
@@ -27,7 +27,7 @@ public struct OperationOutcome: Sendable {
     }
 
     /// What went wrong, as a line of text: the failure's description, or the time limit.
-    public var error: String? {
+    package var error: String? {
         if let failure { return "\(failure)" }
         if let timeLimit { return "timed out after \(String(format: "%g", timeLimit))s" }
         return nil

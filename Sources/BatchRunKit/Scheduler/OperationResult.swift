@@ -12,7 +12,7 @@ public struct OperationResult<Value: Sendable>: Sendable {
     /// What the work returned; nil unless the status is `ok`.
     public var value: Value?
 
-    public init(outcome: OperationOutcome, value: Value?) {
+    package init(outcome: OperationOutcome, value: Value?) {
         self.outcome = outcome
         self.value = value
     }

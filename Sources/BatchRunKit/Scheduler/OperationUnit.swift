@@ -17,8 +17,8 @@ public final class OperationUnit: Sendable {
         case cancelled
     }
 
-    public let name: String
-    public let needs: [String]
+    package let name: String
+    package let needs: [String]
     private let state = Mutex(State())
 
     private struct State {

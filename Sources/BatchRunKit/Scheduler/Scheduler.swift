@@ -21,13 +21,13 @@ public final class Scheduler: Sendable {
         case finished(OperationOutcome, index: Int, total: Int)
     }
 
-    public let operations: [any ScheduledOperation]
-    public let maxConcurrent: Int
-    public let failFast: Bool
+    package let operations: [any ScheduledOperation]
+    package let maxConcurrent: Int
+    package let failFast: Bool
     /// Seconds each operation may run, by name; past it the operation is cancelled and `timed_out`.
-    public let timeouts: [String: Double]
+    package let timeouts: [String: Double]
     /// When set, completion blocks run only after this context merged the operation's saves.
-    public let mainContext: MainContext?
+    package let mainContext: MainContext?
     private let cancelled = Mutex(false)
 
     public init(operations: [any ScheduledOperation], maxConcurrent: Int = ProcessInfo.processInfo.activeProcessorCount,
@@ -46,7 +46,7 @@ public final class Scheduler: Sendable {
         for operation in operations { operation.unit.cancel() }
     }
 
-    public var isCancelled: Bool { cancelled.withLock { $0 } }
+    package var isCancelled: Bool { cancelled.withLock { $0 } }
 
     /// Runs everything and returns each operation's outcome, in the operations' order, once
     /// every operation has ended, every completion block has run, and the main context (when

@@ -5,5 +5,5 @@ public enum JobStatus: String, Sendable, Hashable, Codable, CaseIterable {
     case cancelled, skipped
 
     /// A job that needs this one may start only after `ok`.
-    public var letsDependentsRun: Bool { self == .ok }
+    package var letsDependentsRun: Bool { self == .ok }
 }

@@ -4,7 +4,7 @@
 /// StepKind(rawValue: "batch-update")   // .batchUpdate
 /// StepKind.batchUpdate.rawValue        // "batch-update"
 /// ```
-public enum StepKind: String, Sendable, Hashable, Codable, CaseIterable {
+package enum StepKind: String, Sendable, Hashable, Codable, CaseIterable {
     case fetch
     case insert
     case delete

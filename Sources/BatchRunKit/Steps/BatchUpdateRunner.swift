@@ -6,8 +6,8 @@ import Foundation
 /// policy (`recompute` evaluates the expressions again inside the save); on PostgreSQL, with
 /// nothing committed since the previous batch's save, a batch is read inside its save
 /// (`ContextBatches`). `direct: true` runs one set-based UPDATE instead.
-public enum BatchUpdateRunner {
-    public static func run(_ step: BatchUpdateStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
+package enum BatchUpdateRunner {
+    package static func run(_ step: BatchUpdateStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
         var report = StepReport(kind: .batchUpdate, entity: environment.entity.name)
         do {

@@ -1,29 +1,29 @@
 /// `batch-update`: sets columns from expressions on the rows matching `where`.
-public struct BatchUpdateStep: Sendable, Hashable {
-    public struct Assignment: Sendable, Hashable {
-        public var column: String
-        public var expression: String
-        public init(column: String, expression: String) {
+package struct BatchUpdateStep: Sendable, Hashable {
+    package struct Assignment: Sendable, Hashable {
+        package var column: String
+        package var expression: String
+        package init(column: String, expression: String) {
             self.column = column
             self.expression = expression
         }
     }
 
-    public var entity: String
-    public var whereClause: String?
-    public var set: [Assignment]
+    package var entity: String
+    package var whereClause: String?
+    package var set: [Assignment]
     /// One set-based UPDATE that bypasses the contexts.
-    public var direct = false
-    public var params: [String: ParamTemplate] = [:]
-    public var batchSize: Int?
+    package var direct = false
+    package var params: [String: ParamTemplate] = [:]
+    package var batchSize: Int?
 
-    public init(entity: String, whereClause: String?, set: [Assignment]) {
+    package init(entity: String, whereClause: String?, set: [Assignment]) {
         self.entity = entity
         self.whereClause = whereClause
         self.set = set
     }
 
-    public func sql(for entity: Entity) -> String {
+    package func sql(for entity: Entity) -> String {
         let assignments = set.map { "\(SQL.quote($0.column)) = (\($0.expression))" }.joined(separator: ", ")
         return "UPDATE \(SQL.quote(entity.tableName)) SET \(assignments)" + (whereClause.map { " WHERE (\($0))" } ?? "")
     }

@@ -3,8 +3,8 @@ import Foundation
 /// Runs a `delete` in the job's context: each batch reads keys and values of up to
 /// `batch_size` matching rows, then deletes them in one save that checks every row is still as
 /// read. Rows changed meanwhile are conflicts resolved by the merge policy.
-public enum DeleteRunner {
-    public static func run(_ step: DeleteStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
+package enum DeleteRunner {
+    package static func run(_ step: DeleteStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
         var report = StepReport(kind: .delete, entity: environment.entity.name)
         context.recomputeRules[environment.entity.name] = RecomputeRule(deleteWhere: step.whereClause, params: environment.params)

@@ -2,8 +2,8 @@ import Foundation
 
 /// Runs a `fetch`: one snapshot read, rows streamed to the output; the first row becomes the
 /// `as:` outputs (all NULL when there is no row).
-public enum FetchRunner {
-    public static func run(_ step: FetchStep, in environment: StepEnvironment, context: isolated Context)
+package enum FetchRunner {
+    package static func run(_ step: FetchStep, in environment: StepEnvironment, context: isolated Context)
         throws -> (report: StepReport, outputs: [String: StoreValue]?)
     {
         let started = Date()

@@ -5,8 +5,8 @@ import Foundation
 /// transaction for `replace: true`), binding each row to a prepared statement reused for the
 /// batch. A row that collides with an existing one on its primary key or a unique constraint
 /// is a constraint conflict, resolved by the merge policy and reported.
-public enum InsertRunner {
-    public static func run(_ step: InsertStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
+package enum InsertRunner {
+    package static func run(_ step: InsertStep, in environment: StepEnvironment, context: isolated Context) throws -> StepReport {
         let started = Date()
         var report = StepReport(kind: .insert, entity: environment.entity.name)
         let feedName: String

@@ -1,11 +1,11 @@
 /// `insert`: adds rows from inline `rows` or a feed file, in batches.
-public struct InsertStep: Sendable, Hashable {
-    public enum Source: Sendable, Hashable {
+package struct InsertStep: Sendable, Hashable {
+    package enum Source: Sendable, Hashable {
         /// Inline rows: field name to value, in the order written.
         case rows([[(field: String, value: StoreValue)]])
         case file(path: String, format: FeedFormat)
 
-        public static func == (lhs: Source, rhs: Source) -> Bool {
+        package static func == (lhs: Source, rhs: Source) -> Bool {
             switch (lhs, rhs) {
             case (.file(let a, let b), .file(let c, let d)): return a == c && b == d
             case (.rows(let a), .rows(let b)):
@@ -16,7 +16,7 @@ public struct InsertStep: Sendable, Hashable {
             }
         }
 
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             switch self {
             case .file(let path, let format): hasher.combine(path); hasher.combine(format)
             case .rows(let rows): hasher.combine(rows.count)
@@ -24,34 +24,34 @@ public struct InsertStep: Sendable, Hashable {
         }
     }
 
-    public enum BadRows: String, Sendable, Hashable, CaseIterable {
+    package enum BadRows: String, Sendable, Hashable, CaseIterable {
         case fail, skip
     }
 
-    public var entity: String
-    public var source: Source
+    package var entity: String
+    package var source: Source
     /// Feed values read as NULL; nil means the default (`[""]` for CSV and TSV).
-    public var nulls: [String]?
+    package var nulls: [String]?
     /// Feed field to column, or to nil to drop the field.
-    public var columns: [String: String?] = [:]
-    public var badRows: BadRows = .fail
-    public var replace = false
-    public var params: [String: ParamTemplate] = [:]
-    public var batchSize: Int?
+    package var columns: [String: String?] = [:]
+    package var badRows: BadRows = .fail
+    package var replace = false
+    package var params: [String: ParamTemplate] = [:]
+    package var batchSize: Int?
 
-    public init(entity: String, source: Source) {
+    package init(entity: String, source: Source) {
         self.entity = entity
         self.source = source
     }
 
     /// True for inline `rows`.
-    public var isInline: Bool {
+    package var isInline: Bool {
         if case .rows = source { return true }
         return false
     }
 
     /// The column a feed field goes to (nil: dropped), following `columns`.
-    public func column(forField field: String) -> String?? {
+    package func column(forField field: String) -> String?? {
         if let mapped = columns[field] { return .some(mapped) }
         return .some(field)
     }

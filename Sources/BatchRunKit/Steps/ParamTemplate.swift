@@ -2,8 +2,8 @@
 ///
 /// `"${stats.average}"` is a single reference and keeps the referenced value's type;
 /// `"after ${params.cutoff}"` is text with a reference inside.
-public struct ParamTemplate: Sendable, Hashable {
-    public enum Reference: Sendable, Hashable, CustomStringConvertible {
+package struct ParamTemplate: Sendable, Hashable {
+    package enum Reference: Sendable, Hashable, CustomStringConvertible {
         /// `${NAME.COLUMN}`: a column of the first row published by a fetch with `as: NAME`.
         case output(name: String, column: String)
         /// `${env.VAR}`
@@ -11,7 +11,7 @@ public struct ParamTemplate: Sendable, Hashable {
         /// `${params.NAME}`
         case parameter(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .output(let name, let column): return "${\(name).\(column)}"
             case .environment(let name): return "${env.\(name)}"
@@ -20,31 +20,31 @@ public struct ParamTemplate: Sendable, Hashable {
         }
     }
 
-    public enum Part: Sendable, Hashable {
+    package enum Part: Sendable, Hashable {
         case literal(String)
         case reference(Reference)
     }
 
     /// Set when the template has no references.
-    public var constant: StoreValue?
-    public var parts: [Part]
+    package var constant: StoreValue?
+    package var parts: [Part]
 
-    public init(constant: StoreValue) {
+    package init(constant: StoreValue) {
         self.constant = constant
         self.parts = []
     }
 
-    public init(parts: [Part]) {
+    package init(parts: [Part]) {
         self.constant = nil
         self.parts = parts
     }
 
-    public var references: [Reference] {
+    package var references: [Reference] {
         parts.compactMap { if case .reference(let reference) = $0 { return reference } else { return nil } }
     }
 
     /// The value, with each reference looked up by `lookup` (nil when it has no value).
-    public func resolve(_ lookup: (Reference) -> StoreValue?) -> StoreValue? {
+    package func resolve(_ lookup: (Reference) -> StoreValue?) -> StoreValue? {
         if let constant { return constant }
         if parts.count == 1, case .reference(let reference) = parts[0] { return lookup(reference) }
         var text = ""
@@ -60,7 +60,7 @@ public struct ParamTemplate: Sendable, Hashable {
     }
 
     /// Splits `${...}` references out of text; returns nil and the bad reference if one is malformed.
-    public static func parse(_ text: String) -> Result<ParamTemplate, ParseError> {
+    package static func parse(_ text: String) -> Result<ParamTemplate, ParseError> {
         guard text.contains("${") else { return .success(ParamTemplate(constant: .text(text))) }
         var parts: [Part] = []
         var rest = Substring(text)
@@ -85,7 +85,7 @@ public struct ParamTemplate: Sendable, Hashable {
         return .success(ParamTemplate(parts: parts))
     }
 
-    public struct ParseError: Error, Sendable {
-        public var message: String
+    package struct ParseError: Error, Sendable {
+        package var message: String
     }
 }

@@ -1,12 +1,12 @@
 /// One step of a job, run in order in the job's own context.
-public enum Step: Sendable, Hashable {
+package enum Step: Sendable, Hashable {
     case fetch(FetchStep)
     case insert(InsertStep)
     case delete(DeleteStep)
     case batchUpdate(BatchUpdateStep)
 
     /// The key that names the step in a job file: `fetch`, `insert`, `delete`, `batch-update`.
-    public var kind: StepKind {
+    package var kind: StepKind {
         switch self {
         case .fetch: return .fetch
         case .insert: return .insert
@@ -15,7 +15,7 @@ public enum Step: Sendable, Hashable {
         }
     }
 
-    public var entity: String {
+    package var entity: String {
         switch self {
         case .fetch(let step): return step.entity
         case .insert(let step): return step.entity
@@ -24,7 +24,7 @@ public enum Step: Sendable, Hashable {
         }
     }
 
-    public var params: [String: ParamTemplate] {
+    package var params: [String: ParamTemplate] {
         switch self {
         case .fetch(let step): return step.params
         case .insert(let step): return step.params
@@ -33,7 +33,7 @@ public enum Step: Sendable, Hashable {
         }
     }
 
-    public var batchSize: Int? {
+    package var batchSize: Int? {
         switch self {
         case .fetch(let step): return step.batchSize
         case .insert(let step): return step.batchSize

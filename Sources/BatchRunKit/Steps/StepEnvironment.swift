@@ -2,28 +2,28 @@ import Foundation
 
 /// What a step needs to run: its entity, resolved params, batch size, merge policy, and how to
 /// learn that the job was cancelled.
-public struct StepEnvironment: Sendable {
-    public var job: String
-    public var entity: Entity
+package struct StepEnvironment: Sendable {
+    package var job: String
+    package var entity: Entity
     /// Every placeholder's value, the step's params merged over the file's.
-    public var params: [String: StoreValue]
-    public var batchSize: Int
-    public var mergePolicy: MergePolicy
+    package var params: [String: StoreValue]
+    package var batchSize: Int
+    package var mergePolicy: MergePolicy
     /// True once the job is cancelled; steps check it at every batch boundary.
-    public var isCancelled: @Sendable () -> Bool
+    package var isCancelled: @Sendable () -> Bool
     /// Called after each committed batch with the step's running totals.
-    public var progress: @Sendable (RowCounts) -> Void
+    package var progress: @Sendable (RowCounts) -> Void
     /// How many times a batch that failed on a busy or locked store, or on a conflict under
     /// `error`, is tried again from a fresh read.
-    public var retries = 0
+    package var retries = 0
     /// Told why a batch is about to be tried again.
-    public var onRetry: @Sendable (String) -> Void = { _ in }
+    package var onRetry: @Sendable (String) -> Void = { _ in }
     /// Where a resumed step starts again: after its last committed batch.
-    public var resumeAt: StepPosition?
+    package var resumeAt: StepPosition?
     /// Writes the step's checkpoint in the transaction of each batch (set by a job-file run).
     var checkpoint: StepCheckpoint?
 
-    public init(job: String, entity: Entity, params: [String: StoreValue], batchSize: Int, mergePolicy: MergePolicy,
+    package init(job: String, entity: Entity, params: [String: StoreValue], batchSize: Int, mergePolicy: MergePolicy,
                 isCancelled: @escaping @Sendable () -> Bool = { false },
                 progress: @escaping @Sendable (RowCounts) -> Void = { _ in }) {
         self.job = job
@@ -84,25 +84,25 @@ extension StepEnvironment {
 }
 
 /// A step stopped; what it had committed before stays committed and is in `report`.
-public struct StepError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public var report: StepReport
-    public var cancelled: Bool
+package struct StepError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package var report: StepReport
+    package var cancelled: Bool
     /// The error underneath, when there is one (for deciding whether to retry).
-    public var cause: (any Error)?
+    package var cause: (any Error)?
 
-    public init(_ message: String, report: StepReport, cancelled: Bool = false, cause: (any Error)? = nil) {
+    package init(_ message: String, report: StepReport, cancelled: Bool = false, cause: (any Error)? = nil) {
         self.message = message
         self.report = report
         self.cancelled = cancelled
         self.cause = cause
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// A path as users want to read it: relative to the current folder when it is inside it.
-public func displayPath(_ path: String) -> String {
+package func displayPath(_ path: String) -> String {
     let current = FileManager.default.currentDirectoryPath
     let prefix = current.hasSuffix("/") ? current : current + "/"
     return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path

@@ -1,6 +1,6 @@
 /// Where a step's committed work ends: saved as its checkpoint in the transaction of every
 /// batch, and where a resumed step starts again.
-public enum StepPosition: Sendable, Hashable, Codable {
+package enum StepPosition: Sendable, Hashable, Codable {
     /// An insert from a feed file: where the next batch starts, and the feed as it was read.
     case feed(FeedPosition)
     /// An insert of inline rows: how many rows are done.
@@ -14,20 +14,20 @@ public enum StepPosition: Sendable, Hashable, Codable {
 /// A position in a feed file after a committed batch, with what identifies the feed as it was
 /// then: its size, modification time, and hashes of its first 64 KB and of the 64 KB that end
 /// at `offset` (the part read is not read again to resume: the windows stand for it).
-public struct FeedPosition: Sendable, Hashable, Codable {
+package struct FeedPosition: Sendable, Hashable, Codable {
     /// The byte offset where the next record starts.
-    public var offset: Int64
+    package var offset: Int64
     /// The line number of that record.
-    public var line: Int
+    package var line: Int
     /// The size of the rejected-rows file at that point (`bad_rows: skip`), so a resumed step
     /// writes no rejected row twice.
-    public var rejectedBytes: Int64
-    public var feedSize: Int64
-    public var feedModified: Double
-    public var headHash: UInt64
-    public var tailHash: UInt64
+    package var rejectedBytes: Int64
+    package var feedSize: Int64
+    package var feedModified: Double
+    package var headHash: UInt64
+    package var tailHash: UInt64
 
-    public init(offset: Int64, line: Int, rejectedBytes: Int64, feedSize: Int64, feedModified: Double,
+    package init(offset: Int64, line: Int, rejectedBytes: Int64, feedSize: Int64, feedModified: Double,
                 headHash: UInt64, tailHash: UInt64) {
         self.offset = offset
         self.line = line

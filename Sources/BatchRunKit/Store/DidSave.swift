@@ -9,7 +9,7 @@ public struct DidSave: Sendable, Hashable {
     public var updated: [String: [ObjectID]]
     public var deleted: [String: [ObjectID]]
 
-    public init(sequence: UInt64, savedBy: String, inserted: [String: [ObjectID]] = [:],
+    package init(sequence: UInt64, savedBy: String, inserted: [String: [ObjectID]] = [:],
                 updated: [String: [ObjectID]] = [:], deleted: [String: [ObjectID]] = [:]) {
         self.sequence = sequence
         self.savedBy = savedBy
@@ -18,7 +18,7 @@ public struct DidSave: Sendable, Hashable {
         self.deleted = deleted
     }
 
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     /// The IDs a merge refreshes: updated, then inserted.
     var refreshedIDs: [ObjectID] {

@@ -72,12 +72,12 @@ public struct Entity: Sendable, Hashable {
         set { storage = storage.with(primaryKey: newValue) }
     }
 
-    public var uniques: [[String]] {
+    package var uniques: [[String]] {
         get { storage.uniques }
         set { storage = storage.with(uniques: newValue) }
     }
 
-    public var indexes: [[String]] {
+    package var indexes: [[String]] {
         get { storage.indexes }
         set { storage = storage.with(indexes: newValue) }
     }
@@ -102,7 +102,7 @@ public struct Entity: Sendable, Hashable {
         return storage.positions[name] ?? storage.lowercasedPositions[name.lowercased()]
     }
 
-    public var columnNames: [String] { columns.map(\.name) }
+    package var columnNames: [String] { columns.map(\.name) }
 
     public static func == (lhs: Entity, rhs: Entity) -> Bool {
         lhs.storage === rhs.storage

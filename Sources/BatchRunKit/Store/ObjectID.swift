@@ -20,7 +20,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         self.storage = key.count == 1 ? .single(key[0]) : .composite(key)
     }
 
-    public init(entity: String, single value: StoreValue) {
+    package init(entity: String, single value: StoreValue) {
         self.entity = entity
         self.storage = .single(value)
     }

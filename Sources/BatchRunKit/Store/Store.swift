@@ -29,7 +29,12 @@ public final class Store: Sendable {
     /// ```swift
     /// let store = try Store(StoreSpec(location: "postgresql://batch@db.internal/nightly"), model: model)
     /// ```
-    public init(_ spec: StoreSpec, model: Model, fence: WriteFence? = nil) throws {
+    public convenience init(_ spec: StoreSpec, model: Model) throws {
+        try self.init(spec, model: model, fence: nil)
+    }
+
+    /// The store a `StoreSpec` names, every write transaction fenced by `fence` (a queue item's lease).
+    package init(_ spec: StoreSpec, model: Model, fence: WriteFence?) throws {
         let backend = try spec.backend().open(location: spec.path, model: model, busyTimeout: spec.busyTimeout, fence: fence)
         path = backend.locationDescription
         self.model = model
@@ -47,10 +52,9 @@ public final class Store: Sendable {
     /// ```swift
     /// let store = try Store(postgres: "postgresql://batch@db.internal:5432/nightly", model: model)
     /// ```
-    /// `busyTimeout`: how long a write waits for a lock another session holds. `fence`: a
-    /// condition every write transaction must meet as it commits (a queue item's lease).
-    public convenience init(postgres url: String, model: Model, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
-        try self.init(StoreSpec(kind: .postgres, path: url, busyTimeout: busyTimeout), model: model, fence: fence)
+    /// `busyTimeout`: how long a write waits for a lock another session holds.
+    public convenience init(postgres url: String, model: Model, busyTimeout: Double = 5) throws {
+        try self.init(StoreSpec(kind: .postgres, path: url, busyTimeout: busyTimeout), model: model, fence: nil)
     }
 
     /// Why an operation on the store failed, as a user can act on it.

@@ -18,7 +18,7 @@ public struct StoreSpec: Sendable, Hashable {
         /// ```swift
         /// StoreSpec.Kind(location: "var/nightly.sqlite")   // .sqlite
         /// ```
-        public init(location: String) {
+        package init(location: String) {
             self = location.hasPrefix("postgresql://") || location.hasPrefix("postgres://") ? .postgres : .sqlite
         }
     }
@@ -26,10 +26,10 @@ public struct StoreSpec: Sendable, Hashable {
     public var kind: Kind
     /// SQLite: the file, resolved against the job file's folder (or the current folder for
     /// `--store`). PostgreSQL: the URL (it holds no password).
-    public var path: String
+    package var path: String
     /// How long a write waits for another program's lock (SQLite's busy timeout,
     /// PostgreSQL's `lock_timeout`).
-    public var busyTimeout: Double
+    package var busyTimeout: Double
 
     init(kind: Kind = .sqlite, path: String, busyTimeout: Double = 5) {
         self.kind = kind

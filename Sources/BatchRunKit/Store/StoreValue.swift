@@ -54,22 +54,22 @@ public enum StoreValue: Sendable, Hashable, CustomStringConvertible {
 // MARK: Typed initialisers and accessors
 
 extension StoreValue {
-    public init(_ value: Int) { self = .integer(Int64(value)) }
-    public init(_ value: Int64) { self = .integer(value) }
-    public init(_ value: Double) { self = .real(value) }
-    public init(_ value: String) { self = .text(value) }
+    init(_ value: Int) { self = .integer(Int64(value)) }
+    init(_ value: Int64) { self = .integer(value) }
+    init(_ value: Double) { self = .real(value) }
+    init(_ value: String) { self = .text(value) }
     /// `true` is stored as 1, `false` as 0 (the contract's `boolean`).
-    public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
-    public init(_ value: Data) { self = .blob([UInt8](value)) }
+    init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    init(_ value: Data) { self = .blob([UInt8](value)) }
     /// A date is stored as the contract's ISO 8601 text, in UTC with milliseconds:
     /// `2026-01-31T08:15:00.000Z`.
-    public init(_ value: Date) { self = .text(StoreValue.formatDate(value)) }
+    init(_ value: Date) { self = .text(StoreValue.formatDate(value)) }
     /// `nil` is `.null`.
     public init<T>(_ value: T?) where T: StoreValueConvertible {
         self = value.map(\.storeValue) ?? .null
     }
 
-    public var isNull: Bool { self == .null }
+    package var isNull: Bool { self == .null }
 
     /// An integer, or a real with no fraction, as `Int`.
     public var int: Int? {

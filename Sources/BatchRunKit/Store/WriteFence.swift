@@ -10,7 +10,7 @@
 /// let fence = PostgresQueue.fence(item: 7, token: 3, idleTimeout: 30)
 /// let store = try Store(postgres: url, model: model, fence: fence)
 /// ```
-public struct WriteFence: Sendable {
+package struct WriteFence: Sendable {
     /// The statement; `?` placeholders take `arguments`.
     var sql: String
     var arguments: [StoreValue]

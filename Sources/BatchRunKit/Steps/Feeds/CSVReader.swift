@@ -7,25 +7,25 @@ import Foundation
 /// var row = RawRow()
 /// while try reader.nextRow(into: &row) { print(row.line, row.string(0), row.range(of: 1)) }
 /// ```
-public struct RawRow: Sendable {
+package struct RawRow: Sendable {
     /// The row as read, delimiters and quotes included (a quoted field's doubled quotes undone in
     /// place): read a field through `range(of:)` or `string(_:)`, not by position.
-    public internal(set) var bytes: [UInt8] = []
+    package internal(set) var bytes: [UInt8] = []
     /// Field `i`'s value is `bytes[starts[i]..<ends[i]]` (`range(of:)`).
     var starts: [Int] = []
     var ends: [Int] = []
     /// The line the row starts on.
-    public var line = 0
+    package var line = 0
 
-    public init() {}
+    package init() {}
 
-    public var count: Int { ends.count }
+    package var count: Int { ends.count }
 
-    public func range(of field: Int) -> Range<Int> {
+    package func range(of field: Int) -> Range<Int> {
         starts[field]..<ends[field]
     }
 
-    public func string(_ field: Int) -> String {
+    package func string(_ field: Int) -> String {
         String(decoding: bytes[range(of: field)], as: UTF8.self)
     }
 
@@ -59,7 +59,7 @@ public struct RawRow: Sendable {
 /// var row = RawRow()
 /// while try reader.nextRow(into: &row) { print(row.line, row.string(0)) }
 /// ```
-public struct CSVReader: FeedReader {
+package struct CSVReader: FeedReader {
     private static let quote = UInt8(ascii: "\""), newline = UInt8(ascii: "\n"), carriageReturn = UInt8(ascii: "\r")
 
     private let handle: FileHandle
@@ -74,12 +74,12 @@ public struct CSVReader: FeedReader {
     private var bytesRead: UInt64 = 0
     /// The line `start` is on.
     private var line = 1
-    public private(set) var header: [String] = []
+    package private(set) var header: [String] = []
     private var scratch = RawRow()
 
     /// `startingAt`: after reading the header, go on from a place an earlier reader of the
     /// same file gave as `nextRecord`.
-    public init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18,
+    package init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18,
                 startingAt place: FeedOffset? = nil) throws(FeedError) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
@@ -106,7 +106,7 @@ public struct CSVReader: FeedReader {
         if let place { try move(to: place) }
     }
 
-    public var nextRecord: FeedOffset {
+    package var nextRecord: FeedOffset {
         FeedOffset(offset: Int64(bytesRead) - Int64(end - start), line: line)
     }
 
@@ -135,7 +135,7 @@ public struct CSVReader: FeedReader {
     }
 
     /// The next row as strings (the simple, slower form of `nextRow(into:)`).
-    public mutating func next() throws(FeedError) -> FeedRecord? {
+    package mutating func next() throws(FeedError) -> FeedRecord? {
         var row = scratch
         defer { scratch = row }
         guard try nextRow(into: &row) else { return nil }
@@ -144,7 +144,7 @@ public struct CSVReader: FeedReader {
 
     /// Reads the next row into `row`; false at the end of the file. Blank lines are skipped;
     /// a row with another number of fields than the header is an error.
-    public mutating func nextRow(into row: inout RawRow) throws(FeedError) -> Bool {
+    package mutating func nextRow(into row: inout RawRow) throws(FeedError) -> Bool {
         guard try nextRow(into: &row, skippingBlank: true) else { return false }
         guard row.count == header.count else {
             throw FeedError(file: displayPath, line: row.line,

@@ -1,9 +1,9 @@
 /// The format of an insert feed, from its file extension.
-public enum FeedFormat: String, Sendable, Hashable, CaseIterable {
+package enum FeedFormat: String, Sendable, Hashable, CaseIterable {
     case csv, tsv, json, ndjson
 
     /// `.csv`, `.tsv`, `.json`, `.ndjson` or `.jsonl` (case-insensitive); nil for anything else.
-    public init?(path: String) {
+    package init?(path: String) {
         switch path.split(separator: ".").last?.lowercased() {
         case "csv": self = .csv
         case "tsv": self = .tsv

@@ -1,24 +1,24 @@
 /// One record of a feed: where it started and its values by field name.
-public struct FeedRecord: Sendable {
+package struct FeedRecord: Sendable {
     /// 1-based line where the record starts (for JSON arrays, the line of its opening brace).
-    public var line: Int
+    package var line: Int
     /// Field names; for CSV and TSV the header, shared by every record.
-    public var fields: [String]
+    package var fields: [String]
     /// Values aligned with `fields`: text for CSV and TSV, typed for JSON.
-    public var values: [StoreValue]
+    package var values: [StoreValue]
 }
 
 /// A malformed feed: `data/sessions.csv:1234: unterminated quoted field`.
-public struct FeedError: Error, Sendable, CustomStringConvertible {
-    public var file: String
-    public var line: Int
-    public var message: String
+package struct FeedError: Error, Sendable, CustomStringConvertible {
+    package var file: String
+    package var line: Int
+    package var message: String
 
-    public var description: String { "\(file):\(line): \(message)" }
+    package var description: String { "\(file):\(line): \(message)" }
 }
 
 /// Reads a feed one record at a time.
-public protocol FeedReader {
+package protocol FeedReader {
     mutating func next() throws(FeedError) -> FeedRecord?
     /// Where the next record starts: a reader opened `startingAt` it reads on from there.
     var nextRecord: FeedOffset { get }
@@ -26,11 +26,11 @@ public protocol FeedReader {
 
 /// A place between two records of a feed file: the byte offset and the line the next record
 /// starts at. A resumed import opens its feed here instead of reading the part done again.
-public struct FeedOffset: Sendable, Hashable {
-    public var offset: Int64
-    public var line: Int
+package struct FeedOffset: Sendable, Hashable {
+    package var offset: Int64
+    package var line: Int
 
-    public init(offset: Int64, line: Int) {
+    package init(offset: Int64, line: Int) {
         self.offset = offset
         self.line = line
     }
@@ -42,10 +42,10 @@ public struct FeedOffset: Sendable, Hashable {
 /// var reader = try FeedReaders.open(path: "data/readings.ndjson", format: .ndjson, displayPath: "readings.ndjson")
 /// while let record = try reader.next() { print(record.line, record.values) }
 /// ```
-public enum FeedReaders {
+package enum FeedReaders {
     /// `startingAt`: a place a reader of the same file gave as `nextRecord` (a CSV or TSV
     /// header is still read from the top).
-    public static func open(path: String, format: FeedFormat, displayPath: String,
+    package static func open(path: String, format: FeedFormat, displayPath: String,
                             startingAt start: FeedOffset? = nil) throws(FeedError) -> any FeedReader {
         switch format {
         case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath, startingAt: start)

@@ -1,21 +1,21 @@
 import Foundation
 
 /// Streams an NDJSON / JSONL file: one JSON object a line.
-public struct NDJSONReader: FeedReader {
+package struct NDJSONReader: FeedReader {
     private var stream: ByteStream
     private let displayPath: String
     private var line = 0
     private var bytes: [UInt8] = []
 
-    public init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
+    package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
         stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0)
         self.displayPath = displayPath
         line = (start?.line ?? 1) - 1
     }
 
-    public var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line + 1) }
+    package var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line + 1) }
 
-    public mutating func next() throws(FeedError) -> FeedRecord? {
+    package mutating func next() throws(FeedError) -> FeedRecord? {
         while true {
             bytes.removeAll(keepingCapacity: true)
             var sawByte = false
@@ -40,7 +40,7 @@ public struct NDJSONReader: FeedReader {
 /// are found by tracking nesting, strings and escapes, and each element is parsed on its own,
 /// so memory holds one element at a time however large the file. A record's line is the line
 /// its opening brace is on.
-public struct JSONArrayReader: FeedReader {
+package struct JSONArrayReader: FeedReader {
     private var stream: ByteStream
     private let displayPath: String
     private var line = 1
@@ -49,7 +49,7 @@ public struct JSONArrayReader: FeedReader {
     private var element: [UInt8] = []
 
     /// `startingAt` must be a place this reader gave as `nextRecord` (after an element).
-    public init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
+    package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
         stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0)
         self.displayPath = displayPath
         if let start, start.offset > 0 {
@@ -58,9 +58,9 @@ public struct JSONArrayReader: FeedReader {
         }
     }
 
-    public var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line) }
+    package var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line) }
 
-    public mutating func next() throws(FeedError) -> FeedRecord? {
+    package mutating func next() throws(FeedError) -> FeedRecord? {
         if finished { return nil }
         if !started {
             skipSpace()

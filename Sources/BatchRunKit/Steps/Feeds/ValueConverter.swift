@@ -7,12 +7,12 @@ import Foundation
 /// ValueConverter.convert(.text("12.5"), to: .real)     // .success(.real(12.5))
 /// ValueConverter.convert(.text("yes"), to: .boolean)   // .failure("\"yes\" is not a boolean (true, false, 1 or 0)")
 /// ```
-public enum ValueConverter {
-    public struct Problem: Error, Sendable, Equatable {
-        public var message: String
+package enum ValueConverter {
+    package struct Problem: Error, Sendable, Equatable {
+        package var message: String
     }
 
-    public static func convert(_ value: StoreValue, to type: ColumnType) -> Result<StoreValue, Problem> {
+    package static func convert(_ value: StoreValue, to type: ColumnType) -> Result<StoreValue, Problem> {
         switch (value, type) {
         case (.null, _): return .success(.null)
         case (.text(let text), _): return convert(text: text, to: type)
@@ -32,7 +32,7 @@ public enum ValueConverter {
     }
 
     /// Text from a feed, parsed for the column's type.
-    public static func convert(text: String, to type: ColumnType) -> Result<StoreValue, Problem> {
+    package static func convert(text: String, to type: ColumnType) -> Result<StoreValue, Problem> {
         var text = text
         return text.withUTF8 { field in
             switch parse(field, as: type) {

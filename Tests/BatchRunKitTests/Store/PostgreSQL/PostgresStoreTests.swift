@@ -300,7 +300,7 @@ struct PostgresStoreTests {
         #expect(claim.name == "a.yaml" && claim.params == ["cutoff": "2026-01-01"] && claim.directory == "/srv/jobs" && !claim.takenOver)
         #expect(try queue.claimNext(worker: "2@second", lease: 30) == nil)   // held by its lease
 
-        let store = try Store(postgres: url, model: Self.model, fence: PostgresQueue.fence(item: claim.id, token: claim.token, idleTimeout: 30))
+        let store = try Store(StoreSpec(location: url), model: Self.model, fence: PostgresQueue.fence(item: claim.id, token: claim.token, idleTimeout: 30))
         let context = Context(store: store, name: "load")
         try await context.perform { context in
             try context.insert(into: "Reading", values: ["id": 1, "sensor": "a"])

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// The rules of ../shared/ARCHITECTURE.md that a reader of the tree can check, checked on the
+/// tree itself: a narrow public face, a thin command, and the backend chosen only in Store.
+@Suite("Architecture")
+struct ArchitectureTests {
+    /// The package's root, from this file's place in it (Tests/BatchRunKitTests/).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Every Swift file below `folder` (relative to the root), with its text.
+    static func sources(in folder: String) throws -> [(path: String, text: String)] {
+        let base = root.appendingPathComponent(folder)
+        let files = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
+        return try files.filter { $0.hasSuffix(".swift") }.sorted().map { file in
+            (folder + "/" + file, try String(contentsOf: base.appendingPathComponent(file), encoding: .utf8))
+        }
+    }
+
+    @Test("the library's public face is what docs/library.md documents: at most 300 public declarations")
+    func publicFace() throws {
+        let declarations = try Self.sources(in: "Sources/BatchRunKit").flatMap { file in
+            file.text.split(separator: "\n").filter { line in
+                let trimmed = line.drop { $0 == " " }
+                return trimmed.hasPrefix("public ") || trimmed.hasPrefix("open ")
+            }.map { "\(file.path): \($0)" }
+        }
+        #expect(declarations.count > 50, "the count found nothing: the walk is broken")
+        #expect(declarations.count <= 300, "\(declarations.count) public declarations")
+    }
+
+    @Test("the command is thin: at most 1,500 lines of Swift in Sources/batchrun")
+    func thinCommand() throws {
+        let lines = try Self.sources(in: "Sources/batchrun").reduce(0) { $0 + $1.text.split(separator: "\n", omittingEmptySubsequences: false).count - 1 }
+        #expect(lines > 100, "the count found nothing: the walk is broken")
+        #expect(lines <= 1_500, "\(lines) lines")
+    }
+
+    @Test("no file above Store imports a database client or tells a PostgreSQL location from another")
+    func backendChosenOnce() throws {
+        let files = try Self.sources(in: "Sources").filter { file in
+            !file.path.hasPrefix("Sources/BatchRunKit/Store/")
+        }
+        #expect(files.count > 20)
+        let clientImport = try Regex(#"(?m)^\s*(@_implementationOnly\s+)?import\s+(GRDB|GRDBSQLite|PostgresNIO|NIO\w*)\b"#)
+        let locationTest = try Regex(#"isPostgresURL|hasPrefix\("postgres|Kind\(location:"#)
+        for file in files {
+            let importsClient = file.text.firstMatch(of: clientImport) != nil
+            let readsLocation = file.text.firstMatch(of: locationTest) != nil
+            #expect(!importsClient, "\(file.path) imports a database client")
+            #expect(!readsLocation, "\(file.path) tells a PostgreSQL location from another")
+        }
+    }
+}
