@@ -2,14 +2,13 @@
 /// delete checked against the values the context read, each insert checked for constraint
 /// conflicts; every conflict goes to the `ConflictResolver`, which applies the merge policy.
 struct SaveWriter {
-    let db: any StoreConnection
-    let store: Store
-    let entity: Entity
-    let policy: MergePolicy
-    let job: String
-    /// The store's save number before this context read; later saves are "someone else".
-    let readSequence: UInt64
-    let recompute: RecomputeRule?
+    /// Applies the merge policy to the rows that conflict; it holds what the save writes with.
+    let resolver: ConflictResolver
+    var db: any StoreConnection { resolver.db }
+    var store: Store { resolver.store }
+    var entity: Entity { resolver.entity }
+    var policy: MergePolicy { resolver.policy }
+    var job: String { resolver.job }
 
     private let table: String
     private let columnList: String
@@ -21,18 +20,8 @@ struct SaveWriter {
     private let updateSQL = SQLCache()
     /// The statements of the hot loop, prepared once per save.
     private let statements = StatementCache()
-    /// Applies the merge policy to the rows that conflict.
-    let resolver: ConflictResolver
-
     init(db: any StoreConnection, store: Store, entity: Entity, policy: MergePolicy, job: String, readSequence: UInt64,
          recompute: RecomputeRule?) {
-        self.db = db
-        self.store = store
-        self.entity = entity
-        self.policy = policy
-        self.job = job
-        self.readSequence = readSequence
-        self.recompute = recompute
         resolver = ConflictResolver(db: db, store: store, entity: entity, policy: policy, job: job, readSequence: readSequence,
                                     recompute: recompute)
         table = SQL.quote(entity.tableName)
