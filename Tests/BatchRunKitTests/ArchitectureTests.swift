@@ -52,4 +52,16 @@ struct ArchitectureTests {
             #expect(!readsLocation, "\(file.path) tells a PostgreSQL location from another")
         }
     }
+
+    @Test("only the Context writes through the Store's backend and change log: steps, runs and queues go through it or the Store")
+    func onePathToTheBackend() throws {
+        let files = try Self.sources(in: "Sources").filter { file in
+            !file.path.hasPrefix("Sources/BatchRunKit/Store/") && !file.path.hasPrefix("Sources/BatchRunKit/Context/")
+        }
+        let reach = try Regex(#"\.backend\b|\bchangeLog\b"#)
+        for file in files {
+            let reaches = file.text.firstMatch(of: reach) != nil
+            #expect(!reaches, "\(file.path) reaches the Store's backend or change log")
+        }
+    }
 }

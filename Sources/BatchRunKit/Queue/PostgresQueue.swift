@@ -60,7 +60,7 @@ package final class PostgresQueue: Sendable {
     @discardableResult
     package func submit(text: String, name: String, params: [String: String], directory: String) throws -> Int64 {
         let encoded = String(decoding: try JSONEncoder.sorted.encode(params), as: UTF8.self)
-        return try store.backend.write(interruptedBy: nil) { db in
+        return try store.writeRecords { db in
             let id = try db.value("INSERT INTO _batchrun_queue (name, job_text, params, directory) VALUES (?, ?, ?, ?) RETURNING id",
                                   [.text(name), .text(text), .text(encoded), .text(directory)])
             _ = try db.value("SELECT pg_notify(?, '')", [.text(Self.channel)])
@@ -86,7 +86,7 @@ package final class PostgresQueue: Sendable {
     /// seconds; nil when there is none. Items another worker is claiming at this moment are
     /// skipped, never waited for.
     package func claimNext(worker: String, lease: Double) throws -> Claim? {
-        try store.backend.write(interruptedBy: nil) { db in
+        try store.writeRecords { db in
             guard let row = try db.namedRows("""
                 WITH next AS (
                     SELECT id, state FROM _batchrun_queue
@@ -108,7 +108,7 @@ package final class PostgresQueue: Sendable {
     /// Extends a claim's lease; false when the claim was lost (its lease ran out and another
     /// worker took the item).
     package func renew(_ claim: Claim, lease: Double) throws -> Bool {
-        try store.backend.write(interruptedBy: nil) { db in
+        try store.writeRecords { db in
             try db.execute("""
                 UPDATE _batchrun_queue SET lease_until = clock_timestamp() + ? * interval '1 millisecond'
                 WHERE id = ? AND token = ? AND state = 'running'
@@ -141,7 +141,7 @@ package final class PostgresQueue: Sendable {
     /// ```
     package func finish(_ claim: Claim, as state: QueueItemState, status: Int32?, report: String?, log: String, error: String?,
                        whileHeld: () -> Void = {}) throws -> Bool {
-        try store.backend.write(interruptedBy: nil) { db in
+        try store.writeRecords { db in
             let held = try db.execute("""
                 UPDATE _batchrun_queue SET state = ?, status = ?, report = coalesce(?, report), log = log || ?, error = ?,
                     ended_at = CASE WHEN ? = 'pending' THEN NULL ELSE clock_timestamp() END, worker = NULL, lease_until = NULL
@@ -157,7 +157,7 @@ package final class PostgresQueue: Sendable {
 
     /// Calls `wake` whenever an item is submitted (PostgreSQL's `LISTEN`), from another thread.
     package func onSubmit(_ wake: @escaping @Sendable () -> Void) throws {
-        try store.backend.listen(channel: Self.channel, wake)
+        try store.listen(channel: Self.channel, wake)
     }
 
     // MARK: Listing
@@ -184,7 +184,7 @@ package final class PostgresQueue: Sendable {
 
     /// Every item in submission order.
     package func items() throws -> [Item] {
-        try store.backend.read(interruptedBy: nil) { db in
+        try store.readRecords { db in
             try db.namedRows("""
                 SELECT id, name, state, worker, extract(epoch FROM lease_until - clock_timestamp()) AS lease_left, attempts,
                     submitted_at, ended_at, status, error
@@ -200,7 +200,7 @@ package final class PostgresQueue: Sendable {
 
     /// An item's report (JSON) and log, as its runs left them.
     package func output(of id: Int64) throws -> (report: String?, log: String)? {
-        try store.backend.read(interruptedBy: nil) { db in
+        try store.readRecords { db in
             try db.namedRows("SELECT report, log FROM _batchrun_queue WHERE id = ?", [.integer(id)]).first.map {
                 ($0["report"].string, $0["log"].string ?? "")
             }

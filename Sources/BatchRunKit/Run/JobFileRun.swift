@@ -124,7 +124,7 @@ public final class JobFileRun: Sendable {
         let pending = state.takePendingEnds()
         let (status, elapsed) = (report.status, report.elapsedSeconds)
         if recordsRun {
-            try? await store.backend.write { db in
+            try? await store.writeRecords { db in
                 let id = try recording.runID(in: db)
                 for end in pending { try end(db, id) }
                 try recording.ledger.finish(run: id, status: status, elapsedSeconds: elapsed, in: db)
@@ -158,7 +158,7 @@ public final class JobFileRun: Sendable {
         if recording.runID == nil && rows == RowCounts(fetched: rows.fetched) {
             state.addPendingEnd(end)   // with the run's end: a job that wrote nothing needs no write lock now
         } else {
-            try? store.backend.write(interruptedBy: nil) { db in try end(db, try recording.runID(in: db)) }
+            try? store.writeRecords { db in try end(db, try recording.runID(in: db)) }
         }
     }
 
@@ -292,7 +292,7 @@ public final class JobFileRun: Sendable {
             if !job.atomic, step.kind != .fetch, let recording {
                 // Best effort: a step whose done mark is lost continues after its last checkpoint and finds nothing left.
                 let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
-                try? context.store.backend.write(interruptedBy: nil) { db in
+                try? context.store.writeRecords { db in
                     let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
                     try recording.ledger.finishStep(run: id, job: job.name, step: index, rows: report.rows, in: db)
                 }

@@ -70,7 +70,7 @@ final class RunLedger: Sendable {
 
     /// The latest run of the job file at `path`.
     func latestRun(file path: String) throws -> Run? {
-        try store.backend.read(interruptedBy: nil) { db in
+        try store.readRecords { db in
             guard try Self.hasTables(db) else { return nil }
             return try db.namedRows("SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT 1", [.text(path)])
                 .first.map(Self.run)
@@ -79,7 +79,7 @@ final class RunLedger: Sendable {
 
     /// The runs of the job file at `path`, newest first.
     func runs(file path: String, limit: Int) throws -> [Run] {
-        try store.backend.read(interruptedBy: nil) { db in
+        try store.readRecords { db in
             guard try Self.hasTables(db) else { return [] }
             return try db.namedRows("SELECT * FROM _batchrun_runs WHERE file = ? ORDER BY id DESC LIMIT ?",
                                     [.text(path), StoreValue(limit)]).map(Self.run)
@@ -141,7 +141,7 @@ final class RunLedger: Sendable {
 
     /// What the earlier attempts of run `id` left of each job.
     func jobs(of id: Int64) throws -> [String: JobRecord] {
-        try store.backend.read(interruptedBy: nil) { db in
+        try store.readRecords { db in
             var jobs: [String: JobRecord] = [:]
             guard try Self.hasTables(db) else { return jobs }
             for row in try db.namedRows("SELECT * FROM _batchrun_jobs WHERE run_id = ?", [.integer(id)]) {
@@ -158,7 +158,7 @@ final class RunLedger: Sendable {
 
     /// The jobs of run `id` as its attempts recorded them, in the order they first started.
     func jobReports(of id: Int64) throws -> [JobReport] {
-        try store.backend.read(interruptedBy: nil) { db in
+        try store.readRecords { db in
             guard try Self.hasTables(db) else { return [] }
             let decoder = JSONDecoder()
             return try db.namedRows("SELECT * FROM _batchrun_jobs WHERE run_id = ? ORDER BY \(try Self.jobOrder(db))",
@@ -183,7 +183,7 @@ final class RunLedger: Sendable {
     }
 
     func steps(of id: Int64, job: String) throws -> [Int: StepRecord] {
-        try store.backend.read(interruptedBy: nil) { db in
+        try store.readRecords { db in
             var steps: [Int: StepRecord] = [:]
             guard try Self.hasTables(db) else { return steps }
             for row in try db.namedRows("SELECT * FROM _batchrun_progress WHERE run_id = ? AND job = ?", [.integer(id), .text(job)]) {
@@ -246,7 +246,7 @@ final class RunLedger: Sendable {
     func history(file path: String, limit: Int) throws -> [RunSummary] {
         let runs = try self.runs(file: path, limit: limit)
         guard !runs.isEmpty else { return [] }
-        return try store.backend.read(interruptedBy: nil) { db in
+        return try store.readRecords { db in
             var jobs: [Int64: [RunSummary.JobTime]] = [:], rows: [Int64: RowCounts] = [:]
             let sql = "SELECT run_id, job, status, run_s, done_earlier, rows FROM _batchrun_jobs WHERE run_id IN ("
                 + runs.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, \(try Self.jobOrder(db))"

@@ -57,6 +57,30 @@ public final class Store: Sendable {
         try self.init(StoreSpec(kind: .postgres, path: url, busyTimeout: busyTimeout), model: model, fence: nil)
     }
 
+    // MARK: The store's own tables
+
+    /// Reads the store's own records (`_batchrun_*`: the run ledger, a queue's table) in a
+    /// snapshot. User rows are read through a context.
+    func readRecords<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
+        try backend.read(interruptedBy: nil, body)
+    }
+
+    /// Writes the store's own records in one transaction on the writer. User rows are written
+    /// through a context's one save path, never here.
+    func writeRecords<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
+        try backend.write(interruptedBy: nil, body)
+    }
+
+    /// `writeRecords` without blocking the caller's thread.
+    func writeRecords<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await backend.write(body)
+    }
+
+    /// Calls `handler` whenever a notification comes on `channel` (PostgreSQL's `LISTEN`).
+    func listen(channel: String, _ handler: @escaping @Sendable () -> Void) throws {
+        try backend.listen(channel: channel, handler)
+    }
+
     /// Why an operation on the store failed, as a user can act on it.
     func describeFailure(_ error: any Error) -> String {
         backend.describeFailure(error)
