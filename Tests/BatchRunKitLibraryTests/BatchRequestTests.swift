@@ -23,7 +23,7 @@ struct BatchRequestTests {
         let sessions = try SessionStore(backend)
         defer { sessions.cleanUp() }
         let context = Context(store: sessions.store, name: "batches")
-        let rows: [[String: StoreValue]] = (1...1_000).map { ["id": StoreValue($0), "user": "u\($0 % 7)", "minutes": .real(Double($0))] }
+        let rows: [[String: StoreValue]] = (1...1_000).map { ["id": StoreValue($0), "user": StoreValue("u\($0 % 7)"), "minutes": StoreValue(Double($0))] }
         let inserted = try await context.perform { try $0.execute(BatchInsertRequest(entity: "Session", rows: rows, batchSize: 100)) }
         #expect(inserted.rows.inserted == 1_000)
         #expect(inserted.batches == 10)

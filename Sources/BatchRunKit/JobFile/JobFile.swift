@@ -6,7 +6,7 @@
 /// ```
 public struct JobFile: Sendable {
     /// The path as given on the command line.
-    public var path: String
+    package var path: String
     /// The file's folder; relative paths inside the file are resolved against it.
     package var directory: String
     package var version: Int
@@ -60,7 +60,7 @@ public struct Job: Sendable, Hashable {
     package var timeout: Double?
     package var retries: Int
     package var hooks: Hooks
-    public var description: String?
+    package var description: String?
     package var location: SourceLocation
 
     /// The batch size for a step: the step's own, else the job's (which includes the defaults).

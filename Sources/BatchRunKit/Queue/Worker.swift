@@ -17,12 +17,12 @@ public final class Worker {
     /// How a worker works.
     public struct Options: Sendable {
         /// How many items run at once.
-        public var slots: Int
+        package var slots: Int
         /// Work until nothing is pending or running, then return; else until stopped.
-        public var once: Bool
+        package var once: Bool
         /// A PostgreSQL queue: how long a claim holds an item without renewal (renewed every
         /// third of it).
-        public var lease: Double
+        package var lease: Double
         /// Say nothing (the `log` closure is not called).
         package var quiet: Bool
         /// The worker as claims name it: `PID@HOST`.

@@ -54,18 +54,18 @@ public enum StoreValue: Sendable, Hashable, CustomStringConvertible {
 // MARK: Typed initialisers and accessors
 
 extension StoreValue {
-    init(_ value: Int) { self = .integer(Int64(value)) }
-    init(_ value: Int64) { self = .integer(value) }
-    init(_ value: Double) { self = .real(value) }
-    init(_ value: String) { self = .text(value) }
+    public init(_ value: Int) { self = .integer(Int64(value)) }
+    public init(_ value: Int64) { self = .integer(value) }
+    public init(_ value: Double) { self = .real(value) }
+    public init(_ value: String) { self = .text(value) }
     /// `true` is stored as 1, `false` as 0 (the contract's `boolean`).
-    init(_ value: Bool) { self = .integer(value ? 1 : 0) }
-    init(_ value: Data) { self = .blob([UInt8](value)) }
+    public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    public init(_ value: Data) { self = .blob([UInt8](value)) }
     /// A date is stored as the contract's ISO 8601 text, in UTC with milliseconds:
     /// `2026-01-31T08:15:00.000Z`.
-    init(_ value: Date) { self = .text(StoreValue.formatDate(value)) }
+    public init(_ value: Date) { self = .text(StoreValue.formatDate(value)) }
     /// `nil` is `.null`.
-    public init<T>(_ value: T?) where T: StoreValueConvertible {
+    package init<T>(_ value: T?) where T: StoreValueConvertible {
         self = value.map(\.storeValue) ?? .null
     }
 
@@ -150,17 +150,17 @@ extension StoreValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Ex
 }
 
 /// A Swift type that has a `StoreValue`: `Int`, `Int64`, `Double`, `String`, `Bool`, `Date`, `Data`.
-public protocol StoreValueConvertible {
+package protocol StoreValueConvertible {
     var storeValue: StoreValue { get }
 }
 
-extension Int: StoreValueConvertible { public var storeValue: StoreValue { StoreValue(self) } }
-extension Int64: StoreValueConvertible { public var storeValue: StoreValue { StoreValue(self) } }
-extension Double: StoreValueConvertible { public var storeValue: StoreValue { StoreValue(self) } }
-extension String: StoreValueConvertible { public var storeValue: StoreValue { StoreValue(self) } }
-extension Bool: StoreValueConvertible { public var storeValue: StoreValue { StoreValue(self) } }
-extension Date: StoreValueConvertible { public var storeValue: StoreValue { StoreValue(self) } }
-extension Data: StoreValueConvertible { public var storeValue: StoreValue { StoreValue(self) } }
+extension Int: StoreValueConvertible { package var storeValue: StoreValue { StoreValue(self) } }
+extension Int64: StoreValueConvertible { package var storeValue: StoreValue { StoreValue(self) } }
+extension Double: StoreValueConvertible { package var storeValue: StoreValue { StoreValue(self) } }
+extension String: StoreValueConvertible { package var storeValue: StoreValue { StoreValue(self) } }
+extension Bool: StoreValueConvertible { package var storeValue: StoreValue { StoreValue(self) } }
+extension Date: StoreValueConvertible { package var storeValue: StoreValue { StoreValue(self) } }
+extension Data: StoreValueConvertible { package var storeValue: StoreValue { StoreValue(self) } }
 
 // MARK: Ordering
 
