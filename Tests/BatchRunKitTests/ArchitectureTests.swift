@@ -64,4 +64,23 @@ struct ArchitectureTests {
             #expect(!reaches, "\(file.path) reaches the Store's backend or change log")
         }
     }
+
+    @Test("errors are thrown, not printed: nothing in the library prints to standard error or exits, and every error type it shows is a BatchRunError")
+    func structuredErrors() throws {
+        let files = try Self.sources(in: "Sources/BatchRunKit")
+        #expect(files.count > 100)
+        // Standard output is written on purpose only (a fetch's `output: -`, a worker's log lines).
+        let printsOrExits = try Regex(#"(?m)^[^/\n]*\b(print\(|exit\(|fatalError\(|FileHandle\.standardError|CocoaError\()"#)
+        // A top-level public or package type that is an Error but not a BatchRunError.
+        let plainError = try Regex(#"(?m)^(?:public|package) (?:struct|enum|final class) (\w+)[^{\n]*:[^{\n]*\bError\b"#)
+        var errorTypes = 0
+        for file in files {
+            let printed = file.text.firstMatch(of: printsOrExits).map { String($0.output[0].substring ?? "") }
+            #expect(printed == nil, "\(file.path) prints, exits or throws a CocoaError: \(printed ?? "")")
+            let plain = file.text.firstMatch(of: plainError).map { String($0.output[0].substring ?? "") }
+            #expect(plain == nil, "\(file.path) has an error type that is not a BatchRunError: \(plain ?? "")")
+            errorTypes += file.text.matches(of: try Regex(#"(?m)^(?:public |package )?(?:struct|enum) \w+: BatchRunError\b"#)).count
+        }
+        #expect(errorTypes >= 9, "\(errorTypes) BatchRunError types: the walk is broken")
+    }
 }

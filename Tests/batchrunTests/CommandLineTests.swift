@@ -146,6 +146,8 @@ struct CommandLineTests {
         #expect(try Batchrun.run(["--version"], in: folder.url).status == 0)
         let help = try Batchrun.run(["--help"], in: folder.url)
         #expect(help.status == 0 && help.stdout.contains("check") && help.stdout.contains("plan"))
+        let helpCommand = try Batchrun.run(["help", "run"], in: folder.url)
+        #expect(helpCommand.status == 0 && helpCommand.stdout.contains("--resume"), "\(helpCommand.stderr)")
         #expect(try Batchrun.run(["run", "x.yaml", "--no-such-flag"], in: folder.url).status == 2)
         #expect(try Batchrun.run(["run", "x.yaml", "--jobs", "0"], in: folder.url).status == 2)
         #expect(try Batchrun.run(["run", "x.yaml", "--param", "novalue"], in: folder.url).status == 2)

@@ -1,6 +1,10 @@
 /// A save stopped by a conflict under the `error` policy; nothing of the save was written.
-public struct MergeConflictError: Error, Sendable, CustomStringConvertible {
+public struct MergeConflictError: BatchRunError {
     public var conflict: MergeConflict
+
+    /// `conflict.optimistic`, `conflict.deleted` or `conflict.constraint`.
+    package var code: String { "conflict.\(conflict.kind.rawValue)" }
+    package var message: String { description }
 
     public var description: String {
         let what: String

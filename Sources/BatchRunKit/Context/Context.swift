@@ -171,9 +171,18 @@ public actor Context {
 }
 
 /// A context was asked for something the model does not have.
-public enum ContextError: Error, Sendable, CustomStringConvertible {
+public enum ContextError: BatchRunError {
     case unknownEntity(String)
     case unknownColumn(String, String)
+
+    package var code: String {
+        switch self {
+        case .unknownEntity: "context.unknown-entity"
+        case .unknownColumn: "context.unknown-column"
+        }
+    }
+
+    package var message: String { description }
 
     public var description: String {
         switch self {

@@ -1,24 +1,3 @@
-/// A place in a source file: 1-based line and column.
-package struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
-    package var file: String
-    package var line: Int
-    package var column: Int
-
-    package init(file: String, line: Int, column: Int) {
-        self.file = file
-        self.line = line
-        self.column = column
-    }
-
-    /// `FILE:LINE:COLUMN`, the form compilers and editors understand.
-    package var description: String { "\(file):\(line):\(column)" }
-
-    /// The same line, `offset` columns to the right.
-    package func advanced(by offset: Int) -> SourceLocation {
-        SourceLocation(file: file, line: line, column: column + offset)
-    }
-}
-
 /// One error found in a job file, with where it is.
 ///
 /// ```swift
@@ -67,7 +46,7 @@ package struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The job file (or files) could not be used; every error found is listed.
-public struct JobFileError: Error, Sendable, CustomStringConvertible {
+public struct JobFileError: BatchRunError {
     package var diagnostics: [Diagnostic]
     /// The text of each file, by path, so the errors can be shown with their lines.
     package var sources: [String: String]
@@ -92,4 +71,14 @@ public struct JobFileError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
+
+    package var code: String { "jobfile.invalid" }
+    /// The first error's message, and how many more there are.
+    package var message: String {
+        let first = diagnostics.first?.message ?? "the job file is invalid"
+        return diagnostics.count > 1 ? "\(first) (and \(diagnostics.count - 1) more)" : first
+    }
+    /// Where the first error is.
+    package var location: SourceLocation? { diagnostics.first?.location }
+    package var isInvalid: Bool { true }
 }

@@ -64,7 +64,10 @@ package struct QueueFolder: Sendable {
         while true {
             let item = "\(stamp)-\(String(format: "%04d", number))-\(base).yaml"
             if link(temporary, itemPath(item, in: .pending)) == 0 { return item }
-            guard errno == EEXIST, number < 9999 else { throw CocoaError(.fileWriteUnknown) }
+            guard errno == EEXIST, number < 9999 else {
+                throw FileAccessError(.write, path: itemPath(item, in: .pending),
+                                      reason: errno == EEXIST ? "9,999 items were submitted in the same millisecond" : String(cString: strerror(errno)))
+            }
             number += 1
         }
     }
@@ -153,10 +156,10 @@ package struct QueueFolder: Sendable {
         for suffix in [".json", ".log"] where state != .pending {
             let sidecar = claim.path + suffix
             if FileManager.default.fileExists(atPath: sidecar) {
-                guard rename(sidecar, itemPath(claim.name + suffix, in: state)) == 0 else { throw CocoaError(.fileWriteUnknown) }
+                guard rename(sidecar, itemPath(claim.name + suffix, in: state)) == 0 else { throw FileAccessError(.move, path: sidecar, errno: errno) }
             }
         }
-        guard rename(claim.path, itemPath(claim.name, in: state)) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        guard rename(claim.path, itemPath(claim.name, in: state)) == 0 else { throw FileAccessError(.move, path: claim.path, errno: errno) }
         claim.release()
     }
 }

@@ -58,7 +58,7 @@ package struct QueueListing: Sendable, Codable {
         guard let run = try? ledger.latestRun(file: JobFileRun.identity(of: file)) else { return }
         item.process = "\(run.pid)@\(run.host)"
         let jobs = (try? ledger.jobs(of: run.id)) ?? [:]
-        item.jobs = jobs.filter { $0.value.status == "running" }.map(\.key).sorted()
+        item.jobs = jobs.filter { $0.value.status == .running }.map(\.key).sorted()
         var rows = 0
         for job in jobs.keys {
             for step in ((try? ledger.steps(of: run.id, job: job)) ?? [:]).values {

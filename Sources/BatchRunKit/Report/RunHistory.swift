@@ -45,10 +45,9 @@ extension RunHistory {
     /// earlier in a resumed run did not run in it, and a run still marked `running` (its
     /// process died) counts as cancelled.
     package init(_ summaries: [RunSummary]) {
-        let parse = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         self.init(runs: summaries.map { summary in
-            Run(id: summary.id, startedAt: (try? parse.parse(summary.startedAt)) ?? Date(timeIntervalSince1970: 0),
-                status: RunReport.Status(rawValue: summary.status) ?? .cancelled,
+            Run(id: summary.id, startedAt: summary.startedAt,
+                status: RunReport.Status(rawValue: summary.status.rawValue) ?? .cancelled,
                 jobSeconds: Dictionary(summary.jobs.filter { !$0.doneEarlier }.map { ($0.name, $0.runSeconds) },
                                        uniquingKeysWith: { first, _ in first }))
         })

@@ -90,14 +90,7 @@ public struct RunReport: Sendable, Hashable, Codable {
         unlink(partial)   // one an earlier process with the same pid left
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            let code = errno
-            let kind: CocoaError.Code = switch code {
-            case EACCES, EPERM: .fileWriteNoPermission
-            case ENOSPC: .fileWriteOutOfSpace
-            case EROFS: .fileWriteVolumeReadOnly
-            default: .fileWriteUnknown
-            }
-            throw CocoaError(kind, userInfo: [NSFilePathErrorKey: partial, NSLocalizedDescriptionKey: String(cString: strerror(code))])
+            throw FileAccessError(.write, path: partial, errno: errno)
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
@@ -109,8 +102,7 @@ public struct RunReport: Sendable, Hashable, Codable {
                 writeback.wrote(piece.count)
             }
             guard rename(partial, path) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
-                                                               NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+                throw FileAccessError(.move, path: path, errno: errno)
             }
         } catch {
             unlink(partial)

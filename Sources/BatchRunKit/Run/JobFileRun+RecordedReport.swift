@@ -15,12 +15,12 @@ extension JobFileRun {
     package static func recordedReport(of file: JobFile, in store: Store) throws -> RunReport? {
         let ledger = RunLedger(store: store)
         guard let run = try ledger.latestRun(file: identity(of: file)) else { return nil }
-        let startedAt = (try? Date(run.startedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) ?? Date()
+        let startedAt = run.startedAt
         // In the job file's order, as a run's own report lists them.
         let order = Dictionary(file.jobs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let jobs = try ledger.jobReports(of: run.id).sorted { order[$0.name, default: .max] < order[$1.name, default: .max] }
         var report = RunReport(file: file.path, store: store.path,
-                               status: RunReport.Status(rawValue: run.status) ?? .failed,
+                               status: RunReport.Status(rawValue: run.status.rawValue) ?? .failed,
                                startedAt: startedAt, elapsedSeconds: run.elapsedSeconds ?? 0, jobs: jobs)
         report.runID = run.id
         report.resumedFrom = run.resumedFrom

@@ -236,11 +236,11 @@ public final class JobFileRun: Sendable {
             if job.atomic {
                 // The one transaction was rolled back: nothing this job wrote is in the store.
                 state.replaceReports(for: job.name) { reports in reports.map(\.rolledBack) }
-                if !error.cancelled || error.report.rows != RowCounts() { state.record(error.report.rolledBack, for: job.name) }
-            } else if !error.cancelled || error.report.rows != RowCounts() {
+                if error.kind != .cancelled || error.report.rows != RowCounts() { state.record(error.report.rolledBack, for: job.name) }
+            } else if error.kind != .cancelled || error.report.rows != RowCounts() {
                 state.record(error.report, for: job.name)
             }
-            if error.cancelled { throw CancellationError() }
+            if error.kind == .cancelled { throw CancellationError() }
             throw error
         }
     }
@@ -250,7 +250,7 @@ public final class JobFileRun: Sendable {
                                  steps: [Int: RunLedger.StepRecord], context: isolated Context) throws {
         let recording = state.recording
         for (index, step) in job.steps.enumerated() {
-            if operation.isCancelled { throw StepError("cancelled", report: StepReport(kind: step.kind, entity: step.entity), cancelled: true) }
+            if operation.isCancelled { throw StepError.cancelled(report: StepReport(kind: step.kind, entity: step.entity)) }
             let earlier = steps[index]
             if earlier?.done == true, step.kind != .fetch {
                 state.record(StepReport(kind: step.kind, entity: step.entity), for: job.name)   // finished in an earlier attempt

@@ -24,7 +24,7 @@ package struct RunContinuation: Sendable {
     /// fenced by a queue lease: the live process lost the lease and cannot commit).
     package static func find(for file: JobFile, in store: Store, evenIfAlive: Bool = false) throws -> RunContinuation? {
         let ledger = RunLedger(store: store)
-        guard let latest = try ledger.latestRun(file: JobFileRun.identity(of: file)), latest.status != RunReport.Status.ok.rawValue
+        guard let latest = try ledger.latestRun(file: JobFileRun.identity(of: file)), latest.status != .ok
         else { return nil }
         if latest.isAlive && !evenIfAlive { throw ResumeError.stillRunning(run: latest.id, pid: latest.pid, host: latest.host) }
         let jobs = try ledger.jobs(of: latest.id)
@@ -38,7 +38,7 @@ package struct RunContinuation: Sendable {
     package func checkFeeds(of file: JobFile) throws {
         for job in file.jobs {
             // Only a job that continues from its checkpoints reads on where it stopped.
-            guard let record = jobs[job.name], record.status != JobStatus.ok.rawValue,
+            guard let record = jobs[job.name], record.status != .ok,
                   record.definition == JobFileRun.definition(of: job, in: file) else { continue }
             for (index, step) in job.steps.enumerated() {
                 guard case .insert(let insert) = step, case .file(let path, _) = insert.source,
@@ -52,9 +52,19 @@ package struct RunContinuation: Sendable {
 }
 
 /// Why `--resume` refused to continue a run.
-package enum ResumeError: Error, Sendable, CustomStringConvertible {
+package enum ResumeError: BatchRunError {
     case stillRunning(run: Int64, pid: Int32, host: String)
     case feedChanged(path: String, job: String, run: Int64)
+
+    package var code: String {
+        switch self {
+        case .stillRunning: "run.still-running"
+        case .feedChanged: "run.feed-changed"
+        }
+    }
+
+    package var message: String { description }
+    package var isInvalid: Bool { true }
 
     package var description: String {
         switch self {

@@ -52,9 +52,9 @@ final class RunLedger: Sendable {
         var file: String
         var fileHash: String
         var params: [String: String]
-        var startedAt: String
-        var endedAt: String?
-        var status: String
+        var startedAt: Date
+        var endedAt: Date?
+        var status: LedgerStatus
         var elapsedSeconds: Double?
         var pid: Int32
         var host: String
@@ -64,7 +64,7 @@ final class RunLedger: Sendable {
         /// True when the process that runs it is alive (on this host, and the same process:
         /// its start time matches, so a reused process id is not mistaken for it).
         var isAlive: Bool {
-            status == "running" && host == ProcessIdentity.host && ProcessIdentity.start(of: pid) == processStart
+            status == .running && host == ProcessIdentity.host && ProcessIdentity.start(of: pid) == processStart
         }
     }
 
@@ -89,7 +89,8 @@ final class RunLedger: Sendable {
     private static func run(_ row: NamedRow) -> Run {
         let params = row["params"].string.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
         return Run(id: row["id"].int64 ?? 0, file: row["file"].string ?? "", fileHash: row["file_hash"].string ?? "", params: params,
-                   startedAt: row["started_at"].string ?? "", endedAt: row["ended_at"].string, status: row["status"].string ?? "",
+                   startedAt: row["started_at"].string.flatMap(LedgerTimestamp.date) ?? Date(timeIntervalSince1970: 0),
+                   endedAt: row["ended_at"].string.flatMap(LedgerTimestamp.date), status: LedgerStatus(recorded: row["status"].string),
                    elapsedSeconds: row["elapsed_s"].double, pid: Int32(truncatingIfNeeded: row["pid"].int64 ?? 0),
                    host: row["host"].string ?? "", processStart: row["process_start"].string ?? "", resumedFrom: row["resumed_from"].int64)
     }
@@ -134,7 +135,7 @@ final class RunLedger: Sendable {
     /// A job as an earlier attempt of this run left it.
     struct JobRecord: Sendable {
         var definition: String
-        var status: String
+        var status: LedgerStatus
         var outputs: [String: [String: StoreValue]]
         var rowsTotal: RowCounts
     }
@@ -149,7 +150,7 @@ final class RunLedger: Sendable {
                     try? JSONDecoder().decode([String: [String: StoreValue]].self, from: Data($0.utf8))
                 } ?? [:]
                 let rows = row["rows_total"].string.flatMap { try? JSONDecoder().decode(RowCounts.self, from: Data($0.utf8)) }
-                jobs[row["job"].string ?? ""] = JobRecord(definition: row["definition"].string ?? "", status: row["status"].string ?? "",
+                jobs[row["job"].string ?? ""] = JobRecord(definition: row["definition"].string ?? "", status: LedgerStatus(recorded: row["status"].string),
                                                           outputs: outputs, rowsTotal: rows ?? RowCounts())
             }
             return jobs
@@ -252,7 +253,7 @@ final class RunLedger: Sendable {
                 + runs.map { _ in "?" }.joined(separator: ", ") + ") ORDER BY run_id, \(try Self.jobOrder(db))"
             for row in try db.namedRows(sql, SQLArguments(runs.map { .integer($0.id) })) {
                 let id = row["run_id"].int64 ?? 0
-                jobs[id, default: []].append(RunSummary.JobTime(name: row["job"].string ?? "", status: row["status"].string ?? "",
+                jobs[id, default: []].append(RunSummary.JobTime(name: row["job"].string ?? "", status: LedgerStatus(recorded: row["status"].string),
                                                                 runSeconds: row["run_s"].double ?? 0, doneEarlier: row["done_earlier"].bool == true))
                 if let text = row["rows"].string, let counts = try? JSONDecoder().decode(RowCounts.self, from: Data(text.utf8)) {
                     rows[id, default: RowCounts()] += counts
@@ -266,9 +267,7 @@ final class RunLedger: Sendable {
         }
     }
 
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
+    static func timestamp(_ date: Date) -> String { LedgerTimestamp.string(date) }
 }
 
 extension JSONEncoder {

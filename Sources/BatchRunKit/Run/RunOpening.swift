@@ -69,7 +69,7 @@ public struct RunOpening: Sendable {
 }
 
 /// Why a run could not be opened: nothing was run.
-public enum RunOpeningError: Error, Sendable, CustomStringConvertible {
+public enum RunOpeningError: BatchRunError {
     /// The store could not be opened (locked, full, read-only, not a database, unreachable) or
     /// its tables do not match the job file (`isInvalid`).
     case store(any Error)
@@ -81,10 +81,21 @@ public enum RunOpeningError: Error, Sendable, CustomStringConvertible {
     /// True when the job file is what is wrong for this store (exit status 2), not the store.
     public var isInvalid: Bool {
         switch self {
-        case .store(let error): if case StoreError.schemaMismatch = error { return true } else { return false }
-        case .resume, .cannotReload: return true
+        case .store(let error): (error as? any BatchRunError)?.isInvalid ?? false
+        case .resume, .cannotReload: true
         }
     }
+
+    /// The code of the error underneath: `store.cannot-open`, `run.still-running`.
+    package var code: String {
+        switch self {
+        case .store(let error): (error as? any BatchRunError)?.code ?? "store.cannot-open"
+        case .resume(let error): (error as? any BatchRunError)?.code ?? "run.cannot-resume"
+        case .cannotReload: "run.cannot-reload"
+        }
+    }
+
+    package var message: String { description }
 
     public var description: String {
         switch self {

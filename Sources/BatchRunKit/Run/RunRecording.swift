@@ -70,7 +70,7 @@ final class RunRecording: Sendable {
         if earlier.definition != definition {
             return .over(reason: "its definition changed since run \(continuation.runID)")
         }
-        if earlier.status == JobStatus.ok.rawValue { return .doneEarlier(earlier) }
+        if earlier.status == .ok { return .doneEarlier(earlier) }
         if job.atomic { return .over(reason: nil) }
         return .continuing(continuation.steps[job.name] ?? [:])
     }

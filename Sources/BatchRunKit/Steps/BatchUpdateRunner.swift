@@ -28,7 +28,7 @@ package enum BatchUpdateRunner {
 
     private static func runDirect(_ step: BatchUpdateStep, _ environment: StepEnvironment, _ context: isolated Context,
                                   _ report: inout StepReport) throws {
-        if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+        if environment.isCancelled() { throw StepError.cancelled(report: report) }
         let entity = environment.entity
         // RETURNING the keys: the save names the rows it changed, like every other save.
         let sql = step.sql(for: entity) + " RETURNING " + SQL.quoteList(entity.primaryKey)

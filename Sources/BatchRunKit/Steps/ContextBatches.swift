@@ -29,7 +29,7 @@ enum ContextBatches {
         // The store's change generation right after this step's last save.
         var savedAtGeneration: UInt64?
         while true {
-            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+            if environment.isCancelled() { throw StepError.cancelled(report: report) }
             var retries = 0, failedSaves = 0
             defer {
                 report.retries += retries

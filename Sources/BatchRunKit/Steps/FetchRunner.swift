@@ -20,7 +20,7 @@ package enum FetchRunner {
                     if report.rows.fetched % environment.batchSize == 0 {
                         environment.progress(report.rows)
                         if environment.isCancelled() {
-                            throw StepError("cancelled", report: report, cancelled: true)
+                            throw StepError.cancelled(report: report)
                         }
                     }
                 }
@@ -59,7 +59,7 @@ enum StepErrors {
             return stepError
         }
         if StoreFailure(of: error) == .interrupted {
-            return StepError("cancelled", report: report, cancelled: true)
+            return StepError.cancelled(report: report)
         }
         if let conflictError = error as? MergeConflictError, let entity {
             var report = report

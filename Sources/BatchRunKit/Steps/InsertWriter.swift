@@ -20,7 +20,7 @@ struct InsertWriter {
         var importer = self.importer   // a local: `self` stays readable while a save writes through it
         defer { self.importer = importer }
         while true {
-            if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+            if environment.isCancelled() { throw StepError.cancelled(report: report) }
             switch pipe.take() {
             case .end(let rejected):
                 report.rows.rejected = rejected
@@ -89,7 +89,7 @@ struct InsertWriter {
         do {
             result = try context.replaceAll(with: &importer, records: &records, checkpoint: checkpoint) { write in
                 loop: while true {
-                    if environment.isCancelled() { throw StepError("cancelled", report: report, cancelled: true) }
+                    if environment.isCancelled() { throw StepError.cancelled(report: report) }
                     switch pipe.take() {
                     case .end(let total):
                         rejected = total

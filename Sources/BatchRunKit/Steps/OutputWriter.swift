@@ -41,7 +41,7 @@ struct FileOutput: OutputWriter {
         temporaryPath = path + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
         guard FileManager.default.createFile(atPath: temporaryPath, contents: nil),
               let handle = FileHandle(forWritingAtPath: temporaryPath) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+            throw FileAccessError(.write, path: path, errno: errno)
         }
         self.handle = handle
         switch format {

@@ -83,21 +83,46 @@ extension StepEnvironment {
     }
 }
 
-/// A step stopped; what it had committed before stays committed and is in `report`.
-package struct StepError: Error, Sendable, CustomStringConvertible {
+/// A step stopped, failed or cancelled; what it had committed before stays committed and is in
+/// `report`. Its code and location are those of the error underneath (`feed.malformed` at the
+/// feed's line, `conflict.constraint`), or `step.failed`/`step.cancelled`.
+///
+/// ```swift
+/// throw StepError.cancelled(report: report)
+/// throw StepError("insert Person: disk full", report: report, cause: error)
+/// ```
+package struct StepError: BatchRunError {
+    package enum Kind: Sendable, Equatable {
+        case failed, cancelled
+    }
+
+    package var kind: Kind
     package var message: String
     package var report: StepReport
-    package var cancelled: Bool
     /// The error underneath, when there is one (for deciding whether to retry).
     package var cause: (any Error)?
 
-    package init(_ message: String, report: StepReport, cancelled: Bool = false, cause: (any Error)? = nil) {
+    /// A failed step: `message` says what failed, `cause` is the error underneath.
+    package init(_ message: String, report: StepReport, cause: (any Error)? = nil) {
+        self.kind = .failed
         self.message = message
         self.report = report
-        self.cancelled = cancelled
         self.cause = cause
     }
 
+    /// A step stopped by cancellation (Ctrl-C, a timeout, a cancelled operation).
+    package static func cancelled(report: StepReport) -> StepError {
+        var error = StepError("cancelled", report: report)
+        error.kind = .cancelled
+        return error
+    }
+
+    package var code: String {
+        if kind == .cancelled { return "step.cancelled" }
+        return (cause as? any BatchRunError)?.code ?? "step.failed"
+    }
+
+    package var location: SourceLocation? { (cause as? any BatchRunError)?.location }
     package var description: String { message }
 }
 

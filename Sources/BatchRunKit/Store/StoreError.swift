@@ -1,10 +1,26 @@
 /// Why a store could not be opened or used.
-public enum StoreError: Error, Sendable, CustomStringConvertible {
+public enum StoreError: BatchRunError {
     /// Existing tables lack declared columns: `(entity, table, missing columns)`.
     case schemaMismatch([(entity: String, table: String, missing: [String])])
     case cannotOpen(path: String, reason: String)
     /// A write's `WriteFence` found no row: nothing of the transaction was committed.
     case fenced(String)
+
+    package var code: String {
+        switch self {
+        case .schemaMismatch: "store.schema-mismatch"
+        case .cannotOpen: "store.cannot-open"
+        case .fenced: "store.fenced"
+        }
+    }
+
+    package var message: String { description }
+
+    /// Tables that do not match the job file: the job file is what is wrong for this store.
+    package var isInvalid: Bool {
+        if case .schemaMismatch = self { return true }
+        return false
+    }
 
     public var description: String {
         switch self {

@@ -35,9 +35,18 @@ struct BatchRunCommand: AsyncParsableCommand {
                 var syncCommand = command
                 try syncCommand.run()
             }
+        } catch let error as any BatchRunError {
+            Foundation.exit(report(error))
         } catch {
-            exit(withError: error)
+            exit(withError: error)   // ExitCode, usage errors, help
         }
+    }
+
+    /// Prints a library error as `error: MESSAGE` and gives its exit status: 2 when the input
+    /// was invalid, 1 when running failed.
+    static func report(_ error: any BatchRunError) -> Int32 {
+        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        return error.isInvalid ? ExitStatus.invalid : ExitStatus.failed
     }
 
     private static func exitOnParseError(_ error: any Error) -> Never {

@@ -97,6 +97,8 @@ struct RunnerCommand: AsyncParsableCommand {
         do {
             try await command.run(interrupts: interrupts)
             return ExitStatus.ok
+        } catch let error as any BatchRunError {
+            return BatchRunCommand.report(error)
         } catch {
             if !(error is ExitCode) { FileHandle.standardError.write(Data((BatchRunCommand.fullMessage(for: error) + "\n").utf8)) }
             return BatchRunCommand.exitCode(for: error).rawValue

@@ -32,7 +32,7 @@ struct ByteStream {
 
     init(path: String, chunkSize: Int = 1 << 16) throws {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CocoaError(.fileReadNoSuchFile)
+            throw FileAccessError(.read, path: path, errno: errno)
         }
         self.handle = handle
         self.chunkSize = chunkSize

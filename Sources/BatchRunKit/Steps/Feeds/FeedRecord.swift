@@ -9,11 +9,14 @@ package struct FeedRecord: Sendable {
 }
 
 /// A malformed feed: `data/sessions.csv:1234: unterminated quoted field`.
-package struct FeedError: Error, Sendable, CustomStringConvertible {
+package struct FeedError: BatchRunError {
     package var file: String
     package var line: Int
     package var message: String
 
+    package var code: String { "feed.malformed" }
+    /// The record's line, column 1.
+    package var location: SourceLocation? { SourceLocation(file: file, line: line, column: 1) }
     package var description: String { "\(file):\(line): \(message)" }
 }
 

@@ -28,15 +28,14 @@ struct RejectedRows {
         }
         if size == 0 || !manager.fileExists(atPath: partialPath) {
             guard size == 0 else {
-                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: partialPath,
-                    NSLocalizedDescriptionKey: "\(partialPath): the rows the interrupted run rejected are gone; run without --resume"])
+                throw FileAccessError(.read, path: partialPath, reason: "the rows the interrupted run rejected are gone; run without --resume")
             }
             guard manager.createFile(atPath: partialPath, contents: nil) else {
-                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: partialPath])
+                throw FileAccessError(.write, path: partialPath, errno: errno)
             }
         }
         guard let handle = FileHandle(forWritingAtPath: partialPath) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: partialPath])
+            throw FileAccessError(.write, path: partialPath, errno: errno)
         }
         try handle.truncate(atOffset: UInt64(size))
         try handle.seekToEnd()

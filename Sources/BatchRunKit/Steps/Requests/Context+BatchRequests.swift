@@ -49,7 +49,7 @@ extension Context {
             defer { reset() }
             return BatchResult(try body(environment, self))
         } catch let error as StepError {
-            if error.cancelled { throw CancellationError() }
+            if error.kind == .cancelled { throw CancellationError() }
             throw error.cause ?? error
         }
     }

@@ -7,12 +7,13 @@
 /// ```swift
 /// throw PostgresConnectFailure(message: "the server refused the connection: password authentication failed for user \"batch\"")
 /// ```
-struct PostgresConnectFailure: Error, CustomStringConvertible {
+struct PostgresConnectFailure: BatchRunError {
     let message: String
     /// The server answered (a refused login, a TLS handshake): libpq tries the other way of
     /// `allow` and `prefer` after such a failure, not after an unreachable server.
     var reachedServer = false
 
+    var code: String { "store.cannot-connect" }
     var description: String { message }
 }
 #endif
