@@ -81,7 +81,9 @@ public enum RunOpeningError: Error, Sendable, CustomStringConvertible {
     /// True when the job file is what is wrong for this store (exit status 2), not the store.
     public var isInvalid: Bool {
         switch self {
-        case .store(let error): if case StoreError.schemaMismatch = error { return true } else { return false }
+        case .store(let error):
+            if case StoreError.schemaMismatch = error { return true }
+            return error is PathConfinementError   // a confined store that leads outside its folders now
         case .resume, .cannotReload: return true
         }
     }
