@@ -89,7 +89,8 @@ struct FeedBatcher {
 
     private func filePosition(_ next: FeedOffset) -> StepPosition? {
         guard case .file(let path, _) = step.source else { return nil }
-        return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0)
+        return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0,
+                                        confinement: step.confinement)
             .map(StepPosition.feed)
     }
 
