@@ -380,7 +380,10 @@ struct PostgresRunTests {
         try holder.run()
         defer { holder.terminate(); holder.waitUntilExit() }
         // Wait until the lock is held.
-        for _ in 0..<100 where try PostgresServer.psql(url, "SELECT count(*) FROM pg_locks WHERE mode = 'ExclusiveLock' AND relation = 'counter'::regclass") == "0" {
+        // (Until it is, and no longer: a `for ... where` went on querying after it was held, and on
+        // a busy machine a hundred psql calls outlasted the holder's five seconds.)
+        for _ in 0..<100 {
+            if try PostgresServer.psql(url, "SELECT count(*) FROM pg_locks WHERE mode = 'ExclusiveLock' AND relation = 'counter'::regclass") != "0" { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
         let run = try Batchrun.run(["job.yaml", "--no-progress"], in: folder.url)
