@@ -39,6 +39,11 @@ extension JobFileBuilder {
         job.hooks.onSuccess = fields["on_success"].flatMap { reader.string($0, "on_success (a shell command)") }
         job.hooks.onFailure = fields["on_failure"].flatMap { reader.string($0, "on_failure (a shell command)") }
         job.hooks.onComplete = fields["on_complete"].flatMap { reader.string($0, "on_complete (a shell command)") }
+        if let refusal = loader.hookRefusal {
+            for key in ["on_success", "on_failure", "on_complete"] {
+                if let node = fields[key] { reader.error(node, "\(key): \(refusal); nothing of this file was run") }
+            }
+        }
         job.description = fields["description"].flatMap { reader.string($0, "description") }
         if let node = fields["steps"] {
             guard let items = node.sequence else {

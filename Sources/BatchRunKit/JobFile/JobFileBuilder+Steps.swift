@@ -107,7 +107,8 @@ extension JobFileBuilder {
             if text == "-" {
                 step.output = .table
             } else {
-                let path = resolve(text)
+                let path = confined(resolve(text), node, "output")
+                step.confinement = loader.confinement
                 switch URL(fileURLWithPath: text).pathExtension.lowercased() {
                 case "csv": step.output = .csv(path)
                 case "json": step.output = .json(path)
@@ -185,9 +186,12 @@ extension JobFileBuilder {
         case (nil, let from?):
             if let text = reader.string(from, "from (a feed file)") {
                 let path = resolve(text)
+                let outside = loader.confinement?.violation(of: path)
                 if let format = FeedFormat(path: text) {
                     var isDirectory: ObjCBool = false
-                    if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) || isDirectory.boolValue {
+                    if outside != nil {
+                        _ = confined(path, from, "feed file")
+                    } else if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) || isDirectory.boolValue {
                         reader.error(from, "feed file \(text) does not exist (looked for \(path))")
                     }
                     source = .file(path: path, format: format)
@@ -197,6 +201,7 @@ extension JobFileBuilder {
             }
         }
         var step = InsertStep(entity: entity.name, source: source ?? .rows([]))
+        step.confinement = loader.confinement
         step.columns = columnMap
         step.params = stepParams(fields["params"], job: job)
         step.batchSize = fields["batch_size"].flatMap(batchSize)

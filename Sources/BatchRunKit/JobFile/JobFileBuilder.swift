@@ -94,7 +94,9 @@ struct JobFileBuilder {
             let busy = fields["busy_timeout"].flatMap { reader.duration($0, "busy_timeout") } ?? 5
             switch (fields["sqlite"], fields["postgres"]) {
             case (let file?, nil):
-                if let path = reader.string(file, "store.sqlite") { spec = StoreSpec(path: resolve(path), busyTimeout: busy) }
+                if let path = reader.string(file, "store.sqlite") {
+                    spec = StoreSpec(path: confined(resolve(path), file, "the store"), busyTimeout: busy)
+                }
             case (nil, let server?):
                 if let url = reader.string(server, "store.postgres") {
                     let named = StoreSpec(location: url, busyTimeout: busy)
@@ -110,15 +112,27 @@ struct JobFileBuilder {
                 reader.error(node, "store needs sqlite: PATH or postgres: URL")
             }
         } else if let path = reader.string(node, "store (a path, { sqlite: PATH, busy_timeout: 5s } or { postgres: URL })") {
-            spec = StoreSpec(path: resolve(path), busyTimeout: 5)
+            spec = StoreSpec(path: confined(resolve(path), node, "the store"), busyTimeout: 5)
         }
         if var overridden = spec, let override = loader.storeOverride {
             let named = StoreSpec(location: override, busyTimeout: overridden.busyTimeout)
             overridden.kind = named.kind
-            overridden.path = named.kind == .sqlite ? URL(fileURLWithPath: override).standardizedFileURL.path : override
+            overridden.path = named.kind == .sqlite ? confined(URL(fileURLWithPath: override).standardizedFileURL.path, node, "--store")
+                : override
+            overridden.confinement = overridden.kind == .sqlite ? loader.confinement : nil
             return overridden
         }
+        if spec?.kind == .sqlite { spec?.confinement = loader.confinement }
         return spec
+    }
+
+    /// `path` (resolved), with an error at `node` when it lies outside the folders the loader
+    /// confines the file to.
+    func confined(_ path: String, _ node: YAMLNode, _ what: String) -> String {
+        if let violation = loader.confinement?.violation(of: path) {
+            reader.error(node, "\(what) \(violation); a queue worker started with --root lets an item touch only files in those folders")
+        }
+        return path
     }
 
     func jobDefaults(_ node: YAMLNode) -> JobDefaults {

@@ -33,6 +33,13 @@ public struct JobFileLoader: Sendable {
     /// False: expressions of a PostgreSQL store are not prepared on the server (a queue item,
     /// checked there when it was submitted); everything else is checked as always.
     package var checksExpressionsOnServer = true
+    /// The folders a queue worker lets the file's feeds, outputs and SQLite store lie in; a
+    /// path outside them is an error at its line (nil: anywhere).
+    package var confinement: PathConfinement?
+    /// Why shell hooks (`on_success`, ...) are not run, when they are not: each hook is then an
+    /// error at its line (a queue worker's `--no-hooks`, or a PostgreSQL queue's without
+    /// `--allow-hooks`).
+    package var hookRefusal: String?
 
     public init(params: [String: String] = [:], storeOverride: String? = nil,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -79,6 +86,7 @@ public struct JobFileLoader: Sendable {
         }
         var builder = JobFileBuilder(path: path, source: text, loader: self)
         if let file = builder.build(root), builder.reader.diagnostics.isEmpty {
+            if confinement != nil { Self.pauseForTestsAfterCheck(path: path, environment: environment) }
             return file
         }
         throw JobFileError(diagnostics: builder.reader.diagnostics.sorted(by: Self.sourceOrder), sources: [path: text])
@@ -93,5 +101,18 @@ public struct JobFileLoader: Sendable {
         let left = a.location.map { ($0.line, $0.column) } ?? (0, 0)
         let right = b.location.map { ($0.line, $0.column) } ?? (0, 0)
         return left < right
+    }
+
+    /// For tests of what is checked again at each open: with `BATCHRUN_TEST_PAUSE_AFTER_CHECK`
+    /// naming a folder, a confined load that passed its checks writes `paused` there (holding
+    /// the job file's path) and waits until `go` appears, then removes both, so a test can
+    /// swap a folder for a symbolic link between the check and the opens.
+    private static func pauseForTestsAfterCheck(path: String, environment: [String: String]) {
+        guard let folder = environment["BATCHRUN_TEST_PAUSE_AFTER_CHECK"], !folder.isEmpty else { return }
+        let paused = folder + "/paused", go = folder + "/go"
+        FileManager.default.createFile(atPath: paused, contents: Data(path.utf8))
+        while !FileManager.default.fileExists(atPath: go) { Thread.sleep(forTimeInterval: 0.02) }
+        try? FileManager.default.removeItem(atPath: go)
+        try? FileManager.default.removeItem(atPath: paused)
     }
 }

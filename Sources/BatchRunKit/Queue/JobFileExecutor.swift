@@ -15,6 +15,8 @@ import Synchronization
 package final class JobFileExecutor: QueueItemExecutor, Sendable {
     /// How many jobs of one item may run at once.
     package let maxConcurrentJobs: Int
+    /// What the items may touch: checked as each is loaded, and as each file is opened.
+    package let confinement: ItemConfinement
 
     private struct State {
         var next = 1
@@ -25,8 +27,9 @@ package final class JobFileExecutor: QueueItemExecutor, Sendable {
 
     private let state = Mutex(State())
 
-    package init(maxConcurrentJobs: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    package init(maxConcurrentJobs: Int = ProcessInfo.processInfo.activeProcessorCount, confinement: ItemConfinement = ItemConfinement()) {
         self.maxConcurrentJobs = maxConcurrentJobs
+        self.confinement = confinement
     }
 
     package func start(_ item: QueueItem, wake: @escaping @Sendable () -> Void) -> Int? {
@@ -71,6 +74,7 @@ package final class JobFileExecutor: QueueItemExecutor, Sendable {
         var loader = JobFileLoader(params: item.params)
         loader.baseDirectory = item.baseDirectory
         loader.checksExpressionsOnServer = !item.checkedAtSubmit
+        confinement.apply(to: &loader)
         let opened: RunOpening
         do {
             let file = try loader.load(path: item.path)

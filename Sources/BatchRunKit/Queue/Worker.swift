@@ -27,6 +27,9 @@ public final class Worker {
         package var quiet: Bool
         /// The worker as claims name it: `PID@HOST`.
         package var identity: String
+        /// What the items of a worker that runs them in this process may touch (the
+        /// executor's own for any other).
+        package var confinement = ItemConfinement()
 
         public init(slots: Int = 1, once: Bool = false, lease: Double = 30, quiet: Bool = false,
                     identity: String = "\(getpid())@\(ProcessInfo.processInfo.hostName)") {
@@ -69,7 +72,8 @@ public final class Worker {
     public convenience init(queue: JobQueue, options: Options = Options(),
                             maxConcurrentJobs: Int = ProcessInfo.processInfo.activeProcessorCount,
                             log: ((String) -> Void)? = nil) {
-        self.init(queue: queue.queue, executor: JobFileExecutor(maxConcurrentJobs: maxConcurrentJobs), options: options,
+        self.init(queue: queue.queue, executor: JobFileExecutor(maxConcurrentJobs: maxConcurrentJobs, confinement: options.confinement),
+                  options: options,
                   log: log ?? Worker.printLine)
     }
 

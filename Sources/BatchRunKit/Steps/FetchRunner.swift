@@ -10,7 +10,7 @@ package enum FetchRunner {
         let columns = step.resultColumns(of: environment.entity)
         var report = StepReport(kind: .fetch, entity: environment.entity.name)
         var firstRow: [StoreValue]?
-        var writer = try step.output.map { try OutputWriters.make($0, columns: columns) }
+        var writer = try step.output.map { try OutputWriters.make($0, columns: columns, confinement: step.confinement) }
         do {
             try context.read { db in
                 try db.forEachRow(step.sql(for: environment.entity), SQLArguments(named: environment.params)) { values in

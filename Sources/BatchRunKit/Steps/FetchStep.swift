@@ -21,6 +21,8 @@ package struct FetchStep: Sendable, Hashable {
     package var publishAs: String?
     package var params: [String: ParamTemplate] = [:]
     package var batchSize: Int?
+    /// The folders a queue worker lets the item write its output in (nil: anywhere).
+    package var confinement: PathConfinement?
 
     package init(entity: String) {
         self.entity = entity

@@ -38,6 +38,9 @@ package struct InsertStep: Sendable, Hashable {
     package var replace = false
     package var params: [String: ParamTemplate] = [:]
     package var batchSize: Int?
+    /// The folders a queue worker lets the item read its feed from and write its rejected rows
+    /// in (nil: anywhere).
+    package var confinement: PathConfinement?
 
     package init(entity: String, source: Source) {
         self.entity = entity

@@ -10,40 +10,39 @@ protocol OutputWriter {
 }
 
 enum OutputWriters {
-    static func make(_ output: FetchStep.Output, columns: [String]) throws -> any OutputWriter {
+    /// `confinement`: the folders a queue worker lets the item write in (nil: anywhere).
+    static func make(_ output: FetchStep.Output, columns: [String], confinement: PathConfinement? = nil) throws -> any OutputWriter {
         switch output {
-        case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns)
-        case .json(let path): return try FileOutput(path: path, format: .json, columns: columns)
-        case .ndjson(let path): return try FileOutput(path: path, format: .ndjson, columns: columns)
+        case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns, confinement: confinement)
+        case .json(let path): return try FileOutput(path: path, format: .json, columns: columns, confinement: confinement)
+        case .ndjson(let path): return try FileOutput(path: path, format: .ndjson, columns: columns, confinement: confinement)
         case .table: return TableOutput(columns: columns)
         }
     }
 }
 
-/// CSV (RFC 4180, with a header), a JSON array of objects, or NDJSON.
+/// CSV (RFC 4180, with a header), a JSON array of objects, or NDJSON. The file is made and
+/// moved into place relative to its folder's descriptor (`ConfinedFolder`), opened once.
 struct FileOutput: OutputWriter {
     enum Format { case csv, json, ndjson }
 
     let path: String
-    let temporaryPath: String
+    let folder: ConfinedFolder
+    /// The name the rows are written to, in `folder`, until they are complete.
+    let temporaryName: String
     let format: Format
     let columns: [String]
     let handle: FileHandle
     var buffer = ""
     var rows = 0
 
-    init(path: String, format: Format, columns: [String]) throws {
+    init(path: String, format: Format, columns: [String], confinement: PathConfinement? = nil) throws {
         self.path = path
         self.format = format
         self.columns = columns
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        temporaryPath = path + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
-        guard FileManager.default.createFile(atPath: temporaryPath, contents: nil),
-              let handle = FileHandle(forWritingAtPath: temporaryPath) else {
-            throw FileAccessError(.write, path: path, errno: errno)
-        }
-        self.handle = handle
+        folder = try ConfinedFolder.holding(path, within: confinement, creating: true)
+        temporaryName = folder.name + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
+        handle = try folder.openForWriting(temporaryName, truncating: true)
         switch format {
         case .csv: buffer = columns.map(Self.csvField).joined(separator: ",") + "\n"
         case .json: buffer = "["
@@ -68,13 +67,12 @@ struct FileOutput: OutputWriter {
         if format == .json { buffer += rows == 0 ? "]\n" : "\n]\n" }
         try flush()
         try handle.close()
-        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-        try FileManager.default.moveItem(atPath: temporaryPath, toPath: path)
+        try folder.rename(temporaryName, to: folder.name)
     }
 
     mutating func abandon() {
         try? handle.close()
-        try? FileManager.default.removeItem(atPath: temporaryPath)
+        folder.remove(temporaryName)
     }
 
     private mutating func flush() throws {

@@ -35,7 +35,24 @@ public final class Store: Sendable {
 
     /// The store a `StoreSpec` names, every write transaction fenced by `fence` (a queue item's lease).
     package init(_ spec: StoreSpec, model: Model, fence: WriteFence?) throws {
-        let backend = try spec.backend().open(location: spec.path, model: model, busyTimeout: spec.busyTimeout, fence: fence)
+        // A confined SQLite file: its folder is walked and opened as `PathConfinement` says, the
+        // file made in it by name when missing; SQLite opens it by its resolved path, which must
+        // then still lead to that very file (else nothing more is done with it).
+        let pinned = try spec.confinement.map { confinement throws(PathConfinementError) in
+            let folder = try confinement.folder(holding: spec.path, creating: true)
+            if !folder.contains(folder.name) { try? folder.openForWriting(folder.name, truncating: false).close() }
+            return folder
+        }
+        let location = pinned?.filePath ?? spec.path
+        let backend = try spec.backend().open(location: location, model: model, busyTimeout: spec.busyTimeout, fence: fence)
+        if let pinned {
+            var info = stat()
+            guard let identity = pinned.identity(of: pinned.name), stat(location, &info) == 0,
+                  (UInt64(info.st_dev), UInt64(info.st_ino)) == identity else {
+                throw PathConfinementError(path: spec.path, reason: "no longer leads to the file checked in \(pinned.path) "
+                                           + "(a folder on its way was swapped as it was opened); the store was not used")
+            }
+        }
         path = backend.locationDescription
         self.model = model
         self.backend = backend

@@ -30,6 +30,9 @@ public struct StoreSpec: Sendable, Hashable {
     /// How long a write waits for another program's lock (SQLite's busy timeout,
     /// PostgreSQL's `lock_timeout`).
     package var busyTimeout: Double
+    /// SQLite: the folders a queue worker lets the file lie in; checked again as it is opened
+    /// (nil: anywhere).
+    package var confinement: PathConfinement?
 
     init(kind: Kind = .sqlite, path: String, busyTimeout: Double = 5) {
         self.kind = kind

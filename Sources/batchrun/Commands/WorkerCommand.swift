@@ -35,6 +35,18 @@ struct WorkerCommand: ParsableCommand {
     @Flag(name: [.short, .long], help: "Print nothing but errors.")
     var quiet = false
 
+    @Option(name: .customLong("root"), help: ArgumentHelp("Confine every item's feeds, outputs and SQLite stores to this folder (symlinks and .. resolved; repeatable); an item that reaches outside fails as invalid.", valueName: "DIR"))
+    var roots: [String] = []
+
+    @Flag(help: "PostgreSQL queue: run the items' shell hooks (on_success, ...); without it an item with hooks fails as invalid.")
+    var allowHooks = false
+
+    @Flag(help: "Folder queue: refuse the items' shell hooks (an item with hooks fails as invalid).")
+    var noHooks = false
+
+    @Flag(help: "PostgreSQL queue: start without --root, letting items touch whatever this worker's user may.")
+    var trustSubmitters = false
+
     func validate() throws {
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if JobFileLoader.seconds(lease) == nil { throw ValidationError("--lease must be a duration like 500ms, 30s or 5m, found '\(lease)'") }
@@ -42,6 +54,14 @@ struct WorkerCommand: ParsableCommand {
     }
 
     func run() throws {
+        let confinement: ItemConfinement
+        do {
+            confinement = try ItemConfinement(queue: QueueLocation(queue), roots: roots, allowHooks: allowHooks, noHooks: noHooks,
+                                              trustSubmitters: trustSubmitters)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.invalid)
+        }
         let opened: any Queue
         do {
             opened = try openQueue(at: queue)
@@ -49,7 +69,7 @@ struct WorkerCommand: ParsableCommand {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(ExitStatus.failed)
         }
-        let worker = Worker(queue: opened, executor: ChildProcessExecutor(jobs: jobs),
+        let worker = Worker(queue: opened, executor: ChildProcessExecutor(jobs: jobs, confinement: confinement),
                             options: Worker.Options(slots: workers, once: once, lease: JobFileLoader.seconds(lease) ?? 30, quiet: quiet))
         // SIGINT and SIGTERM stop the worker, SIGCHLD has it reap: each wakes its loop, which
         // acts on its own thread.

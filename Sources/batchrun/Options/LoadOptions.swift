@@ -18,6 +18,15 @@ struct LoadOptions: ParsableArguments {
     @Flag(help: .hidden)
     var checkedAtSubmit = false
 
+    /// Given by a queue's worker started with `--root`: the folders the item's feeds, outputs
+    /// and SQLite store must lie in (section 15).
+    @Option(name: .customLong("root"), help: .hidden)
+    var roots: [String] = []
+
+    /// Given by a queue's worker that runs no shell hooks: why, for the error at each hook.
+    @Option(help: .hidden)
+    var refuseHooks: String?
+
     func validate() throws {
         for param in params where !param.contains("=") || param.hasPrefix("=") {
             throw ValidationError("--param takes NAME=VALUE, got '\(param)'")
@@ -37,6 +46,15 @@ struct LoadOptions: ParsableArguments {
         var loader = JobFileLoader(params: params ?? paramValues, storeOverride: store)
         loader.baseDirectory = relativeTo
         loader.checksExpressionsOnServer = !checkedAtSubmit
+        if !roots.isEmpty {
+            do {
+                loader.confinement = try PathConfinement(roots: roots)
+            } catch {
+                FileHandle.standardError.write(Data("error: --root \(error)\nnothing was run\n".utf8))
+                throw ExitCode(ExitStatus.invalid)
+            }
+        }
+        loader.hookRefusal = refuseHooks
         var files: [JobFile] = []
         var errors: [JobFileError] = []
         for path in paths {

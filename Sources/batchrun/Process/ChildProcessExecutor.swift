@@ -15,6 +15,8 @@ import Foundation
 final class ChildProcessExecutor: QueueItemExecutor {
     /// `--jobs N` for each run.
     let jobs: Int?
+    /// What the items may touch, passed to each run (`--root`, `--refuse-hooks`).
+    let confinement: ItemConfinement
     /// Processes running an item (their own child, or a runner with an item in flight).
     private var busy: Set<pid_t> = []
     private var runners: [pid_t: Runner] = [:]
@@ -38,8 +40,9 @@ final class ChildProcessExecutor: QueueItemExecutor {
 
     static let itemsPerRunner = 100
 
-    init(jobs: Int?) {
+    init(jobs: Int?, confinement: ItemConfinement = ItemConfinement()) {
         self.jobs = jobs
+        self.confinement = confinement
         signal(SIGPIPE, SIG_IGN)   // a runner that died: its input's write fails instead
     }
 
@@ -51,6 +54,7 @@ final class ChildProcessExecutor: QueueItemExecutor {
         if let fence = item.fence { arguments += ["--fence", fence.argument] }
         if item.checkedAtSubmit { arguments.append("--checked-at-submit") }
         if let jobs { arguments += ["--jobs", String(jobs)] }
+        arguments += confinement.runArguments
         for (name, value) in item.params.sorted(by: { $0.key < $1.key }) {
             arguments += ["--param", "\(name)=\(value)"]
         }

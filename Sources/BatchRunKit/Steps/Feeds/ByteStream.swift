@@ -14,9 +14,11 @@ struct ByteStream {
 
     /// Opens a feed, with the feed's error when it cannot be read; `startingAt` skips the
     /// bytes before that offset without reading them.
-    init(feed path: String, displayPath: String, startingAt offset: Int64 = 0) throws(FeedError) {
+    init(feed path: String, displayPath: String, startingAt offset: Int64 = 0, confinement: PathConfinement? = nil) throws(FeedError) {
         do {
-            try self.init(path: path)
+            try self.init(path: path, confinement: confinement)
+        } catch let error as PathConfinementError where confinement != nil {
+            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file: \(error)")
         } catch {
             throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
         }
@@ -30,11 +32,8 @@ struct ByteStream {
     /// The offset of the next byte `next()` returns.
     var offset: Int64 { Int64(bytesRead) - Int64(buffer.count - position) }
 
-    init(path: String, chunkSize: Int = 1 << 16) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw FileAccessError(.read, path: path, errno: errno)
-        }
-        self.handle = handle
+    init(path: String, chunkSize: Int = 1 << 16, confinement: PathConfinement? = nil) throws {
+        handle = try PathConfinement.openForReading(path, within: confinement)
         self.chunkSize = chunkSize
         self.sizeAtOpen = FeedLimits.size(of: handle)
     }

@@ -80,9 +80,12 @@ package struct CSVReader: FeedReader {
     /// `startingAt`: after reading the header, go on from a place an earlier reader of the
     /// same file gave as `nextRecord`.
     package init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18,
-                startingAt place: FeedOffset? = nil) throws(FeedError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file")
+                startingAt place: FeedOffset? = nil, confinement: PathConfinement? = nil) throws(FeedError) {
+        let handle: FileHandle
+        do {
+            handle = try PathConfinement.openForReading(path, within: confinement)
+        } catch {
+            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file" + (confinement == nil ? "" : ": \(error)"))
         }
         self.handle = handle
         self.sizeAtOpen = FeedLimits.size(of: handle)

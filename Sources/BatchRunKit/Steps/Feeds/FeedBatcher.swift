@@ -60,17 +60,19 @@ struct FeedBatcher {
             var start: FeedOffset?
             if case .feed(let position)? = resumeAt {
                 start = FeedOffset(offset: position.offset, line: position.line)
-                if step.badRows == .skip { rejected = try RejectedRows(feedPath: path, resumingAt: position.rejectedBytes) }
+                if step.badRows == .skip { rejected = try RejectedRows(feedPath: path, resumingAt: position.rejectedBytes,
+                                                                                       confinement: step.confinement) }
             }
             switch format {
             case .csv, .tsv:
                 let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName,
-                                           startingAt: start)
+                                           startingAt: start, confinement: step.confinement)
                 source = .csv
                 csv = reader
                 _ = try layout(for: reader.header, line: 1)
             case .json, .ndjson:
-                source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName, startingAt: start))
+                source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName, startingAt: start,
+                                                                confinement: step.confinement))
             }
         }
     }
@@ -87,7 +89,8 @@ struct FeedBatcher {
 
     private func filePosition(_ next: FeedOffset) -> StepPosition? {
         guard case .file(let path, _) = step.source else { return nil }
-        return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0)
+        return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0,
+                                        confinement: step.confinement)
             .map(StepPosition.feed)
     }
 
@@ -189,7 +192,7 @@ struct FeedBatcher {
         guard step.badRows == .skip, case .file(let path, _) = step.source else {
             throw FeedFailure(message: "\(place(line)): \(reason)")
         }
-        if rejected == nil { rejected = try RejectedRows(feedPath: path) }
+        if rejected == nil { rejected = try RejectedRows(feedPath: path, confinement: step.confinement) }
         try rejected?.append(line: line, fields: fields, values: values, reason: reason)
         rejectedCount += 1
     }
@@ -199,8 +202,7 @@ struct FeedBatcher {
         if let rejected {
             try rejected.finish()
         } else if step.badRows == .skip, case .file(let path, _) = step.source {
-            let stale = RejectedRows.path(forFeed: path)
-            for file in [stale, stale + ".partial"] { try? FileManager.default.removeItem(atPath: file) }
+            RejectedRows.removeStale(forFeed: path, confinement: step.confinement)
         }
     }
 

@@ -7,8 +7,12 @@ enum FeedFingerprint {
     static let window: Int64 = 64 * 1024
 
     /// The position after a committed batch, with the feed's fingerprint.
-    static func position(path: String, offset: Int64, line: Int, rejectedBytes: Int64) -> FeedPosition? {
-        guard let (size, modified) = attributes(path), let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    /// `confinement`: the folders a queue worker lets the item read in (its feed is opened
+    /// within them, as the import opened it).
+    static func position(path: String, offset: Int64, line: Int, rejectedBytes: Int64,
+                         confinement: PathConfinement? = nil) -> FeedPosition? {
+        guard let (size, modified) = attributes(path),
+              let handle = try? PathConfinement.openForReading(path, within: confinement) else { return nil }
         defer { try? handle.close() }
         let head = hash(handle, from: 0, count: min(window, size))
         let tail = hash(handle, from: max(0, offset - window), count: min(window, offset))
@@ -17,9 +21,9 @@ enum FeedFingerprint {
     }
 
     /// True when the feed at `path` is still the one `position` was taken in.
-    static func matches(_ position: FeedPosition, path: String) -> Bool {
+    static func matches(_ position: FeedPosition, path: String, confinement: PathConfinement? = nil) -> Bool {
         guard let fresh = self.position(path: path, offset: position.offset, line: position.line,
-                                        rejectedBytes: position.rejectedBytes) else { return false }
+                                        rejectedBytes: position.rejectedBytes, confinement: confinement) else { return false }
         return fresh == position
     }
 

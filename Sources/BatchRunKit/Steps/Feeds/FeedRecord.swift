@@ -49,12 +49,14 @@ package enum FeedReaders {
     /// `startingAt`: a place a reader of the same file gave as `nextRecord` (a CSV or TSV
     /// header is still read from the top).
     package static func open(path: String, format: FeedFormat, displayPath: String,
-                            startingAt start: FeedOffset? = nil) throws(FeedError) -> any FeedReader {
+                            startingAt start: FeedOffset? = nil, confinement: PathConfinement? = nil) throws(FeedError) -> any FeedReader {
         switch format {
-        case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath, startingAt: start)
-        case .tsv: return try CSVReader(path: path, delimiter: UInt8(ascii: "\t"), displayPath: displayPath, startingAt: start)
-        case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath, startingAt: start)
-        case .json: return try JSONArrayReader(path: path, displayPath: displayPath, startingAt: start)
+        case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath, startingAt: start,
+                                        confinement: confinement)
+        case .tsv: return try CSVReader(path: path, delimiter: UInt8(ascii: "\t"), displayPath: displayPath, startingAt: start,
+                                        confinement: confinement)
+        case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath, startingAt: start, confinement: confinement)
+        case .json: return try JSONArrayReader(path: path, displayPath: displayPath, startingAt: start, confinement: confinement)
         }
     }
 }

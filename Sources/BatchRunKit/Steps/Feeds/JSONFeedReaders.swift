@@ -7,8 +7,9 @@ package struct NDJSONReader: FeedReader {
     private var line = 0
     private var bytes: [UInt8] = []
 
-    package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
-        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0)
+    package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
+                 confinement: PathConfinement? = nil) throws(FeedError) {
+        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0, confinement: confinement)
         self.displayPath = displayPath
         line = (start?.line ?? 1) - 1
     }
@@ -49,8 +50,9 @@ package struct JSONArrayReader: FeedReader {
     private var element: [UInt8] = []
 
     /// `startingAt` must be a place this reader gave as `nextRecord` (after an element).
-    package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil) throws(FeedError) {
-        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0)
+    package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
+                 confinement: PathConfinement? = nil) throws(FeedError) {
+        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0, confinement: confinement)
         self.displayPath = displayPath
         if let start, start.offset > 0 {
             line = start.line

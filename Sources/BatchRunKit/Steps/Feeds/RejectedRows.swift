@@ -6,7 +6,10 @@ import Foundation
 /// stopped: a resumed import cuts it back to the size its checkpoint names and appends to it.
 struct RejectedRows {
     let path: String
-    let partialPath: String
+    /// The feed's folder, opened once: the files are made, renamed and removed in it by name.
+    private let folder: ConfinedFolder
+    private let name: String
+    private let partialName: String
     private let handle: FileHandle
     private var wroteHeader: Bool
     /// The partial file's size: what a checkpoint after the rows rejected so far records.
@@ -18,30 +21,32 @@ struct RejectedRows {
     }
 
     /// `resumingAt`: the size the partial file had at the checkpoint a resumed import continues
-    /// after (0 starts it afresh).
-    init(feedPath: String, resumingAt size: Int64 = 0) throws {
+    /// after (0 starts it afresh). `confinement`: the folders a queue worker lets the item write in.
+    init(feedPath: String, resumingAt size: Int64 = 0, confinement: PathConfinement? = nil) throws {
         path = Self.path(forFeed: feedPath)
-        partialPath = path + ".partial"
-        let manager = FileManager.default
-        if size > 0, !manager.fileExists(atPath: partialPath), manager.fileExists(atPath: path) {
-            try manager.moveItem(atPath: path, toPath: partialPath)   // the stopped run had read its feed to the end
+        folder = try ConfinedFolder.holding(path, within: confinement, creating: false)
+        name = folder.name
+        partialName = name + ".partial"
+        let partialPath = path + ".partial"
+        if size > 0, !folder.contains(partialName), folder.contains(name) {
+            try folder.rename(name, to: partialName)   // the stopped run had read its feed to the end
         }
-        if size == 0 || !manager.fileExists(atPath: partialPath) {
-            guard size == 0 else {
-                throw FileAccessError(.read, path: partialPath, reason: "the rows the interrupted run rejected are gone; run without --resume")
-            }
-            guard manager.createFile(atPath: partialPath, contents: nil) else {
-                throw FileAccessError(.write, path: partialPath, errno: errno)
-            }
+        if size > 0 && !folder.contains(partialName) {
+            throw FileAccessError(.read, path: partialPath, reason: "the rows the interrupted run rejected are gone; run without --resume")
         }
-        guard let handle = FileHandle(forWritingAtPath: partialPath) else {
-            throw FileAccessError(.write, path: partialPath, errno: errno)
-        }
+        let handle = try folder.openForWriting(partialName, truncating: false)
         try handle.truncate(atOffset: UInt64(size))
         try handle.seekToEnd()
         self.handle = handle
         bytes = size
         wroteHeader = size > 0
+    }
+
+    /// Removes a rejected file (and its partial file) an earlier run of the feed left.
+    static func removeStale(forFeed feed: String, confinement: PathConfinement?) {
+        guard let folder = try? ConfinedFolder.holding(path(forFeed: feed), within: confinement, creating: false) else { return }
+        folder.remove(folder.name)
+        folder.remove(folder.name + ".partial")
     }
 
     mutating func append(line: Int, fields: [String], values: [String], reason: String) throws {
@@ -59,8 +64,7 @@ struct RejectedRows {
     /// The feed was read to its end: the partial file becomes `FEED.rejected.csv`.
     func finish() throws {
         try handle.close()
-        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-        try FileManager.default.moveItem(atPath: partialPath, toPath: path)
+        try folder.rename(partialName, to: name)
     }
 
     /// The import stopped: the partial file stays for a resumed run to continue.

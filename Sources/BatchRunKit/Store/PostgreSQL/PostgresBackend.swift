@@ -64,8 +64,16 @@ final class PostgresBackend: StoreBackend {
             // every item, and most opens find every table there. A table that exists is created
             // again only for indexes it may lack.
             let existing = try connections.withWriter { writer, _ in try Self.verify(model: model, in: writer) }
-            let creating = model.entities.filter { entity in
+            var creating = model.entities.filter { entity in
                 !existing.contains(entity.tableName) || PostgresSchemaSQL.statements(for: Model(entities: [entity])).count > 1
+            }
+            // A role that may not create in the schema (a queue's submit-only role,
+            // docs/postgresql.md) uses tables that all exist as they are.
+            if !creating.isEmpty, creating.allSatisfy({ existing.contains($0.tableName) }),
+               try connections.withWriter({ writer, _ in
+                   try writer.value("SELECT CASE WHEN has_schema_privilege(current_schema(), 'CREATE') THEN 1 ELSE 0 END")
+               }) == .integer(0) {
+                creating = []
             }
             if !creating.isEmpty {
                 try write(interruptedBy: nil) { connection in
