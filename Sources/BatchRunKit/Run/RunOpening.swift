@@ -18,31 +18,52 @@ public struct RunOpening: Sendable {
     package let continuation: RunContinuation?
     /// True when the store's writes are fenced by a queue claim.
     package let fenced: Bool
+    /// The schema changes made as the run opened (JOBFILE.md section 13), in `_batchrun_schema`.
+    package var schemaChanges: [AppliedSchemaChange] = []
 
     /// Opens `file`'s store and, with `resume`, finds the run to continue (a fenced run may
     /// continue one whose process still lives: that process lost the claim and cannot commit).
     /// When that run had other params than `params`, `reload` is called with its params and
-    /// the file it returns is run (its errors are thrown as they are). Throws `RunOpeningError`.
-    public static func open(_ file: JobFile, resume: Bool = false, params: [String: String] = [:],
+    /// the file it returns is run (its errors are thrown as they are). Then the store's tables
+    /// are made to hold the file's entities (JOBFILE.md section 13); `allowingSchemaChanges`
+    /// false (or the file's `schema_changes: refuse`) makes a needed change an error.
+    /// Throws `RunOpeningError`.
+    public static func open(_ file: JobFile, resume: Bool = false, params: [String: String] = [:], allowingSchemaChanges: Bool = true,
                             reload: (_ params: [String: String]) throws -> JobFile = { _ in throw RunOpeningError.cannotReload }) throws -> RunOpening {
-        try open(file, resume: resume, fence: nil, params: params, reload: reload)
+        try open(file, resume: resume, fence: nil, params: params, allowingSchemaChanges: allowingSchemaChanges, reload: reload)
     }
 
     /// `open`, the store's writes fenced by a queue claim when the store is the queue's database.
     package static func open(_ file: JobFile, resume: Bool = false, fence: QueueFence?, params: [String: String] = [:],
+                             allowingSchemaChanges: Bool = true,
                              reload: (_ params: [String: String]) throws -> JobFile = { _ in throw RunOpeningError.cannotReload }) throws -> RunOpening {
+        // The store is opened without changing its schema: a run that cannot be continued leaves it untouched.
         let store: Store
         var fenced = false
         do {
             if let fence, fence.holds(file.store) {
-                store = try Store(file.store, model: file.model, fence: fence.writeFence)
+                store = try Store(file.store, model: file.model, fence: fence.writeFence, migrating: false)
                 fenced = true
             } else {
-                store = try Store(file.store, model: file.model)
+                store = try Store(file.store, model: file.model, fence: nil, migrating: false)
             }
         } catch {
             throw RunOpeningError.store(error)
         }
+        var opened = try continued(file, in: store, fenced: fenced, resume: resume, params: params, reload: reload)
+        do {
+            let options = SchemaChangeOptions(allowed: allowingSchemaChanges && !opened.file.refusesSchemaChanges,
+                                              file: JobFileRun.identity(of: opened.file))
+            opened.schemaChanges = try store.migrate(options)
+        } catch {
+            throw RunOpeningError.store(error)
+        }
+        return opened
+    }
+
+    /// The run `file` continues on `store` (with `resume`), its file reloaded with that run's params.
+    private static func continued(_ file: JobFile, in store: Store, fenced: Bool, resume: Bool, params: [String: String],
+                                  reload: (_ params: [String: String]) throws -> JobFile) throws -> RunOpening {
         guard resume else { return RunOpening(file: file, store: store, continuation: nil, fenced: fenced) }
         var file = file
         let continuation: RunContinuation?
@@ -64,7 +85,8 @@ public struct RunOpening: Sendable {
     /// The run, ready to start (`run(onEvent:)`); `params` are recorded with it (a continued
     /// run records those of the run it continues).
     public func makeRun(maxConcurrent: Int = 1, failFast: Bool = false, params: [String: String] = [:]) -> JobFileRun {
-        JobFileRun(file: file, store: store, maxConcurrent: maxConcurrent, failFast: failFast, continuing: continuation, params: params)
+        JobFileRun(file: file, store: store, maxConcurrent: maxConcurrent, failFast: failFast, continuing: continuation, params: params,
+                   schemaChanges: schemaChanges)
     }
 }
 
@@ -81,7 +103,7 @@ public enum RunOpeningError: Error, Sendable, CustomStringConvertible {
     /// True when the job file is what is wrong for this store (exit status 2), not the store.
     public var isInvalid: Bool {
         switch self {
-        case .store(let error): if case StoreError.schemaMismatch = error { return true } else { return false }
+        case .store(let error): return (error as? StoreError)?.isSchemaRefusal == true
         case .resume, .cannotReload: return true
         }
     }

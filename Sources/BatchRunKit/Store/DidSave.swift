@@ -2,7 +2,7 @@
 /// `NSManagedObjectContextDidSave`). Sendable: other contexts merge it.
 public struct DidSave: Sendable, Hashable {
     /// The store's save counter for this commit; later saves have larger numbers.
-    public var sequence: UInt64
+    package var sequence: UInt64
     /// The job (or context name) that saved.
     public var savedBy: String
     public var inserted: [String: [ObjectID]]

@@ -4,10 +4,12 @@ import Foundation
 /// PostgreSQL database; one serialized writer and pooled snapshot readers either way), and the
 /// saves posted after their commits.
 ///
-/// Opening a store creates the file and its folder if missing, creates missing tables and
-/// indexes, and verifies existing tables; nothing is created when any table lacks a column.
-/// Verifying is a read: a store whose schema is complete opens, and can be read, while another
-/// program holds its write lock.
+/// Opening a store creates the file and its folder if missing, creates missing tables, and makes
+/// existing tables hold the model (JOBFILE.md section 13): a declared column, index or unique a
+/// table lacks is added, a column declared `NEW: TYPE was OLD` renamed, in one transaction, each
+/// change recorded in `_batchrun_schema`; what would drop, retype or break something throws
+/// `StoreError.schemaRefused` with nothing changed. Comparing is a read: a store whose schema is
+/// complete opens, and can be read, while another program holds its write lock.
 ///
 /// ```swift
 /// let store = try Store(path: "var/nightly.sqlite", model: model)
@@ -33,12 +35,48 @@ public final class Store: Sendable {
         try self.init(spec, model: model, fence: nil)
     }
 
-    /// The store a `StoreSpec` names, every write transaction fenced by `fence` (a queue item's lease).
-    package init(_ spec: StoreSpec, model: Model, fence: WriteFence?) throws {
-        let backend = try spec.backend().open(location: spec.path, model: model, busyTimeout: spec.busyTimeout, fence: fence)
+    /// The store a `StoreSpec` names, every write transaction fenced by `fence` (a queue item's
+    /// lease), its tables made to hold `model` (`migrate`) unless `migrating` is false.
+    package init(_ spec: StoreSpec, model: Model, fence: WriteFence?, migrating: Bool = true) throws {
+        let backend = try spec.backend().open(location: spec.path, busyTimeout: spec.busyTimeout, fence: fence)
         path = backend.locationDescription
         self.model = model
         self.backend = backend
+        if migrating { try migrate(SchemaChangeOptions()) }
+    }
+
+    // MARK: Schema changes (JOBFILE.md section 13)
+
+    /// Makes the tables hold the model: missing tables created, the schema changes `options`
+    /// allows made in one transaction and recorded in `_batchrun_schema` (those are returned).
+    /// Throws `StoreError.schemaRefused` or `.schemaChangesRefused` with nothing changed.
+    @discardableResult
+    package func migrate(_ options: SchemaChangeOptions) throws -> [AppliedSchemaChange] {
+        do {
+            return try SchemaMigration(model: model, backend: backend).migrate(options)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: backend.describeFailure(error))
+        }
+    }
+
+    /// The schema changes opening this store with `model` would make, making none (a preview).
+    /// Throws `StoreError.schemaRefused` when they could not be made.
+    ///
+    /// ```swift
+    /// for change in try store.schemaChanges(for: newModel) { print(change) }   // Person: added column score real default 1.5
+    /// ```
+    public func schemaChanges(for model: Model) throws -> [SchemaChange] {
+        do {
+            return try backend.read(interruptedBy: nil) { connection in
+                try SchemaMigration(model: model, backend: backend).preview(in: connection)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: backend.describeFailure(error))
+        }
     }
 
     /// A store in one SQLite file (created with its folder when missing).
