@@ -322,4 +322,32 @@ struct SchemaChangeTests {
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(try people(backend, store) == ["1|ann|a@x|1.5||yes", "2|bob|b@x|1.5||yes", "3|cy|c@x|1.5||yes", "4|dee|d@x|2.5|new|yes"])
     }
+
+    @Test("a queue whose items carry two versions of a file: the old one, the new one (which migrates), then the old one again (refused, naming the rename)")
+    func queueWithTwoVersions() throws {
+        let folder = try TemporaryFolder()
+        // Items resolve relative paths against the queue folder: the store is q/store.sqlite.
+        try folder.write("v1.yaml", Self.version1("store.sqlite"))
+        try folder.write("v2.yaml", Self.version2("store.sqlite"))
+        try folder.write("v1-again.yaml", Self.version1("store.sqlite").replacingOccurrences(
+            of: "rows:\n            - { id: 1, name: ann, email: a@x }\n            - { id: 2, name: bob, email: b@x }\n            - { id: 3, name: cy, email: c@x }",
+            with: "rows: [{ id: 9, name: zed, email: z@x }]"))
+        let submitted = try Batchrun.run(["submit", "q", "v1.yaml", "v2.yaml", "v1-again.yaml"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        let worker = try Batchrun.run(["worker", "q", "--once"], in: folder.url)
+        #expect(worker.status == 2, "\(worker.stdout)\(worker.stderr)")
+        let fm = FileManager.default
+        let done = try fm.contentsOfDirectory(atPath: folder.path("q/done")).filter { $0.hasSuffix(".yaml") }.sorted()
+        let failed = try fm.contentsOfDirectory(atPath: folder.path("q/failed")).filter { $0.hasSuffix(".yaml") }
+        #expect(done.count == 2 && done[0].hasSuffix("-v1.yaml") && done[1].hasSuffix("-v2.yaml"), "\(done)")
+        #expect(failed.count == 1 && failed[0].hasSuffix("-v1-again.yaml"), "\(failed)")
+        let log = try String(contentsOfFile: folder.path("q/failed/\(failed[0]).log"), encoding: .utf8)
+        #expect(log.contains("Person: column name was renamed to full_name by an earlier run of a newer job file"), "\(log)")
+        let v2log = try String(contentsOfFile: folder.path("q/done/\(done[1]).log"), encoding: .utf8)
+        #expect(v2log.contains("schema: Person: renamed column name to full_name"), "\(v2log)")
+        let store = folder.path("q/store.sqlite")
+        #expect(try Backend.sqlite.columns(store, "Person") == ["id", "full_name", "email", "score", "note", "active"])
+        #expect(try people(.sqlite, store) == ["1|ann|a@x|1.5||yes", "2|bob|b@x|1.5||yes", "3|cy|c@x|1.5||yes", "4|dee|d@x|2.5|new|yes"])
+        #expect(try Backend.sqlite.query(store, "SELECT count(*) FROM _batchrun_schema") == ["6"])
+    }
 }

@@ -32,7 +32,7 @@ public struct MergeConflict: Sendable, Hashable {
     public var job: String
     public var objectID: ObjectID
     public var kind: Kind
-    package var policy: MergePolicy
+    public var policy: MergePolicy
     public var outcome: Outcome
     /// The job of this run that changed the row, or `outside this run`.
     public var changedBy: String

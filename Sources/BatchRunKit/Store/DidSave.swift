@@ -2,7 +2,7 @@
 /// `NSManagedObjectContextDidSave`). Sendable: other contexts merge it.
 public struct DidSave: Sendable, Hashable {
     /// The store's save counter for this commit; later saves have larger numbers.
-    package var sequence: UInt64
+    public var sequence: UInt64
     /// The job (or context name) that saved.
     public var savedBy: String
     public var inserted: [String: [ObjectID]]
@@ -26,7 +26,7 @@ public struct DidSave: Sendable, Hashable {
     }
 
     /// Every ID the save touched.
-    public var allIDs: [ObjectID] {
+    package var allIDs: [ObjectID] {
         [inserted, updated, deleted].flatMap { $0.values.flatMap { $0 } }
     }
 }

@@ -74,6 +74,7 @@ struct SchemaMigration {
     /// with every refusal found.
     func plan(in connection: any StoreConnection, checkingRows: Bool) throws -> Plan {
         let stored = try backend.storedTables(named: model.entities.map(\.tableName), in: connection)
+        let renames = try recordedRenames(in: connection)
         var plan = Plan()
         var refusals: [String] = []
         for entity in model.entities {
@@ -81,13 +82,13 @@ struct SchemaMigration {
                 plan.newTables.append(entity)
                 continue
             }
-            plan.changes += try changes(of: entity, table: table, in: connection, refusals: &refusals)
+            plan.changes += try changes(of: entity, table: table, renames: renames[entity.name] ?? [:], in: connection, refusals: &refusals)
         }
         if !refusals.isEmpty { throw StoreError.schemaRefused(refusals) }
         return plan
     }
 
-    private func changes(of entity: Entity, table: StoredTable, in connection: any StoreConnection,
+    private func changes(of entity: Entity, table: StoredTable, renames: [String: String], in connection: any StoreConnection,
                          refusals: inout [String]) throws -> [SchemaChange] {
         let ddl = backend.tableDefinition
         var changes: [SchemaChange] = []
@@ -116,6 +117,12 @@ struct SchemaMigration {
                 storedNames[column.name.lowercased()] = stored.name
                 renamed[stored.name.lowercased()] = column.name.lowercased()
                 change(.renameColumn(from: stored.name, to: column.name), ddl.renameColumn(stored.name, to: column.name, of: entity))
+                continue
+            }
+            // An older file, after a newer one renamed its column: adding it again would split the data.
+            if let renamedTo = renames[column.name.lowercased()], let stored = table.column(renamedTo) {
+                refusals.append("\(entity.name): column \(column.name) was renamed to \(stored.name) by an earlier run of a newer job file "
+                    + "(see _batchrun_schema); declare \(stored.name) (\(stored.name): \(column.type.rawValue) was \(column.name)) instead of \(column.name)")
                 continue
             }
             if entity.primaryKey.contains(column.name) {
@@ -183,6 +190,19 @@ struct SchemaMigration {
         let key = zip(declared, row).map { "\($0) = \(Self.literal($1))" }.joined(separator: ", ")
         return "\(entity.name): cannot create unique (\(declared.joined(separator: ", "))): \(row.last.map { "\($0)" } ?? "several") rows "
             + "share \(key); remove or merge the duplicate rows, or drop the unique from the job file"
+    }
+
+    /// The renames recorded in `_batchrun_schema`: entity to earlier column name (lowercased) to its later name.
+    private func recordedRenames(in connection: any StoreConnection) throws -> [String: [String: String]] {
+        guard try connection.tableExists(SchemaHistory.table.tableName) else { return [:] }
+        var renames: [String: [String: String]] = [:]
+        for row in try connection.rows("SELECT entity, change FROM \(SchemaHistory.table.tableName) WHERE change LIKE 'renamed column % to %' ORDER BY id") {
+            guard let entity = row[0].string, let change = row[1].string else { continue }
+            let words = change.split(separator: " ")
+            guard words.count == 5 else { continue }
+            renames[entity, default: [:]][words[2].lowercased()] = String(words[4])
+        }
+        return renames
     }
 
     // MARK: Recording

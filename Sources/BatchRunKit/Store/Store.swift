@@ -129,7 +129,7 @@ public final class Store: Sendable {
     /// Every save from now on, as it is committed (Core Data's did-save notification).
     ///
     /// ```swift
-    /// for await save in store.didSaves() { print(save.savedBy, save.allIDs.count) }
+    /// for await save in store.didSaves() { print(save.savedBy, save.inserted.count) }
     /// ```
     public func didSaves() -> AsyncStream<DidSave> {
         notifications.subscribe()
