@@ -350,4 +350,42 @@ struct SchemaChangeTests {
         #expect(try people(.sqlite, store) == ["1|ann|a@x|1.5||yes", "2|bob|b@x|1.5||yes", "3|cy|c@x|1.5||yes", "4|dee|d@x|2.5|new|yes"])
         #expect(try Backend.sqlite.query(store, "SELECT count(*) FROM _batchrun_schema") == ["6"])
     }
+
+    @Test("resume: a killed run resumed with its own file makes no change; a file changed since is migrated first, then continued exactly once")
+    func resume() throws {
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        let old = """
+            version: 1
+            store: store.sqlite
+            entities:
+              T: { columns: { id: integer primary key, minutes: real } }
+            jobs:
+              load: { batch_size: 500, steps: [{ insert: { entity: T, from: feed.csv } }] }
+
+            """
+        let inspector = { try StoreInspector(path: folder.path("store.sqlite")) }
+        // Killed, then resumed with the file it started with: nothing to change.
+        try folder.write("job.yaml", old)
+        var killed = try Batchrun.startUntilRows(in: "T", folder, ["job.yaml", "--quiet"])
+        kill(killed.processIdentifier, SIGKILL)
+        killed.waitUntilExit()
+        let same = try Batchrun.run(["job.yaml", "--resume", "--no-progress"], in: folder.url)
+        #expect(same.status == 0, "\(same.stdout)\(same.stderr)")
+        #expect(same.stdout.contains("resuming run 1") && !same.stdout.contains("schema:"), "\(same.stdout)")
+        #expect(try inspector().count("SELECT count(*) FROM T") == 400_000)
+        // Killed again in a new run, then resumed with the file changed since (a column added):
+        // the change is made first, the run continues from its checkpoints, every row once.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: folder.path("store.sqlite" + suffix)) }
+        killed = try Batchrun.startUntilRows(in: "T", folder, ["job.yaml", "--quiet"])
+        kill(killed.processIdentifier, SIGKILL)
+        killed.waitUntilExit()
+        try folder.write("job.yaml", old.replacingOccurrences(of: "minutes: real }", with: "minutes: real, source: text default 'feed' }"))
+        let changed = try Batchrun.run(["job.yaml", "--resume", "--no-progress"], in: folder.url)
+        #expect(changed.status == 0, "\(changed.stdout)\(changed.stderr)")
+        #expect(changed.stdout.contains("schema: T: added column source text default 'feed'"), "\(changed.stdout)")
+        #expect(changed.stdout.contains("resuming run 1"), "\(changed.stdout)")
+        #expect(try inspector().count("SELECT count(*) FROM T") == 400_000)
+        #expect(try inspector().count("SELECT count(DISTINCT id) FROM T WHERE source = 'feed'") == 400_000)
+    }
 }
