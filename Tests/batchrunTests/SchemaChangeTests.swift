@@ -201,6 +201,10 @@ struct SchemaChangeTests {
             let result = try Batchrun.run(["v\(index).yaml"], in: folder.url)
             #expect(result.status == 2, "\(index): \(result.stdout)\(result.stderr)")
             for message in messages { #expect(result.stderr.contains(message), "\(index): \(result.stderr)") }
+            // Each refusal is shown at its column (the entity for a unique), with the line and a caret.
+            let place = [":7: error: Person: cannot add column rank", ":7: error: Person: cannot create unique", ":7: error: Person: column id is declared text"][index]
+            #expect(result.stderr.contains(try Regex("v\(index).yaml:[0-9]+\(place)")), "\(index): \(result.stderr)")
+            #expect(result.stderr.contains("\n      ^") || result.stderr.contains("\n  ^"), "\(index): \(result.stderr)")
             #expect(result.stderr.contains("the store's schema was not changed"), "\(index): \(result.stderr)")
             #expect(!result.stdout.contains("schema:"))
             #expect(try backend.columns(store, "Person") == ["id", "name", "email"], "\(index)")

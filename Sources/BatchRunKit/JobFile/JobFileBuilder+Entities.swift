@@ -3,7 +3,7 @@ extension JobFileBuilder {
     static let entityKeys = ["columns", "primary_key", "unique", "indexes", "table"]
     static let columnModifiers = ["primary key", "not null", "unique", "default", "was"]
 
-    func entities(_ node: YAMLNode) -> Model {
+    mutating func entities(_ node: YAMLNode) -> Model {
         var result: [Entity] = []
         let entries = reader.namedEntries(node, "entities")
         if entries.isEmpty && node.mapping != nil { reader.error(node, "entities must declare at least one entity") }
@@ -13,11 +13,12 @@ extension JobFileBuilder {
                 continue
             }
             if let entity = entity(name, value) { result.append(entity) }
+            declarations[name] = key.location
         }
         return Model(entities: result)
     }
 
-    func entity(_ name: String, _ node: YAMLNode) -> Entity? {
+    mutating func entity(_ name: String, _ node: YAMLNode) -> Entity? {
         let what = "entity \(name)"
         guard let fields = reader.mapping(node, what, allowed: Self.entityKeys, required: ["columns"]),
               let columnsNode = fields["columns"] else { return nil }
@@ -34,6 +35,7 @@ extension JobFileBuilder {
             }
             if let column = column(columnName, spec) { columns.append(column) }
             columnKeys[columnName] = key
+            declarations["\(name).\(columnName)"] = key.location
         }
         if columns.isEmpty { return nil }
         checkRenames(columns, keys: columnKeys)

@@ -38,6 +38,8 @@ struct JobFileBuilder {
     /// The file's store, once read: it names the tables of entities declared without `table:`
     /// and gives the checker that prepares expressions as its database reads them.
     var store: StoreSpec?
+    /// Where each entity and column is declared (`JobFile.declarations`).
+    var declarations: [String: SourceLocation] = [:]
 
     init(path: String, source: String, loader: JobFileLoader) {
         self.path = path
@@ -87,6 +89,7 @@ struct JobFileBuilder {
                            defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment,
                            expressionsUnchecked: expressionsUnchecked)
         file.refusesSchemaChanges = refusesSchemaChanges
+        file.declarations = declarations
         return file
     }
 

@@ -55,6 +55,8 @@ public struct RunOpening: Sendable {
             let options = SchemaChangeOptions(allowed: allowingSchemaChanges && !opened.file.refusesSchemaChanges,
                                               file: JobFileRun.identity(of: opened.file))
             opened.schemaChanges = try store.migrate(options)
+        } catch let refusals as SchemaRefusals {
+            throw RunOpeningError.store(refusals.located(in: opened.file))
         } catch {
             throw RunOpeningError.store(error)
         }
@@ -93,7 +95,8 @@ public struct RunOpening: Sendable {
 /// Why a run could not be opened: nothing was run.
 public enum RunOpeningError: Error, Sendable, CustomStringConvertible {
     /// The store could not be opened (locked, full, read-only, not a database, unreachable) or
-    /// its tables do not match the job file (`isInvalid`).
+    /// its tables cannot be made to hold the job file's entities (`isInvalid`; a `JobFileError`
+    /// at the columns when a schema change was refused).
     case store(any Error)
     /// The run to continue cannot be (still running, a feed changed).
     case resume(any Error)
@@ -103,13 +106,21 @@ public enum RunOpeningError: Error, Sendable, CustomStringConvertible {
     /// True when the job file is what is wrong for this store (exit status 2), not the store.
     public var isInvalid: Bool {
         switch self {
-        case .store(let error): return (error as? StoreError)?.isSchemaRefusal == true
+        case .store(let error): return (error as? StoreError)?.isSchemaRefusal == true || error is JobFileError
         case .resume, .cannotReload: return true
         }
     }
 
+    /// True when the description says where in the job file each error is (`FILE:LINE:COLUMN: error: ...`).
+    package var isLocated: Bool {
+        if case .store(let error) = self { return error is JobFileError }
+        return false
+    }
+
     public var description: String {
         switch self {
+        case .store(let error as JobFileError):
+            error.rendered + "\nthe store's schema was not changed"
         case .store(let error), .resume(let error): "\(error)"
         case .cannotReload: "the run to continue had other params, and the job file was not reloaded with them"
         }

@@ -12,8 +12,8 @@ package enum SchemaPreview: Sendable {
     case newStore
     /// The changes a run would make (none: the store holds the file's entities).
     case changes([SchemaChange], refused: Bool)
-    /// Changes that could not be made: a run would stop with exit status 2.
-    case refusal(StoreError)
+    /// Changes that could not be made, at their columns: a run would stop with exit status 2.
+    case refusal(JobFileError)
     /// The store could not be reached; why.
     case unavailable(String)
 
@@ -25,9 +25,9 @@ package enum SchemaPreview: Sendable {
         }
         do {
             let store = try Store(file.store, model: file.model, fence: nil, migrating: false)
-            self = .changes(try store.schemaChanges(for: file.model), refused: !allowingSchemaChanges || file.refusesSchemaChanges)
-        } catch let error as StoreError where error.isSchemaRefusal {
-            self = .refusal(error)
+            self = .changes(try store.previewSchemaChanges(for: file.model), refused: !allowingSchemaChanges || file.refusesSchemaChanges)
+        } catch let refusals as SchemaRefusals {
+            self = .refusal(refusals.located(in: file))
         } catch {
             self = .unavailable("\(error)")
         }
@@ -53,7 +53,7 @@ package enum SchemaPreview: Sendable {
                             : "  schema changes a run would make:"]
                 + changes.map { "    \($0.entity): \($0.summary(made: false))" }
         case .refusal(let error):
-            return ["  schema: a run would stop (exit 2):"] + "\(error)".split(separator: "\n").map { "    " + $0 }
+            return ["  schema: a run would stop (exit 2), changing nothing:"] + error.rendered.split(separator: "\n").map { "    " + $0 }
         case .unavailable(let reason):
             return ["  schema changes were not checked: \(reason)"]
         }

@@ -46,17 +46,17 @@ struct SchemaMigration {
             let plan = try plan(in: connection, checkingRows: true)
             if !options.allowed && !plan.changes.isEmpty { throw StoreError.schemaChangesRefused(plan.changes) }
             for entity in plan.newTables { try connection.createTable(entity) }
-            var refusals: [String] = []
+            var refusals: [SchemaRefusal] = []
             for change in plan.changes {
                 // A unique over a column added just now is checked once the column is there.
                 if case .createUnique(let columns) = change.kind, let entity = model[change.entity],
                    let refusal = try duplicate(columns, in: entity, on: connection) {
-                    refusals.append(refusal)
+                    refusals.append(SchemaRefusal(message: refusal, entity: change.entity, column: columns.count == 1 ? columns[0] : nil))
                     continue
                 }
                 try connection.execute(change.statement)
             }
-            if !refusals.isEmpty { throw StoreError.schemaRefused(refusals) }
+            if !refusals.isEmpty { throw SchemaRefusals(refusals) }
             let applied = try record(plan.changes, file: options.file, in: connection)
             Self.pauseForTests()
             return applied
@@ -70,13 +70,13 @@ struct SchemaMigration {
 
     // MARK: Comparing
 
-    /// What `model` needs of the tables `connection` sees. Throws `StoreError.schemaRefused`
-    /// with every refusal found.
+    /// What `model` needs of the tables `connection` sees. Throws `SchemaRefusals` with every
+    /// refusal found.
     func plan(in connection: any StoreConnection, checkingRows: Bool) throws -> Plan {
         let stored = try backend.storedTables(named: model.entities.map(\.tableName), in: connection)
         let renames = try recordedRenames(in: connection)
         var plan = Plan()
-        var refusals: [String] = []
+        var refusals: [SchemaRefusal] = []
         for entity in model.entities {
             guard let table = stored[entity.tableName] else {
                 plan.newTables.append(entity)
@@ -84,12 +84,12 @@ struct SchemaMigration {
             }
             plan.changes += try changes(of: entity, table: table, renames: renames[entity.name] ?? [:], in: connection, refusals: &refusals)
         }
-        if !refusals.isEmpty { throw StoreError.schemaRefused(refusals) }
+        if !refusals.isEmpty { throw SchemaRefusals(refusals) }
         return plan
     }
 
     private func changes(of entity: Entity, table: StoredTable, renames: [String: String], in connection: any StoreConnection,
-                         refusals: inout [String]) throws -> [SchemaChange] {
+                         refusals: inout [SchemaRefusal]) throws -> [SchemaChange] {
         let ddl = backend.tableDefinition
         var changes: [SchemaChange] = []
         var hasRowsMemo: Bool?
@@ -121,25 +121,25 @@ struct SchemaMigration {
             }
             // An older file, after a newer one renamed its column: adding it again would split the data.
             if let renamedTo = renames[column.name.lowercased()], let stored = table.column(renamedTo) {
-                refusals.append("\(entity.name): column \(column.name) was renamed to \(stored.name) by an earlier run of a newer job file "
-                    + "(see _batchrun_schema); declare \(stored.name) (\(stored.name): \(column.type.rawValue) was \(column.name)) instead of \(column.name)")
+                refusals.append(SchemaRefusal(message: "\(entity.name): column \(column.name) was renamed to \(stored.name) by an earlier run of a newer job file "
+                    + "(see _batchrun_schema); declare \(stored.name) (\(stored.name): \(column.type.rawValue) was \(column.name)) instead of \(column.name)", entity: entity.name, column: column.name))
                 continue
             }
             if entity.primaryKey.contains(column.name) {
-                refusals.append("\(entity.name): the table \(table.name) has no column \(column.name), which the job file declares part of the "
-                    + "primary key; a key column cannot be added to an existing table: declare the table's own key, or make a new table (table: NAME)")
+                refusals.append(SchemaRefusal(message: "\(entity.name): the table \(table.name) has no column \(column.name), which the job file declares part of the "
+                    + "primary key; a key column cannot be added to an existing table: declare the table's own key, or make a new table (table: NAME)", entity: entity.name, column: column.name))
                 continue
             }
             let noDefault = column.defaultLiteral == nil || column.defaultLiteral?.uppercased() == "NULL"
             if try column.notNull && noDefault && hasRows() {
-                refusals.append("\(entity.name): cannot add column \(column.name) \(column.type.rawValue) not null: the table \(table.name) has rows, "
+                refusals.append(SchemaRefusal(message: "\(entity.name): cannot add column \(column.name) \(column.type.rawValue) not null: the table \(table.name) has rows, "
                     + "and they would have no value; give it a default (\(column.name): \(column.type.rawValue) not null default \(Self.exampleDefault(column.type))) "
-                    + "or leave out not null")
+                    + "or leave out not null", entity: entity.name, column: column.name))
                 continue
             }
             switch backend.addColumnStatement(column, to: entity, hasRows: try hasRows()) {
             case .success(let statement): change(.addColumn(column), statement)
-            case .failure(let refusal): refusals.append("\(entity.name): cannot add column \(column.name): \(refusal.message)")
+            case .failure(let refusal): refusals.append(SchemaRefusal(message: "\(entity.name): cannot add column \(column.name): \(refusal.message)", entity: entity.name, column: column.name))
             }
         }
         // Index and unique columns as they will be named, whatever they are stored as now.
@@ -154,7 +154,7 @@ struct SchemaMigration {
             // column to be added, inside the transaction once it is there.
             let existing = unique.compactMap { storedNames[$0.lowercased()] }
             if existing.count == unique.count, let refusal = try duplicate(existing, named: unique, in: entity, table: table.name, on: connection) {
-                refusals.append(refusal)
+                refusals.append(SchemaRefusal(message: refusal, entity: entity.name, column: unique.count == 1 ? unique[0] : nil))
                 continue
             }
             change(.createUnique(unique), ddl.createIndex(unique, of: entity, unique: true))
@@ -167,11 +167,11 @@ struct SchemaMigration {
         return changes
     }
 
-    private func checkType(of stored: StoredTable.StoredColumn, declared column: Column, entity: Entity, refusals: inout [String]) {
+    private func checkType(of stored: StoredTable.StoredColumn, declared column: Column, entity: Entity, refusals: inout [SchemaRefusal]) {
         guard !backend.storedType(stored.type, holds: column.type) else { return }
-        refusals.append("\(entity.name): column \(column.name) is declared \(column.type.rawValue), but the table \(entity.tableName) stores "
+        refusals.append(SchemaRefusal(message: "\(entity.name): column \(column.name) is declared \(column.type.rawValue), but the table \(entity.tableName) stores "
             + "\(stored.name) as \(stored.type); batchrun never changes a column's type: declare the type the column has, "
-            + "or convert the column yourself")
+            + "or convert the column yourself", entity: entity.name, column: column.name))
     }
 
     /// A refusal naming one key that rows of `entity`'s table share, if any do.
@@ -255,6 +255,20 @@ package struct SchemaChangeOptions: Sendable {
         self.allowed = allowed
         self.file = file
     }
+}
+
+/// Every schema change that cannot be made, each with its entity and column (a job file's
+/// run shows them at their lines); `Store`'s public face throws them as `StoreError.schemaRefused`.
+package struct SchemaRefusals: Error, Sendable, CustomStringConvertible {
+    package let refusals: [SchemaRefusal]
+
+    init(_ refusals: [SchemaRefusal]) {
+        self.refusals = refusals
+    }
+
+    package var storeError: StoreError { .schemaRefused(refusals.map(\.message)) }
+
+    package var description: String { storeError.description }
 }
 
 /// A schema change made, with its row in `_batchrun_schema` (a run links itself to it as it starts).

@@ -42,20 +42,28 @@ public final class Store: Sendable {
         path = backend.locationDescription
         self.model = model
         self.backend = backend
-        if migrating { try migrate(SchemaChangeOptions()) }
+        if migrating {
+            do {
+                try migrate(SchemaChangeOptions())
+            } catch let refusals as SchemaRefusals {
+                throw refusals.storeError
+            }
+        }
     }
 
     // MARK: Schema changes (JOBFILE.md section 13)
 
     /// Makes the tables hold the model: missing tables created, the schema changes `options`
     /// allows made in one transaction and recorded in `_batchrun_schema` (those are returned).
-    /// Throws `StoreError.schemaRefused` or `.schemaChangesRefused` with nothing changed.
+    /// Throws `SchemaRefusals` or `StoreError.schemaChangesRefused` with nothing changed.
     @discardableResult
     package func migrate(_ options: SchemaChangeOptions) throws -> [AppliedSchemaChange] {
         do {
             return try SchemaMigration(model: model, backend: backend).migrate(options)
         } catch let error as StoreError {
             throw error
+        } catch let refusals as SchemaRefusals {
+            throw refusals
         } catch {
             throw StoreError.cannotOpen(path: path, reason: backend.describeFailure(error))
         }
@@ -69,11 +77,22 @@ public final class Store: Sendable {
     /// ```
     public func schemaChanges(for model: Model) throws -> [SchemaChange] {
         do {
+            return try previewSchemaChanges(for: model)
+        } catch let refusals as SchemaRefusals {
+            throw refusals.storeError
+        }
+    }
+
+    /// `schemaChanges(for:)`, its refusals thrown as `SchemaRefusals` (each with its entity and column).
+    package func previewSchemaChanges(for model: Model) throws -> [SchemaChange] {
+        do {
             return try backend.read(interruptedBy: nil) { connection in
                 try SchemaMigration(model: model, backend: backend).preview(in: connection)
             }
         } catch let error as StoreError {
             throw error
+        } catch let refusals as SchemaRefusals {
+            throw refusals
         } catch {
             throw StoreError.cannotOpen(path: path, reason: backend.describeFailure(error))
         }

@@ -92,7 +92,16 @@ protocol StoreBackend: Sendable {
     func lockSchema(in connection: any StoreConnection) throws
 }
 
-/// Why a schema change cannot be made: what is wrong and what to do, one sentence each.
-struct SchemaRefusal: Error, Sendable {
-    let message: String
+/// Why a schema change cannot be made: what is wrong and what to do, one sentence each; the
+/// entity and column it is about, when known.
+package struct SchemaRefusal: Error, Sendable {
+    package let message: String
+    package var entity: String?
+    package var column: String?
+
+    init(message: String, entity: String? = nil, column: String? = nil) {
+        self.message = message
+        self.entity = entity
+        self.column = column
+    }
 }

@@ -72,6 +72,11 @@ package final class ReportPrinter: Sendable {
         line(style.red("error: ") + message, toError: true)
     }
 
+    /// Errors that say where they are (`FILE:LINE:COLUMN: error: ...`, the line, a caret), as they are.
+    package func locatedErrors(_ text: String) {
+        line(text, toError: true)
+    }
+
     package func finalReport(_ report: RunReport) {
         if !quiet {
             line("")

@@ -97,7 +97,7 @@ struct RunCommand: AsyncParsableCommand {
                     try load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params)[0]
                 }
             } catch let error as RunOpeningError {
-                printer.error("\(file.path): \(error)\nnothing was run")
+                if error.isLocated { printer.locatedErrors("\(error)\nnothing was run") } else { printer.error("\(file.path): \(error)\nnothing was run") }
                 // Tables that do not match the job file, or a run that cannot be continued, make the
                 // file invalid for this store; a store that cannot be opened (locked, full, read-only,
                 // not a database) is a failed run.
