@@ -38,12 +38,12 @@ struct SchemaMigration {
     /// Makes the changes `options` allows (none: it throws `StoreError.schemaChangesRefused`
     /// when a change is needed) and returns them, each recorded in `_batchrun_schema`.
     func migrate(_ options: SchemaChangeOptions) throws -> [AppliedSchemaChange] {
-        let first = try backend.read(interruptedBy: nil) { connection in try plan(in: connection, checkingRows: true) }
+        let first = try backend.read(interruptedBy: nil) { connection in try plan(in: connection) }
         if first.isEmpty { return [] }
         if !options.allowed && !first.changes.isEmpty { throw StoreError.schemaChangesRefused(first.changes) }
         return try backend.write(interruptedBy: nil) { connection in
             try backend.lockSchema(in: connection)
-            let plan = try plan(in: connection, checkingRows: true)
+            let plan = try plan(in: connection)
             if !options.allowed && !plan.changes.isEmpty { throw StoreError.schemaChangesRefused(plan.changes) }
             for entity in plan.newTables { try connection.createTable(entity) }
             var refusals: [SchemaRefusal] = []
@@ -65,14 +65,14 @@ struct SchemaMigration {
 
     /// The changes a store needs, made by nothing (a preview); throws the refusals.
     func preview(in connection: any StoreConnection) throws -> [SchemaChange] {
-        try plan(in: connection, checkingRows: true).changes
+        try plan(in: connection).changes
     }
 
     // MARK: Comparing
 
     /// What `model` needs of the tables `connection` sees. Throws `SchemaRefusals` with every
     /// refusal found.
-    func plan(in connection: any StoreConnection, checkingRows: Bool) throws -> Plan {
+    func plan(in connection: any StoreConnection) throws -> Plan {
         let stored = try backend.storedTables(named: model.entities.map(\.tableName), in: connection)
         let renames = try recordedRenames(in: connection)
         var plan = Plan()
