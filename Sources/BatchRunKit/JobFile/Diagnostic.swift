@@ -57,7 +57,7 @@ public struct JobFileError: BatchRunError {
     }
 
     /// Every diagnostic with its line and caret, separated by blank lines.
-    public var rendered: String {
+    package var rendered: String {
         // Each source split once, not once per diagnostic (a hostile file can have 10⁵).
         let lines = sources.mapValues { $0.split(separator: "\n", omittingEmptySubsequences: false) }
         return diagnostics.map { diagnostic in

@@ -25,6 +25,12 @@ public struct JobFile: Sendable {
     /// Why the expressions were not checked, when they were not: a PostgreSQL store's server
     /// could not be reached (everything else was checked). Nil when they were.
     package var expressionsUnchecked: String?
+    /// `schema_changes: refuse`: a store whose tables lack what the file declares is exit 2,
+    /// never changed (JOBFILE.md section 13).
+    package var refusesSchemaChanges = false
+    /// Where each entity (`Entity`) and column (`Entity.column`) is declared, for errors found
+    /// against the store (a schema change refused).
+    package var declarations: [String: SourceLocation] = [:]
 
     package func job(named name: String) -> Job? {
         jobs.first { $0.name == name }

@@ -1,9 +1,9 @@
 /// `entities:` — the model.
 extension JobFileBuilder {
     static let entityKeys = ["columns", "primary_key", "unique", "indexes", "table"]
-    static let columnModifiers = ["primary key", "not null", "unique", "default"]
+    static let columnModifiers = ["primary key", "not null", "unique", "default", "was"]
 
-    func entities(_ node: YAMLNode) -> Model {
+    mutating func entities(_ node: YAMLNode) -> Model {
         var result: [Entity] = []
         let entries = reader.namedEntries(node, "entities")
         if entries.isEmpty && node.mapping != nil { reader.error(node, "entities must declare at least one entity") }
@@ -13,15 +13,17 @@ extension JobFileBuilder {
                 continue
             }
             if let entity = entity(name, value) { result.append(entity) }
+            declarations[name] = key.location
         }
         return Model(entities: result)
     }
 
-    func entity(_ name: String, _ node: YAMLNode) -> Entity? {
+    mutating func entity(_ name: String, _ node: YAMLNode) -> Entity? {
         let what = "entity \(name)"
         guard let fields = reader.mapping(node, what, allowed: Self.entityKeys, required: ["columns"]),
               let columnsNode = fields["columns"] else { return nil }
         var columns: [Column] = []
+        var columnKeys: [String: YAMLNode] = [:]
         for (columnName, key, spec) in reader.namedEntries(columnsNode, "\(what) columns") {
             guard Self.isName(columnName, allowingDash: false) else {
                 reader.error(key, "column name '\(columnName)' must be letters, digits and _ (starting with a letter or _)")
@@ -32,8 +34,11 @@ extension JobFileBuilder {
                 continue
             }
             if let column = column(columnName, spec) { columns.append(column) }
+            columnKeys[columnName] = key
+            declarations["\(name).\(columnName)"] = key.location
         }
         if columns.isEmpty { return nil }
+        checkRenames(columns, keys: columnKeys)
         let names = columns.map(\.name)
         func checked(_ group: [(String, YAMLNode)], _ what: String) -> [String]? {
             var ok = true
@@ -72,7 +77,24 @@ extension JobFileBuilder {
     }
 
 
-    /// Parses `TYPE [primary key] [not null] [unique] [default LITERAL]`, pointing errors at the word.
+    /// A rename keeps one column: its earlier name may not be declared too (that would drop
+    /// it), nor be the earlier name of two columns.
+    func checkRenames(_ columns: [Column], keys: [String: YAMLNode]) {
+        var claimed: [String: String] = [:]
+        for column in columns {
+            guard let earlier = column.renamedFrom else { continue }
+            guard let at = keys[column.name] else { continue }
+            if let declared = columns.first(where: { $0.name.lowercased() == earlier.lowercased() }) {
+                reader.error(at, "column \(column.name) says it was \(earlier), but \(declared.name) is still declared; a rename keeps one column "
+                    + "(batchrun never drops a column): remove \(declared.name), or remove 'was \(earlier)'")
+            } else if let other = claimed[earlier.lowercased()] {
+                reader.error(at, "columns \(other) and \(column.name) both say they were \(earlier); one column can be renamed only once")
+            }
+            claimed[earlier.lowercased()] = column.name
+        }
+    }
+
+    /// Parses `TYPE [primary key] [not null] [unique] [default LITERAL] [was OLD_NAME]`, pointing errors at the word.
     func column(_ name: String, _ node: YAMLNode) -> Column? {
         guard let spec = reader.string(node, "column \(name) (like 'text not null')") else { return nil }
         let words = ColumnSpecTokenizer.words(spec)
@@ -103,6 +125,18 @@ extension JobFileBuilder {
             case ("primary", "key"): column.isPrimaryKey = true; index += 2
             case ("not", "null"): column.notNull = true; index += 2
             case ("unique", _): column.isUnique = true; index += 1
+            case ("was", _):
+                guard index + 1 < words.count, Self.isName(words[index + 1].text, allowingDash: false) else {
+                    reader.error(at: location(word.offset), "'was' needs the column's earlier name for column \(name) (like 'text was name')")
+                    return nil
+                }
+                let earlier = words[index + 1].text
+                guard earlier.lowercased() != name.lowercased() else {
+                    reader.error(at: location(words[index + 1].offset), "column \(name) cannot say it was itself; drop 'was \(earlier)'")
+                    return nil
+                }
+                column.renamedFrom = earlier
+                index += 2
             case ("default", _):
                 guard index + 1 < words.count else {
                     reader.error(at: location(word.offset), "'default' needs a value for column \(name)")
@@ -118,7 +152,7 @@ extension JobFileBuilder {
             default:
                 reader.error(at: location(word.offset), "unexpected '\(word.text)' in column \(name)"
                     + Suggestion.hint(for: word.text + (next.map { " " + $0 } ?? ""), in: Self.columnModifiers)
-                    + "; expected TYPE [primary key] [not null] [unique] [default LITERAL]")
+                    + "; expected TYPE [primary key] [not null] [unique] [default LITERAL] [was OLD_NAME]")
                 return nil
             }
         }

@@ -3,7 +3,7 @@ import Foundation
 /// Builds a `JobFile` from its YAML tree, one section at a time, collecting diagnostics.
 /// Extensions hold the sections: entities, jobs and steps, and the checks that span them.
 struct JobFileBuilder {
-    static let topKeys = ["version", "store", "entities", "defaults", "params", "jobs"]
+    static let topKeys = ["version", "store", "entities", "defaults", "params", "jobs", "schema_changes"]
 
     /// `[A-Za-z_][A-Za-z0-9_-]*` (job and entity names), or without `-` (columns, params).
     static func isName(_ text: String, allowingDash: Bool = true) -> Bool {
@@ -38,6 +38,8 @@ struct JobFileBuilder {
     /// The file's store, once read: it names the tables of entities declared without `table:`
     /// and gives the checker that prepares expressions as its database reads them.
     var store: StoreSpec?
+    /// Where each entity and column is declared (`JobFile.declarations`).
+    var declarations: [String: SourceLocation] = [:]
 
     init(path: String, source: String, loader: JobFileLoader) {
         self.path = path
@@ -74,10 +76,21 @@ struct JobFileBuilder {
         checkGraph(jobs)
         checkOutputReferences(jobs)
         if let reason = expressionChecker?.unavailable { expressionsUnchecked = reason }
+        var refusesSchemaChanges = false
+        if let node = top["schema_changes"], let text = reader.string(node, "schema_changes (apply or refuse)") {
+            switch text {
+            case "apply": break
+            case "refuse": refusesSchemaChanges = true
+            default: reader.error(node, "schema_changes must be apply or refuse, found '\(text)'" + Suggestion.hint(for: text, in: ["apply", "refuse"]))
+            }
+        }
         guard let store else { return nil }
-        return JobFile(path: path, directory: directory, version: version, store: store, model: model,
-                       defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment,
-                       expressionsUnchecked: expressionsUnchecked)
+        var file = JobFile(path: path, directory: directory, version: version, store: store, model: model,
+                           defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment,
+                           expressionsUnchecked: expressionsUnchecked)
+        file.refusesSchemaChanges = refusesSchemaChanges
+        file.declarations = declarations
+        return file
     }
 
     /// A path in the job file, resolved against the file's folder.

@@ -16,11 +16,14 @@ public struct RunReport: Sendable, Hashable, Codable {
     package var runID: Int64?
     /// For a resumed run: the run it continued.
     package var resumedFrom: Int64?
+    /// The schema changes made before the jobs started (JOBFILE.md section 13); nil in a
+    /// report written before batchrun made them.
+    package var schemaChanges: [SchemaChangeRecord]?
     public var file: String
     package var store: String
     public var status: Status
     package var startedAt: Date
-    public var elapsedSeconds: Double
+    package var elapsedSeconds: Double
     public var jobs: [JobReport]
     public var conflicts: ConflictRecords
 
@@ -46,6 +49,7 @@ public struct RunReport: Sendable, Hashable, Codable {
         case schema, file, store, status, jobs, conflicts
         case runID = "run_id"
         case resumedFrom = "resumed_from"
+        case schemaChanges = "schema_changes"
         case startedAt = "started_at"
         case elapsedSeconds = "elapsed_s"
     }

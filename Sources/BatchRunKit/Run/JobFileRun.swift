@@ -38,6 +38,8 @@ public final class JobFileRun: Sendable {
     /// False: nothing is recorded in the store (no run state, no checkpoints, no history), so
     /// the run cannot be resumed. For a store that must hold only its own tables.
     package let recordsRun: Bool
+    /// The schema changes made as the run opened: in its report, and linked to it in `_batchrun_schema`.
+    package let schemaChanges: [AppliedSchemaChange]
     private let state = JobRunState()
     private let interrupted = Mutex(false)
     /// When the run began and when each job started, for the reports' `started_s`.
@@ -51,8 +53,10 @@ public final class JobFileRun: Sendable {
 
     /// A run that continues `continuation` (`--resume`), or that records nothing in the store (`recordsRun`).
     package init(file: JobFile, store: Store, maxConcurrent: Int = 1, failFast: Bool = false, mainContext: MainContext? = nil,
-                 continuing continuation: RunContinuation?, params: [String: String] = [:], recordsRun: Bool = true) {
+                 continuing continuation: RunContinuation?, params: [String: String] = [:], recordsRun: Bool = true,
+                 schemaChanges: [AppliedSchemaChange] = []) {
         self.file = file
+        self.schemaChanges = schemaChanges
         self.recordsRun = recordsRun
         self.store = store
         self.continuation = continuation
@@ -93,7 +97,7 @@ public final class JobFileRun: Sendable {
         let startedAt = Date()
         let recording = RunRecording(ledger: RunLedger(store: store), file: Self.identity(of: file),
                                      fileHash: Self.contentHash(of: file), params: params, startedAt: startedAt,
-                                     continuation: continuation)
+                                     continuation: continuation, schemaRecords: schemaChanges.map(\.recordID))
         if recordsRun { state.recording = recording }
         clock.withLock { $0 = (startedAt, [:]) }
         let outcomes = await scheduler.run { [weak self] event in
@@ -132,6 +136,7 @@ public final class JobFileRun: Sendable {
             report.runID = recording.runID
         }
         report.resumedFrom = continuation?.runID
+        report.schemaChanges = schemaChanges.map { SchemaChangeRecord($0.change) }
         return report
     }
 

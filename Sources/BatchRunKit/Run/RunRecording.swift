@@ -12,11 +12,14 @@ final class RunRecording: Sendable {
     private let fileHash: String
     private let params: [String: String]
     private let startedAt: Date
+    /// The `_batchrun_schema` rows of the schema changes made as the run opened, linked to the run with its record.
+    private let schemaRecords: [Int64]
     /// The run's id once its record is committed; which jobs' records are.
     private let written = Mutex<(runID: Int64?, jobs: Set<String>)>((nil, []))
 
     init(ledger: RunLedger, file: String, fileHash: String, params: [String: String], startedAt: Date,
-         continuation: RunContinuation?) {
+         continuation: RunContinuation?, schemaRecords: [Int64] = []) {
+        self.schemaRecords = schemaRecords
         self.ledger = ledger
         self.file = file
         self.fileHash = fileHash
@@ -34,6 +37,10 @@ final class RunRecording: Sendable {
         if let id = written.withLock({ $0.runID }) { return id }
         let id = try ledger.begin(file: file, fileHash: fileHash, params: params, startedAt: startedAt,
                                   continuing: continuation?.runID, in: db)
+        if !schemaRecords.isEmpty {
+            try db.execute("UPDATE \(SchemaHistory.table.tableName) SET run_id = ? WHERE id IN ("
+                + schemaRecords.map { _ in "?" }.joined(separator: ", ") + ")", SQLArguments([.integer(id)] + schemaRecords.map { .integer($0) }))
+        }
         written.withLock { $0.runID = id }
         db.onRollback { [weak self] in
             self?.written.withLock { $0 = (nil, []) }

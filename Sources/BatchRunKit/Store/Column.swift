@@ -5,6 +5,9 @@ public struct Column: Sendable, Hashable {
     public var isPrimaryKey: Bool
     public var notNull: Bool
     public var isUnique: Bool
+    /// The column's earlier name (`full_name: text was name`): a table that has `renamedFrom`
+    /// and not `name` has the column renamed, with its data, before any job starts.
+    package var renamedFrom: String?
     /// The SQL literal after `default`, already checked to be a literal. A boolean column's
     /// `0` and `1` are kept as `FALSE` and `TRUE`, which every database reads as a boolean.
     public var defaultLiteral: String? {

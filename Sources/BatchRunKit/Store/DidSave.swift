@@ -26,7 +26,7 @@ public struct DidSave: Sendable, Hashable {
     }
 
     /// Every ID the save touched.
-    public var allIDs: [ObjectID] {
+    package var allIDs: [ObjectID] {
         [inserted, updated, deleted].flatMap { $0.values.flatMap { $0 } }
     }
 }

@@ -4,10 +4,12 @@ import Foundation
 /// PostgreSQL database; one serialized writer and pooled snapshot readers either way), and the
 /// saves posted after their commits.
 ///
-/// Opening a store creates the file and its folder if missing, creates missing tables and
-/// indexes, and verifies existing tables; nothing is created when any table lacks a column.
-/// Verifying is a read: a store whose schema is complete opens, and can be read, while another
-/// program holds its write lock.
+/// Opening a store creates the file and its folder if missing, creates missing tables, and makes
+/// existing tables hold the model (JOBFILE.md section 13): a declared column, index or unique a
+/// table lacks is added, a column declared `NEW: TYPE was OLD` renamed, in one transaction, each
+/// change recorded in `_batchrun_schema`; what would drop, retype or break something throws
+/// `StoreError.schemaRefused` with nothing changed. Comparing is a read: a store whose schema is
+/// complete opens, and can be read, while another program holds its write lock.
 ///
 /// ```swift
 /// let store = try Store(path: "var/nightly.sqlite", model: model)
@@ -33,8 +35,9 @@ public final class Store: Sendable {
         try self.init(spec, model: model, fence: nil)
     }
 
-    /// The store a `StoreSpec` names, every write transaction fenced by `fence` (a queue item's lease).
-    package init(_ spec: StoreSpec, model: Model, fence: WriteFence?) throws {
+    /// The store a `StoreSpec` names, every write transaction fenced by `fence` (a queue item's
+    /// lease), its tables made to hold `model` (`migrate`) unless `migrating` is false.
+    package init(_ spec: StoreSpec, model: Model, fence: WriteFence?, migrating: Bool = true) throws {
         // A confined SQLite file: its folder is walked and opened as `PathConfinement` says, the
         // file made in it by name when missing; SQLite opens it by its resolved path, which must
         // then still lead to that very file (else nothing more is done with it).
@@ -44,7 +47,7 @@ public final class Store: Sendable {
             return folder
         }
         let location = pinned?.filePath ?? spec.path
-        let backend = try spec.backend().open(location: location, model: model, busyTimeout: spec.busyTimeout, fence: fence)
+        let backend = try spec.backend().open(location: location, busyTimeout: spec.busyTimeout, fence: fence)
         if let pinned {
             var info = stat()
             guard let identity = pinned.identity(of: pinned.name), stat(location, &info) == 0,
@@ -56,6 +59,60 @@ public final class Store: Sendable {
         path = backend.locationDescription
         self.model = model
         self.backend = backend
+        if migrating {
+            do {
+                try migrate(SchemaChangeOptions())
+            } catch let refusals as SchemaRefusals {
+                throw refusals.storeError
+            }
+        }
+    }
+
+    // MARK: Schema changes (JOBFILE.md section 13)
+
+    /// Makes the tables hold the model: missing tables created, the schema changes `options`
+    /// allows made in one transaction and recorded in `_batchrun_schema` (those are returned).
+    /// Throws `SchemaRefusals` or `StoreError.schemaChangesRefused` with nothing changed.
+    @discardableResult
+    package func migrate(_ options: SchemaChangeOptions) throws -> [AppliedSchemaChange] {
+        do {
+            return try SchemaMigration(model: model, backend: backend).migrate(options)
+        } catch let error as StoreError {
+            throw error
+        } catch let refusals as SchemaRefusals {
+            throw refusals
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: backend.describeFailure(error))
+        }
+    }
+
+    /// The schema changes opening this store with `model` would make, making none (a preview).
+    /// Throws `StoreError.schemaRefused` when they could not be made.
+    ///
+    /// ```swift
+    /// for change in try store.schemaChanges(for: newModel) { print(change) }   // Person: added column score real default 1.5
+    /// ```
+    public func schemaChanges(for model: Model) throws -> [SchemaChange] {
+        do {
+            return try previewSchemaChanges(for: model)
+        } catch let refusals as SchemaRefusals {
+            throw refusals.storeError
+        }
+    }
+
+    /// `schemaChanges(for:)`, its refusals thrown as `SchemaRefusals` (each with its entity and column).
+    package func previewSchemaChanges(for model: Model) throws -> [SchemaChange] {
+        do {
+            return try backend.read(interruptedBy: nil) { connection in
+                try SchemaMigration(model: model, backend: backend).preview(in: connection)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let refusals as SchemaRefusals {
+            throw refusals
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: backend.describeFailure(error))
+        }
     }
 
     /// A store in one SQLite file (created with its folder when missing).
@@ -108,7 +165,7 @@ public final class Store: Sendable {
     /// Every save from now on, as it is committed (Core Data's did-save notification).
     ///
     /// ```swift
-    /// for await save in store.didSaves() { print(save.savedBy, save.allIDs.count) }
+    /// for await save in store.didSaves() { print(save.savedBy, save.inserted.count) }
     /// ```
     public func didSaves() -> AsyncStream<DidSave> {
         notifications.subscribe()

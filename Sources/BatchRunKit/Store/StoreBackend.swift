@@ -1,6 +1,6 @@
 /// What differs between the store's databases, behind `Store`: connections, snapshot reads,
 /// the one serialized writer, interrupting a statement, "has anything been committed since",
-/// opening with DDL and type mapping, and how a failure reads to a user. `SQLiteBackend`
+/// opening, the schema's comparison and DDL with type mapping, and how a failure reads to a user. `SQLiteBackend`
 /// (GRDB over the system SQLite) implements it; a PostgreSQL backend fits the same shape
 /// (REPEATABLE READ read-only transactions, one writer connection per store, the cancel
 /// request, `pg_current_xact_id`/`xmin` for "committed since").
@@ -13,10 +13,11 @@
 /// }
 /// ```
 protocol StoreBackend: Sendable {
-    /// Opens (creating what is missing) and verifies the database at `location` for `model`.
+    /// Opens the database at `location` (an SQLite file is created with its folder when
+    /// missing); `Store` then makes its tables hold the model (`SchemaMigration`).
     /// `fence`: a condition every write transaction must meet as it commits; a database that
     /// cannot fence writes throws when given one.
-    static func open(location: String, model: Model, busyTimeout: Double, fence: WriteFence?) throws -> Self
+    static func open(location: String, busyTimeout: Double, fence: WriteFence?) throws -> Self
 
     /// Where the store is, as messages and reports name it (a PostgreSQL URL without its password).
     var locationDescription: String { get }
@@ -69,4 +70,42 @@ protocol StoreBackend: Sendable {
     /// Calls `handler` (on another thread) whenever a notification comes on `channel`
     /// (PostgreSQL's `LISTEN`); throws where the database has none (SQLite).
     func listen(channel: String, _ handler: @escaping @Sendable () -> Void) throws
+
+    // MARK: Schema changes (JOBFILE.md section 13)
+
+    /// Those of `tables` that exist, as the database keeps them, read on `connection`.
+    func storedTables(named tables: [String], in connection: any StoreConnection) throws -> [String: StoredTable]
+
+    /// True when a column stored with the database's type `storedType` holds a declared
+    /// `type`'s values as declared (`varchar(20)` holds text; `text` does not hold real).
+    func storedType(_ storedType: String, holds type: ColumnType) -> Bool
+
+    /// The statement adding `column` to `entity`'s table, or why this database cannot add it
+    /// to a table that has rows (`hasRows`).
+    func addColumnStatement(_ column: Column, to entity: Entity, hasRows: Bool) -> Result<String, SchemaRefusal>
+
+    /// The statements renaming a column and creating an index or a unique, as this database reads them.
+    var tableDefinition: TableDefinition { get }
+
+    /// Makes concurrent processes' schema changes one at a time; taken first in the schema
+    /// change's write transaction (PostgreSQL's advisory lock; SQLite's write lock already does).
+    func lockSchema(in connection: any StoreConnection) throws
+}
+
+/// Why a schema change cannot be made: what is wrong and what to do, one sentence each; the
+/// entity and column it is about, when known.
+package struct SchemaRefusal: BatchRunError {
+    package let message: String
+    package var entity: String?
+    package var column: String?
+
+    package var code: String { "store.schema-refused" }
+    package var isInvalid: Bool { true }
+    package var description: String { message }
+
+    init(message: String, entity: String? = nil, column: String? = nil) {
+        self.message = message
+        self.entity = entity
+        self.column = column
+    }
 }

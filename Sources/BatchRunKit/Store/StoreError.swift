@@ -1,14 +1,27 @@
 /// Why a store could not be opened or used.
 public enum StoreError: BatchRunError {
-    /// Existing tables lack declared columns: `(entity, table, missing columns)`.
-    case schemaMismatch([(entity: String, table: String, missing: [String])])
+    /// True when the job file does not fit the store (exit status 2), not the store that failed.
+    package var isSchemaRefusal: Bool {
+        switch self {
+        case .schemaRefused, .schemaChangesRefused: true
+        case .cannotOpen, .fenced: false
+        }
+    }
+
+    /// The store's tables cannot become what the model declares without dropping, retyping or
+    /// breaking something (each message says what and what to do); nothing was changed.
+    case schemaRefused([String])
+    /// The store's tables lack what the model declares, and schema changes are refused
+    /// (`--no-schema-changes`, `schema_changes: refuse`); nothing was changed.
+    case schemaChangesRefused([SchemaChange])
     case cannotOpen(path: String, reason: String)
     /// A write's `WriteFence` found no row: nothing of the transaction was committed.
     case fenced(String)
 
     package var code: String {
         switch self {
-        case .schemaMismatch: "store.schema-mismatch"
+        case .schemaRefused: "store.schema-refused"
+        case .schemaChangesRefused: "store.schema-changes-refused"
         case .cannotOpen: "store.cannot-open"
         case .fenced: "store.fenced"
         }
@@ -16,19 +29,18 @@ public enum StoreError: BatchRunError {
 
     package var message: String { description }
 
-    /// Tables that do not match the job file: the job file is what is wrong for this store.
-    package var isInvalid: Bool {
-        if case .schemaMismatch = self { return true }
-        return false
-    }
+    /// Tables that cannot hold the job file's model: the job file is what is wrong for this store.
+    package var isInvalid: Bool { isSchemaRefusal }
 
     public var description: String {
         switch self {
-        case .schemaMismatch(let mismatches):
-            return mismatches.map { item in
-                "table \(item.table) (entity \(item.entity)) exists but lacks declared column"
-                    + (item.missing.count == 1 ? " " : "s ") + item.missing.joined(separator: ", ")
-            }.joined(separator: "\n")
+        case .schemaRefused(let refusals):
+            return refusals.joined(separator: "\n") + "\nthe store's schema was not changed"
+        case .schemaChangesRefused(let changes):
+            return "the store lacks what the job file declares, and schema changes are refused "
+                + "(--no-schema-changes or schema_changes: refuse); a run would:\n"
+                + changes.map { "  \($0.entity): \($0.summary(made: false))" }.joined(separator: "\n")
+                + "\nrun without --no-schema-changes (or with schema_changes: apply) to make them; the store was not changed"
         case .cannotOpen(let path, let reason):
             return "cannot open store \(path): \(reason)"
         case .fenced(let refusal):

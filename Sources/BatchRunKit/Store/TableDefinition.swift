@@ -33,6 +33,32 @@ struct TableDefinition: Sendable {
         ([entity.tableName] + columns + ["idx"]).joined(separator: "_")
     }
 
+    /// The name of a unique index made by a schema change (a unique declared after the table
+    /// was created; `CREATE TABLE` makes the others as constraints).
+    static func uniqueName(_ entity: Entity, _ columns: [String]) -> String {
+        ([entity.tableName] + columns + ["key"]).joined(separator: "_")
+    }
+
+    // MARK: Schema changes (JOBFILE.md section 13)
+
+    /// `ALTER TABLE ... ADD COLUMN` for a column that is neither a key nor unique (a unique is
+    /// added as its own index).
+    func addColumn(_ column: Column, to entity: Entity) -> String {
+        var definition = "\(SQL.quote(column.name)) \(typeName(column.type))"
+        if column.notNull { definition += " NOT NULL" }
+        if let literal = column.defaultLiteral { definition += " DEFAULT \(literal)" }
+        return "ALTER TABLE \(SQL.quote(entity.tableName)) ADD COLUMN \(definition)"
+    }
+
+    func renameColumn(_ from: String, to: String, of entity: Entity) -> String {
+        "ALTER TABLE \(SQL.quote(entity.tableName)) RENAME COLUMN \(SQL.quote(from)) TO \(SQL.quote(to))"
+    }
+
+    func createIndex(_ columns: [String], of entity: Entity, unique: Bool) -> String {
+        let name = unique ? Self.uniqueName(entity, columns) : Self.indexName(entity, columns)
+        return "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SQL.quote(name)) ON \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns)))"
+    }
+
     func createIndexes(_ entity: Entity) -> [String] {
         entity.indexes.map { columns in
             "CREATE INDEX IF NOT EXISTS \(SQL.quote(Self.indexName(entity, columns))) ON \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns)))"

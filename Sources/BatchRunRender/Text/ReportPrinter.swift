@@ -57,6 +57,12 @@ package final class ReportPrinter: Sendable {
             + continuation.params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
     }
 
+    /// A schema change made before the jobs started: `schema: Person: added column score real default 1.5`.
+    package func schemaChanged(_ change: SchemaChange) {
+        guard !quiet else { return }
+        line("schema: \(change)")
+    }
+
     package func fileHeader(_ file: JobFile) {
         guard !quiet else { return }
         line("\n== \(file.path)")
@@ -64,6 +70,11 @@ package final class ReportPrinter: Sendable {
 
     package func error(_ message: String) {
         line(style.red("error: ") + message, toError: true)
+    }
+
+    /// Errors that say where they are (`FILE:LINE:COLUMN: error: ...`, the line, a caret), as they are.
+    package func locatedErrors(_ text: String) {
+        line(text, toError: true)
     }
 
     package func finalReport(_ report: RunReport) {

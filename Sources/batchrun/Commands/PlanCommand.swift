@@ -21,9 +21,13 @@ struct PlanCommand: ParsableCommand {
     @OptionGroup var load: LoadOptions
 
     func run() throws {
-        let plan = Plan(file: try load.loadAll([file])[0])
+        let loaded = try load.loadAll([file])[0]
+        let plan = Plan(file: loaded)
         switch format {
-        case .text: print(plan.text())
+        case .text:
+            print(plan.text())
+            let schema = SchemaPreview(of: loaded).lines
+            if !schema.isEmpty { print(schema.joined(separator: "\n")) }
         case .dot: print(plan.dot())
         case .json: print(try plan.json())
         }

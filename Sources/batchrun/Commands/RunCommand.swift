@@ -27,6 +27,9 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Continue the latest run of each file if it did not end ok (cancelled, failed, or its process died), from its checkpoints; otherwise start a new run.")
     var resume = false
 
+    @Flag(help: "Make no schema change: a store that lacks a declared column, index or unique is an error (exit 2), left as it is.")
+    var noSchemaChanges = false
+
     @OptionGroup var load: LoadOptions
 
     @Option(help: ArgumentHelp("Write the JSON report here (a folder when several files run).", valueName: "FILE.json"))
@@ -90,11 +93,11 @@ struct RunCommand: AsyncParsableCommand {
             let opened: RunOpening
             do {
                 opened = try RunOpening.open(file, resume: resume, fence: fence.flatMap(QueueFence.init(argument:)),
-                                             params: load.paramValues) { params in
+                                             params: load.paramValues, allowingSchemaChanges: !noSchemaChanges) { params in
                     try load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params)[0]
                 }
             } catch let error as RunOpeningError {
-                printer.error("\(file.path): \(error)\nnothing was run")
+                if error.isLocated { printer.locatedErrors("\(error)\nnothing was run") } else { printer.error("\(file.path): \(error)\nnothing was run") }
                 // Tables that do not match the job file, or a run that cannot be continued, make the
                 // file invalid for this store; a store that cannot be opened (locked, full, read-only,
                 // not a database) is a failed run.
@@ -105,6 +108,7 @@ struct RunCommand: AsyncParsableCommand {
             let store = opened.store
             let continuation = opened.continuation
             if loaded.count > 1 { printer.fileHeader(file) }
+            for applied in opened.schemaChanges { printer.schemaChanged(applied.change) }
             if let continuation { printer.resuming(continuation) }
             let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: load.paramValues)
             interrupts.watch(run)

@@ -144,6 +144,46 @@ struct JobFileLoaderTests {
         }
     }
 
+    @Test("`was OLD` names a column's earlier name; schema_changes is apply or refuse; a rename that would drop or repeat is an error at its column")
+    func renamesAndSchemaChanges() throws {
+        func file(_ columns: String, top: String = "") -> String {
+            """
+            version: 1
+            store: s.sqlite
+            \(top)
+            entities:
+              P:
+                columns:
+            \(columns)
+            jobs:
+              j: { steps: [{ delete: { entity: P, where: all } }] }
+            """
+        }
+        let loaded = try JobFileLoader().load(text: file("      id: integer primary key\n      full_name: text not null default '' was name",
+                                                         top: "schema_changes: refuse"), path: "x.yaml")
+        let column = try #require(loaded.model["P"]?.columns.last)
+        #expect(column.renamedFrom == "name" && column.notNull && column.defaultLiteral == "''")
+        #expect(loaded.refusesSchemaChanges)
+        #expect(try !JobFileLoader().load(text: file("      id: integer primary key"), path: "x.yaml").refusesSchemaChanges)
+        let broken: [(String, String, String)] = [
+            ("      id: integer primary key\n      a: text was name\n      name: text", "",
+             "column a says it was name, but name is still declared; a rename keeps one column (batchrun never drops a column)"),
+            ("      id: integer primary key\n      a: text was old\n      b: text was old", "", "columns a and b both say they were old"),
+            ("      id: integer primary key\n      a: text was a", "", "column a cannot say it was itself"),
+            ("      id: integer primary key\n      a: text was", "", "'was' needs the column's earlier name"),
+            ("      id: integer primary key", "schema_changes: refused", "schema_changes must be apply or refuse, found 'refused'; did you mean 'refuse'?"),
+        ]
+        for (columns, top, message) in broken {
+            do {
+                _ = try JobFileLoader().load(text: file(columns, top: top), path: "x.yaml")
+                Issue.record("loaded: \(columns)")
+            } catch {
+                #expect(error.diagnostics.map(\.message).contains { $0.hasPrefix(message) }, "\(error.diagnostics.map(\.message))")
+                #expect(error.diagnostics.allSatisfy { $0.location != nil })
+            }
+        }
+    }
+
     @Test("suggestions: synonyms, separators and small typos")
     func suggestions() {
         #expect(Suggestion.closest(to: "job", in: JobFileBuilder.topKeys) == "jobs")

@@ -82,18 +82,41 @@ struct StoreTests {
         #expect(try store.pool.read { db in try db.columns(in: "Session").map(\.name) }.contains("notes"))
     }
 
-    @Test("an existing table that lacks declared columns stops before anything is created")
+    @Test("an existing table that lacks declared columns gets them, with its unique and index, recorded in _batchrun_schema")
     func missingColumns() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path) }
         try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
         try DatabaseQueue(path: path).write { db in try db.execute(sql: "CREATE TABLE Session (id INTEGER PRIMARY KEY, user TEXT)") }
+        let store = try Store(path: path, model: Self.model)
+        let (columns, indexes, history) = try store.pool.read { db in
+            (try db.columns(in: "Session").map(\.name), try db.indexes(on: "Session").map { "\($0.isUnique ? "unique " : "")\($0.columns)" }.sorted(),
+             try String.fetchAll(db, sql: "SELECT change FROM _batchrun_schema ORDER BY id"))
+        }
+        #expect(columns == ["id", "user", "status", "ok"])
+        #expect(indexes == ["[\"status\"]", "unique [\"user\", \"status\"]"])
+        #expect(history == ["added column status text not null default 'open'", "added column ok boolean", "created unique (user, status)", "created index on (status)"])
+        #expect(try DatabaseQueue(path: path).read { db in try db.tableExists("Pair") })
+    }
+
+    @Test("a table with rows that cannot get a not-null column without default stops before anything is created")
+    func refusedColumns() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path) }
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "CREATE TABLE Session (id INTEGER PRIMARY KEY, status TEXT)")
+            try db.execute(sql: "INSERT INTO Session VALUES (1, 'open')")
+        }
         #expect {
             _ = try Store(path: path, model: Self.model)
         } throws: { error in
-            "\(error)" == "table Session (entity Session) exists but lacks declared columns status, ok"
+            "\(error)".hasPrefix("Session: cannot add column user text not null: the table Session has rows")
+                && "\(error)".hasSuffix("the store's schema was not changed")
         }
-        #expect(try DatabaseQueue(path: path).read { db in try db.tableExists("Pair") } == false)
+        let (pair, columns) = try DatabaseQueue(path: path).read { db in (try db.tableExists("Pair"), try db.columns(in: "Session").map(\.name)) }
+        #expect(!pair)
+        #expect(columns == ["id", "status"])
     }
 
     @Test("a save's keys recorded in any order make one range per run of consecutive keys")

@@ -6,8 +6,8 @@ import Synchronization
 /// The PostgreSQL backend: one writer connection that serializes this process's writes (READ
 /// COMMITTED transactions), pooled reader connections for snapshot reads (REPEATABLE READ, READ
 /// ONLY), and a control connection (made at first use) that cancels a statement (`pg_cancel_backend`) when a
-/// context is interrupted. Opening connects, creates missing tables with the contract's type
-/// mapping and verifies existing ones, as on SQLite.
+/// context is interrupted. Opening connects; `Store` then makes the tables hold the model with
+/// the contract's type mapping (`SchemaMigration`), as on SQLite.
 ///
 /// "Committed since" compares the server's snapshots (`pg_current_snapshot()`: the oldest
 /// transaction running, the next transaction id, the ones in progress), taken before a read
@@ -16,7 +16,7 @@ import Synchronization
 /// difference (even a commit that changed other tables) takes the checked path.
 ///
 /// ```swift
-/// let backend = try PostgresBackend(url: "postgresql://batch@db.internal/nightly", model: model)
+/// let backend = try PostgresBackend(url: "postgresql://batch@db.internal/nightly")
 /// try backend.write(interruptedBy: nil) { connection in try connection.execute("DELETE FROM \"Session\"") }
 /// ```
 final class PostgresBackend: StoreBackend {
@@ -28,8 +28,8 @@ final class PostgresBackend: StoreBackend {
     /// `busyTimeout`: how long a write waits for a row or table lock another session holds
     /// (the writer's `lock_timeout`); then it fails as busy, and a job's retries try again.
     /// `fence`: checked as the last statement of every write transaction (`WriteFence`).
-    static func open(location: String, model: Model, busyTimeout: Double, fence: WriteFence?) throws -> PostgresBackend {
-        try PostgresBackend(url: location, model: model, busyTimeout: busyTimeout, fence: fence)
+    static func open(location: String, busyTimeout: Double, fence: WriteFence?) throws -> PostgresBackend {
+        try PostgresBackend(url: location, busyTimeout: busyTimeout, fence: fence)
     }
 
     static var foldsUnquotedNames: Bool { true }
@@ -40,7 +40,7 @@ final class PostgresBackend: StoreBackend {
         try PostgresExpressionChecker(url: location, model: model)
     }
 
-    init(url: String, model: Model, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
+    init(url: String, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
         location = try PostgresLocation(url: url)
         self.fence = fence
         do {
@@ -60,26 +60,6 @@ final class PostgresBackend: StoreBackend {
             try writer.simple("SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
                 .joined(separator: ", "))
             connections = Connections(writer: writer, writerPID: writerPID, location: location)
-            // One catalog query, outside any transaction: a queue's runner opens a store for
-            // every item, and most opens find every table there. A table that exists is created
-            // again only for indexes it may lack.
-            let existing = try connections.withWriter { writer, _ in try Self.verify(model: model, in: writer) }
-            var creating = model.entities.filter { entity in
-                !existing.contains(entity.tableName) || PostgresSchemaSQL.statements(for: Model(entities: [entity])).count > 1
-            }
-            // A role that may not create in the schema (a queue's submit-only role,
-            // docs/postgresql.md) uses tables that all exist as they are.
-            if !creating.isEmpty, creating.allSatisfy({ existing.contains($0.tableName) }),
-               try connections.withWriter({ writer, _ in
-                   try writer.value("SELECT CASE WHEN has_schema_privilege(current_schema(), 'CREATE') THEN 1 ELSE 0 END")
-               }) == .integer(0) {
-                creating = []
-            }
-            if !creating.isEmpty {
-                try write(interruptedBy: nil) { connection in
-                    for entity in creating { try connection.createTable(entity) }
-                }
-            }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -258,20 +238,6 @@ final class PostgresBackend: StoreBackend {
     /// socket, `connect_timeout`); throws a `PostgresConnectFailure` that says why it could not.
     static func connect(_ location: PostgresLocation) throws -> PostgresStoreConnection {
         PostgresStoreConnection(try PostgresConnector.connect(location))
-    }
-
-    /// Checks that every existing table has every declared column; throws before anything is
-    /// created. Returns the tables that exist.
-    private static func verify(model: Model, in connection: PostgresStoreConnection) throws -> Set<String> {
-        var mismatches: [(entity: String, table: String, missing: [String])] = []
-        let tables = try connection.columnNames(ofTables: model.entities.map(\.tableName))
-        for entity in model.entities {
-            guard let columns = tables[entity.tableName] else { continue }
-            let missing = entity.columnNames.filter { !columns.contains($0.lowercased()) }
-            if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
-        }
-        if !mismatches.isEmpty { throw StoreError.schemaMismatch(mismatches) }
-        return Set(tables.keys)
     }
 }
 

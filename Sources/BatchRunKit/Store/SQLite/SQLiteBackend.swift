@@ -6,13 +6,13 @@ import Synchronization
 /// The SQLite backend: one file in WAL mode through GRDB's `DatabasePool`, which gives
 /// snapshot readers and one serialized writer.
 ///
-/// Opening creates the file and its folder if missing, creates missing tables and indexes,
-/// and verifies existing tables; nothing is created when any table lacks a column. Verifying
-/// is a read: a store whose schema is complete opens, and can be read, while another program
-/// holds its write lock (the writer is opened at the first write then).
+/// Opening creates the file and its folder if missing; the store then makes its tables hold the
+/// model (`SchemaMigration`). Comparing them is a read: a store whose schema is complete opens,
+/// and can be read, while another program holds its write lock (the writer is opened at the
+/// first write then).
 ///
 /// ```swift
-/// let backend = try SQLiteBackend(path: "var/nightly.sqlite", model: model, busyTimeout: 5)
+/// let backend = try SQLiteBackend(path: "var/nightly.sqlite", busyTimeout: 5)
 /// try backend.write(interruptedBy: nil) { connection in try connection.execute("DELETE FROM \"Session\"") }
 /// ```
 final class SQLiteBackend: StoreBackend {
@@ -32,11 +32,11 @@ final class SQLiteBackend: StoreBackend {
     /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
     var pool: DatabasePool { pools.withLock { $0.writable ?? $0.opened } }
 
-    static func open(location: String, model: Model, busyTimeout: Double, fence: WriteFence?) throws -> SQLiteBackend {
+    static func open(location: String, busyTimeout: Double, fence: WriteFence?) throws -> SQLiteBackend {
         if fence != nil {
             throw StoreError.cannotOpen(path: location, reason: "an SQLite store cannot fence its writes; fenced runs need a PostgreSQL store")
         }
-        return try SQLiteBackend(path: location, model: model, busyTimeout: busyTimeout)
+        return try SQLiteBackend(path: location, busyTimeout: busyTimeout)
     }
 
     static var foldsUnquotedNames: Bool { false }
@@ -47,7 +47,7 @@ final class SQLiteBackend: StoreBackend {
         try ExpressionChecker(model: model)
     }
 
-    init(path: String, model: Model, busyTimeout: Double) throws {
+    init(path: String, busyTimeout: Double) throws {
         self.path = path
         self.busyTimeout = busyTimeout
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -71,20 +71,6 @@ final class SQLiteBackend: StoreBackend {
         }
         pools = Mutex(Pools(opened: opened, writable: readOnly ? nil : opened))
         do {
-            // Verifying is a read, which a WAL store never blocks; only a missing table or
-            // index takes the write lock, so a fetch-only job runs beside a long outside write.
-            let complete = try opened.read { db in
-                try Self.verify(model: model, in: db)
-                return try SchemaSQL.isComplete(model, in: db)
-            }
-            if !complete {
-                try writer().write { db in
-                    try Self.verify(model: model, in: db)
-                    for statement in SchemaSQL.statements(for: model) {
-                        try db.execute(sql: statement)
-                    }
-                }
-            }
             if !readOnly { try Self.countCommits(of: opened, into: generation) }
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: Self.reason(for: error, busyTimeout: busyTimeout, path: path))
@@ -222,17 +208,6 @@ final class SQLiteBackend: StoreBackend {
               let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
         try? handle.close()
         return header[18] == 2 && header[19] == 2
-    }
-
-    /// Checks that every existing table has every declared column; throws before anything is created.
-    static func verify(model: Model, in db: Database) throws {
-        var mismatches: [(entity: String, table: String, missing: [String])] = []
-        for entity in model.entities where try db.tableExists(entity.tableName) {
-            let existing = Set(try db.columns(in: entity.tableName).map { $0.name.lowercased() })
-            let missing = entity.columnNames.filter { !existing.contains($0.lowercased()) }
-            if !missing.isEmpty { mismatches.append((entity.name, entity.tableName, missing)) }
-        }
-        if !mismatches.isEmpty { throw StoreError.schemaMismatch(mismatches) }
     }
 
     // MARK: Failures

@@ -41,7 +41,7 @@ struct PostgresStoreTests {
         #expect(try PostgresLocation(url: "postgresql://u@h/db", environment: [:]).password == nil)
     }
 
-    @Test("opening creates the tables with the contract's types; a table missing a column stops the open")
+    @Test("opening creates the tables with the contract's types; a column dropped outside is added back; another type stops the open")
     func opening() throws {
         let url = try PostgresServer.database()
         _ = try Store(postgres: url, model: Self.model)
@@ -52,6 +52,9 @@ struct PostgresStoreTests {
         #expect(types == "id bigint, sensor text, value double precision, taken_at timestamp with time zone, ok boolean, raw bytea, status text")
         _ = try Store(postgres: url, model: Self.model)   // opens again over the existing table
         try PostgresServer.psql(url, "ALTER TABLE \"Reading\" DROP COLUMN raw")
+        _ = try Store(postgres: url, model: Self.model)
+        #expect(try PostgresServer.psql(url, "SELECT data_type FROM information_schema.columns WHERE table_name = 'Reading' AND column_name = 'raw'") == "bytea")
+        try PostgresServer.psql(url, "ALTER TABLE \"Reading\" ALTER COLUMN ok TYPE text")
         #expect(throws: StoreError.self) { try Store(postgres: url, model: Self.model) }
     }
 
