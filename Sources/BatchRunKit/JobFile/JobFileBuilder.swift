@@ -125,7 +125,9 @@ struct JobFileBuilder {
                 reader.error(node, "store needs sqlite: PATH or postgres: URL")
             }
         } else if let path = reader.string(node, "store (a path, { sqlite: PATH, busy_timeout: 5s } or { postgres: URL })") {
-            spec = StoreSpec(path: confined(resolve(path), node, "the store"), busyTimeout: 5)
+            // `store: postgresql://...` names the server as `--store postgresql://...` does.
+            let named = StoreSpec(location: path)
+            spec = named.kind == .postgres ? named : StoreSpec(path: confined(resolve(path), node, "the store"), busyTimeout: 5)
         }
         if var overridden = spec, let override = loader.storeOverride {
             let named = StoreSpec(location: override, busyTimeout: overridden.busyTimeout)

@@ -99,6 +99,20 @@ struct JobFileLoaderTests {
         #expect(update.direct && update.set == [.init(column: "duration", expression: "duration + 1")])
     }
 
+    @Test("store: a bare postgresql:// or postgres:// URL names the database, as --store does; any other string is an SQLite path",
+          arguments: ["postgresql://batch@db.internal:5432/nightly", "postgres://batch@db.internal/nightly", "var/postgresql.sqlite"])
+    func bareStoreURL(store: String) throws {
+        var loader = JobFileLoader(environment: [:])
+        loader.checksExpressionsOnServer = false
+        let text = "version: 1\nstore: \(store)\nentities:\n  T:\n    columns: { id: integer primary key }\njobs:\n  j:\n    steps:\n      - insert: { entity: T, rows: [{ id: 1 }] }\n"
+        let file = try loader.load(text: text, path: "/jobs/j.yaml")
+        if store.hasPrefix("postgres") {
+            #expect(file.store.kind == .postgres && file.store.path == store)
+        } else {
+            #expect(file.store.kind == .sqlite && file.store.path == "/jobs/var/postgresql.sqlite")
+        }
+    }
+
     @Test("--param overrides are typed like plain YAML scalars")
     func paramOverrides() throws {
         let file = try load(["cutoff": "2026-02-01", "limit": "7", "extra": "x y"])
