@@ -5,9 +5,9 @@ import Synchronization
 
 /// `StoreConnection` over one PostgresNIO connection, used from the calling thread: each
 /// statement waits for its result (`EventLoopFuture.wait()`, allowed on any thread that is not
-/// an event loop's). Placeholders are turned into `$n` (`PostgresPlaceholders`), and every value
-/// is sent as untyped text, so the server reads it as the type the statement needs (a column's
-/// bigint, boolean or timestamptz). A statement whose refusal is an outcome (`run`) runs in a
+/// an event loop's). Placeholders are turned into `$n` (`PostgresPlaceholders`); a real is sent
+/// as `double precision` and every other value as untyped text, so the server reads it as the
+/// type the statement needs (a column's bigint, boolean or timestamptz): `PostgresBindings.append`. A statement whose refusal is an outcome (`run`) runs in a
 /// savepoint, since a failed statement would otherwise abort the whole transaction.
 ///
 /// ```swift

@@ -2,12 +2,14 @@
 import Foundation
 import PostgresNIO
 
-/// `StoreValue`s to and from PostgreSQL: values go as untyped text, which the server reads as
-/// the type the statement needs; results come in binary and are read by their column's type.
+/// `StoreValue`s to and from PostgreSQL: a real goes as `double precision`, any other value as
+/// untyped text, which the server reads as the type the statement needs (as it reads a quoted
+/// literal); results come in binary and are read by their column's type.
 ///
 /// ```swift
 /// var bindings = PostgresBindings()
 /// bindings.append(StoreValue.integer(7))           // '7', read by the server as bigint, boolean, ...
+/// bindings.append(StoreValue.real(6.9))            // double precision: `bigint_column > $1` compares numbers
 /// let value = try PostgresValues.storeValue(cell)  // bigint -> .integer, timestamptz -> ISO 8601 text
 /// ```
 enum PostgresValues {
@@ -103,8 +105,17 @@ extension PostgresValues {
 }
 
 extension PostgresBindings {
-    /// Binds a value as untyped text (OID 0), or NULL.
+    /// Binds a real as `double precision`, NULL as NULL, anything else as untyped text (OID 0).
+    ///
+    /// A real keeps its type: as untyped text, `arr_delay > $1` with `arr_delay` a bigint made
+    /// the server read `'6.89'` as a bigint, which fails (`invalid input syntax for type bigint`),
+    /// and a whole real (`7.0`) would have compared as a rounded integer had it parsed. Typed,
+    /// the server compares numbers, as SQLite does. An integer stays untyped, so it still reads as
+    /// a `boolean` (`active = :flag` with `flag: true`, which is 1) or a `text` where the column
+    /// is one (SQLite's affinity does the same); text stays untyped, so `'2026-01-01'` reads as the
+    /// `timestamptz` a `datetime` column holds.
     mutating func append(_ value: StoreValue) {
+        if case .real(let double) = value { return append(double) }
         guard let text = PostgresValues.text(value) else { return appendNull() }
         append(UntypedText(value: text))
     }
