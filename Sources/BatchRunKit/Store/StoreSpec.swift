@@ -30,6 +30,12 @@ public struct StoreSpec: Sendable, Hashable {
     /// How long a write waits for another program's lock (SQLite's busy timeout,
     /// PostgreSQL's `lock_timeout`).
     package var busyTimeout: Double
+    /// PostgreSQL: how long a lost connection to the server is made again for, from the
+    /// first loss, before the work in flight fails (`store: { postgres: URL, reconnect: 60s }`).
+    package var reconnect: Double = StoreSpec.defaultReconnect
+
+    /// `reconnect`'s default: 60 seconds.
+    package static let defaultReconnect = 60.0
 
     init(kind: Kind = .sqlite, path: String, busyTimeout: Double = 5) {
         self.kind = kind

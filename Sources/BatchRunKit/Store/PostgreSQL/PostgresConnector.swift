@@ -161,7 +161,8 @@ enum PostgresConnector {
             if error.serverInfo?[.sqlState] == "28000", message.hasSuffix("no encryption"), location.sslMode == .disable {
                 hint = " (the server takes TLS connections only here: sslmode is \(location.sslMode.rawValue))"
             }
-            return PostgresConnectFailure(message: "the server refused the connection: \(message)\(hint)", reachedServer: true)
+            return PostgresConnectFailure(message: "the server refused the connection: \(message)\(hint)", reachedServer: true,
+                                          sqlState: error.serverInfo?[.sqlState])
         case .sslUnsupported:
             return PostgresConnectFailure(message: "the server at \(location) does not do TLS (sslmode=\(location.sslMode.rawValue))",
                                           reachedServer: true)

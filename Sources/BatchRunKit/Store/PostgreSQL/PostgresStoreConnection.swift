@@ -136,12 +136,37 @@ final class PostgresStoreConnection: StoreConnection {
                             var buffer = ByteBuffer()
                             buffer.reserveCapacity((end - start) * bytesPerRow)
                             PostgresCopyText.append(rows[start..<end], of: batch, extra: extra?[offset..<(offset + end - start)], to: &buffer)
-                            try await writer.write(buffer)
+                            do {
+                                try await writer.write(buffer)
+                            } catch where Self.endsSession(error) || connection.isClosed {
+                                await Self.parkLostCopy()
+                            }
                         }
+                        if connection.isClosed { await Self.parkLostCopy() }
                     }
                 }
             }
         }
+    }
+
+    /// True when `error` ended the session, not just the statement: the server closed the
+    /// connection or sent a fatal error (a restart, `pg_terminate_backend`), or the network failed.
+    static func endsSession(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return error is PostgresNIO.PostgresError }
+        if [PSQLError.Code.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown].contains(error.code) {
+            return true
+        }
+        let severity = error.serverInfo?[.severity]
+        return severity == "FATAL" || severity == "PANIC" || PostgresError(sqlState: error.serverInfo?[.sqlState], message: "").storeFailure == .connectionLost
+    }
+
+    /// Holds a COPY whose connection was lost: PostgresNIO (1.33) stops the process with a
+    /// precondition failure when a COPY ends (`CopyFail` or `CopyDone`) on a connection that
+    /// closed under it, so the COPY's task waits here instead, for good. The caller is not
+    /// kept waiting: `finished` fails its request when the connection closes. What stays is one
+    /// suspended task and the piece it held, for each connection lost during a COPY.
+    private static func parkLostCopy() async {
+        while true { try? await Task.sleep(for: .seconds(86_400)) }
     }
 
     /// Rows per piece of a COPY: about 100 KB of a 20-column feed.
@@ -342,7 +367,7 @@ final class PostgresStoreConnection: StoreConnection {
     }
 
     /// What a statement on a closed connection fails with.
-    static let closed = PostgresError(sqlState: nil, message: "the connection to the server was closed")
+    static let closed = PostgresError(sqlState: nil, message: "the connection to the server was closed", lostConnection: true)
 
     private func placeholders(_ sql: String) -> PostgresPlaceholders {
         if let text = texts[sql] { return text }

@@ -141,15 +141,20 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     let message: String
     /// Where in the statement the server found the error: a character offset from 1.
     var position: Int?
+    /// The connection went away under the statement (closed by the server, a network error),
+    /// rather than the client refusing the request.
+    var lostConnection = false
 
     /// Runs `work`, turning PostgresNIO's error into this one.
     static func translating<T>(_ work: () throws -> T) throws -> T {
         do {
             return try work()
         } catch let error as PSQLError {
+            let lost = [PSQLError.Code.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .messageDecodingFailure,
+                        .unexpectedBackendMessage].contains(error.code)
             throw PostgresError(sqlState: error.serverInfo?[.sqlState],
                                 message: error.serverInfo?[.message] ?? "the connection to the server failed (\(error.code))",
-                                position: error.serverInfo?[.position].flatMap { Int($0) })
+                                position: error.serverInfo?[.position].flatMap { Int($0) }, lostConnection: lost)
         }
     }
 
@@ -162,6 +167,10 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
         case "40001", "40P01": return .rolledBackForAnother   // serialization_failure, deadlock_detected
         case "53100": return .diskFull
         case "25006": return .readOnly   // read_only_sql_transaction
+        // admin_shutdown (a restart, pg_terminate_backend), crash_shutdown, cannot_connect_now
+        case "57P01", "57P02", "57P03": return .connectionLost
+        case let state? where state.hasPrefix("08"): return .connectionLost   // connection exceptions
+        case nil where lostConnection: return .connectionLost
         default: return nil
         }
     }
