@@ -117,7 +117,13 @@ struct PostgresReconnectTests {
         try folder.write("job.yaml", PostgresRunTests.bumpJob(url, batchSize: 20))
         let process = try Self.start(["job.yaml", "--report", "r.json"], in: folder)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        // Every session of the run ended every 50 ms for 5 s (each statement may be the one that meets it).
+        // Once the run is under way (its first batch committed), every session of the run is
+        // ended every 50 ms for 5 s (each statement may be the one that meets it).
+        let started = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < started
+                && (try? PostgresServer.psql(url, "SELECT count(*) FROM counter WHERE n > 0")) ?? "0" == "0" {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         let until = Date().addingTimeInterval(5)
         var ended = 0
         while process.isRunning && Date() < until {
@@ -151,6 +157,30 @@ struct PostgresReconnectTests {
         let resumed = try Batchrun.run(["job.yaml", "--resume"], in: folder.url)
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
         try Self.expectEveryRowOnce(url)
+    }
+
+    @Test("a worker through a server restart: its item's run reconnects, the worker ends the item done (exit 0), every row once")
+    func workerThroughARestart() throws {
+        let cluster = try PostgresServer.start()
+        defer { try? cluster.stop() }
+        let url = try cluster.database("worked")
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("item.yaml", Self.importJob(url))
+        let submitted = try Batchrun.run(["submit", url, "item.yaml"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        let worker = try Self.start(["worker", url, "--once"], in: folder)
+        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+        #expect(Self.waitForRows(url, process: worker), "the item's import never showed rows")
+        try cluster.halt()
+        Thread.sleep(forTimeInterval: 3)
+        try cluster.resume()
+        let (status, output) = try Self.finish(worker, folder: folder)
+        #expect(status == 0, "\(output)")
+        try Self.expectEveryRowOnce(url)
+        #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue") == "done", "\(output)")
+        let reconnects = try PostgresServer.psql(url, "SELECT report::json -> 'jobs' -> 0 ->> 'reconnects' FROM _batchrun_queue")
+        #expect((Int(reconnects) ?? 0) >= 1, "\(output)")
     }
 
     @Test("reconnect: on an SQLite store is an error of the file, at the key")

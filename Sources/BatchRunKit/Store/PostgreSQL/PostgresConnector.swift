@@ -59,7 +59,10 @@ enum PostgresConnector {
             return try second()
         } catch let failure as PostgresConnectFailure {
             if failure.message == first.message { throw failure }
-            throw PostgresConnectFailure(message: "\(first.message); then, \(way): \(failure.message)", reachedServer: true)
+            // A server that is starting or shutting down (or gone) on either try may be back soon.
+            let lost = [first, failure].first { $0.storeFailure == .connectionLost }
+            throw PostgresConnectFailure(message: "\(first.message); then, \(way): \(failure.message)",
+                                         reachedServer: lost == nil || lost?.reachedServer == true, sqlState: lost?.sqlState ?? first.sqlState)
         }
     }
 
