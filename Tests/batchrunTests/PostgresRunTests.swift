@@ -182,6 +182,19 @@ struct PostgresRunTests {
         #expect(failed["retries"] as? Int == 10)
     }
 
+    @Test("a .pgpass the group or others may read is ignored with a warning that says why and what to do, as libpq does")
+    func passFileWarning() throws {
+        let url = try PostgresServer.database("pgpass")
+        let folder = try TemporaryFolder()
+        let pgpass = try folder.write("pgpass", "*:*:*:*:not-needed\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: pgpass)
+        try folder.write("job.yaml", PostgresQueueTests.tableJob(url, steps: "{ fetch: { entity: T } }"))
+        let checked = try Batchrun.run(["check", "job.yaml"], in: folder.url, environment: ["PGPASSFILE": pgpass])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        #expect(checked.stderr.contains("warning: password file \"\(pgpass)\" has group or world access"), "\(checked.stderr)")
+        #expect(checked.stderr.contains("chmod 0600"), "\(checked.stderr)")
+    }
+
     @Test("a session the server ends while check prepares an expression leaves the expressions unchecked, said so: not a mistake in the file (exit 0, not 2)")
     func checkSessionEnded() throws {
         let url = try PostgresServer.database("check_ended")

@@ -267,7 +267,8 @@ public final class JobFileRun: Sendable {
                     state.emit(.progress(job: job.name, step: index, rows: rows))
                 })
             environment.retries = job.retries
-            environment.reconnect = context.store.reconnectWindow
+            // An atomic job's one transaction is lost with its connection: nothing to carry on.
+            environment.reconnect = job.atomic ? 0 : context.store.reconnectWindow
             environment.onRetry = { reason in state.emit(.retrying(job: job.name, reason: reason)) }
             if !job.atomic, let recording {
                 environment.resumeAt = earlier?.position

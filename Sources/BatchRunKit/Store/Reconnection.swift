@@ -22,7 +22,7 @@ package struct Reconnection {
     }
 
     /// `work`, tried again while the connection is lost, until it succeeds, fails otherwise,
-    /// `isCancelled` says so (its error thrown as it is), or the window has passed.
+    /// `isCancelled` says so or the window is 0 (its error thrown as it is), or the window has passed.
     package mutating func run<T>(isCancelled: () -> Bool = { false }, _ work: () throws -> T) throws -> T {
         var lostSince: Date?
         var pause = 0.1
@@ -35,7 +35,7 @@ package struct Reconnection {
                 let since = lostSince ?? Date()
                 lostSince = since
                 let left = window - Date().timeIntervalSince(since)
-                if isCancelled() { throw error }
+                if isCancelled() || window <= 0 { throw error }
                 if left <= 0 { throw ReconnectGaveUp(cause: Self.underlying(error), window: window) }
                 Thread.sleep(forTimeInterval: min(left, pause * Double.random(in: 0.75...1.25)))
                 pause = min(pause * 2, Self.longestPause)

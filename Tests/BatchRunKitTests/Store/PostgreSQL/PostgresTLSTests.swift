@@ -162,6 +162,7 @@ struct PostgresTLSTests {
         let setup = try Self.setup.get()
         let pgpass = setup.folder + "/pgpass-socket"
         try "\(setup.cluster.folder):\(setup.cluster.port):postgres:batch:scram-pw\n".write(toFile: pgpass, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pgpass)   // libpq ignores a file others may read
         let url = "postgresql://batch@:\(setup.cluster.port)/postgres?host=\(setup.cluster.folder)"
         let session = try connect(url, environment(setup, ["PGPASSFILE": pgpass]))
         #expect(session.user == "batch" && !session.tls)
