@@ -18,7 +18,7 @@ ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 RUNS = int(os.environ.get("RUNS", "3"))
 ONLY = set(os.environ.get("ONLY", "restart,tls").split(","))
 ROOT = os.path.abspath(".")
-BIN = f"{ROOT}/.build/release/batchrun"
+BIN = os.environ.get("BATCHRUN_BIN", f"{ROOT}/.build/release/batchrun")
 SERVER = f"{ROOT}/Tests/TestSupport/pg-throwaway.sh"
 PG = f"/usr/lib/postgresql/{sorted(os.listdir('/usr/lib/postgresql'), key=int)[-1]}/bin"
 BATCH = 10_000   # bench/import/flights.yaml's batch_size
