@@ -26,7 +26,8 @@ public struct JobReport: Sendable, Hashable, Codable {
         get { reconnectCount ?? 0 }
         set { reconnectCount = newValue }
     }
-    private var reconnectCount: Int?
+    /// 0 unless set; nil only in a report decoded from before the key existed.
+    private var reconnectCount: Int? = 0
 
     package init(name: String, status: JobStatus, needs: [String] = [], queuedSeconds: Double = 0,
                 runSeconds: Double = 0, attempts: Int = 0, error: String? = nil, skippedBecause: String? = nil,
