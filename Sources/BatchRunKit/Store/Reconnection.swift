@@ -26,10 +26,17 @@ package struct Reconnection {
     package mutating func run<T>(isCancelled: () -> Bool = { false }, _ work: () throws -> T) throws -> T {
         var lostSince: Date?
         var pause = 0.1
+        // Sessions the backend made again on this thread for `work` (one the server had closed
+        // while nothing used it is replaced without an error): a reconnect too.
+        let sessions = NewSessions()
+        let key = Self.threadKey
+        let outer = Thread.current.threadDictionary[key]
+        Thread.current.threadDictionary[key] = sessions
+        defer { Thread.current.threadDictionary[key] = outer }
         while true {
             do {
                 let value = try work()
-                if lostSince != nil { reconnects += 1 }
+                if lostSince != nil || sessions.count > 0 { reconnects += 1 }
                 return value
             } catch where Self.isConnectionLost(error) {
                 let since = lostSince ?? Date()
@@ -41,6 +48,19 @@ package struct Reconnection {
                 pause = min(pause * 2, Self.longestPause)
             }
         }
+    }
+
+    /// Tells the work running on this thread under `run` (if any) that a session the server
+    /// had closed was made again for it (the backend calls this).
+    static func noteNewSession() {
+        (Thread.current.threadDictionary[threadKey] as? NewSessions)?.count += 1
+    }
+
+    private static let threadKey = "batchrun.reconnection"
+
+    /// Counts `noteNewSession` calls; used by its thread alone.
+    private final class NewSessions {
+        var count = 0
     }
 
     /// The longest pause between two tries: a server back after a restart is found within it.

@@ -305,16 +305,21 @@ private final class Connections: @unchecked Sendable {
             let (session, pid) = try PostgresSessionPool.session(for: location)
             try setUpWriter(session)
             (writer, writerPID) = (session, pid)
+            Reconnection.noteNewSession()
         }
         return try body(writer, writerPID)
     }
 
     /// An idle reader still open, or a new session.
     func takeReader() throws -> (PostgresStoreConnection, Int32) {
+        var replacing = false
         while let idle = lock.withLock({ readers.popLast() }) {
             if !idle.connection.connection.isClosed { return idle }
+            replacing = true
         }
-        return try PostgresSessionPool.session(for: location)
+        let session = try PostgresSessionPool.session(for: location)
+        if replacing { Reconnection.noteNewSession() }
+        return session
     }
 
     /// The control connection (only ever used for requests that are safe on a shared
