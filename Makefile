@@ -100,6 +100,7 @@ bench: build bench-deps
 	bench/checkpoints.sh
 	python3 bench/queue.py
 	python3 bench/postgres.py
+	python3 bench/reconnect.py
 	python3 bench/cancel.py
 	python3 bench/schema.py
 	bench/scheduler.sh

@@ -37,6 +37,23 @@ public enum PostgresServer {
             try PostgresServer.run("\(PostgresServer.binaries)/psql", ["host=\(folder) port=\(port) user=postgres dbname=postgres", "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
         }
 
+        /// Stops the server as a restart does (`pg_ctl stop -m fast`: sessions are ended, the
+        /// batch in flight rolled back), keeping its folder; `resume()` starts it again.
+        public func halt() throws {
+            _ = try PostgresServer.run("/bin/bash", [PostgresServer.script, "halt", folder])
+        }
+
+        /// Starts the server `halt()` stopped: the same port and data.
+        public func resume() throws {
+            _ = try PostgresServer.run("/bin/bash", [PostgresServer.script, "resume", folder])
+        }
+
+        /// A new, empty database on this cluster; its URL.
+        public func database(_ name: String) throws -> String {
+            try psql("CREATE DATABASE \(name)")
+            return String(url.dropLast("postgres".count)) + name
+        }
+
         /// Stops the server and removes its folder (the watchdog does it too when the test process ends).
         public func stop() throws {
             _ = try PostgresServer.run("/bin/bash", [PostgresServer.script, "stop", folder])

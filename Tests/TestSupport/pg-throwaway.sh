@@ -12,6 +12,8 @@
 #                     (server.crt, server.key, root.crt: name them in --conf relative to it)
 #   pg-throwaway.sh stop  URL|PORT|DIR    immediate shutdown, folder removed
 #   pg-throwaway.sh stop-all              every cluster this script started on this machine
+#   pg-throwaway.sh halt DIR              stops the server (pg_ctl stop -m fast), keeps the folder
+#   pg-throwaway.sh resume DIR            starts it again: same port, same data
 #
 # Cleanup when the test process dies (even by SIGKILL): `start` leaves a small watchdog
 # (setsid, detached) that polls the owner PID (default: the caller, $PPID) every 0.2 s and stops
@@ -136,11 +138,19 @@ stop)
     for d in "$ROOT/$PREFIX-$port-"*; do stop_dir "$d"; done
   fi
   ;;
+halt)
+  dir=${2:?halt needs the folder}
+  as_pg "$BIN/pg_ctl" stop -D "$dir/data" -m fast -w -t 30 >/dev/null
+  ;;
+resume)
+  dir=${2:?resume needs the folder}
+  as_pg "$BIN/pg_ctl" start -D "$dir/data" -l "$dir/server.log" -w -t 30 >/dev/null
+  ;;
 stop-all)
   for d in "$ROOT/$PREFIX-"*; do [ -d "$d" ] && stop_dir "$d"; done
   ;;
 *)
-  echo "usage: $0 start [--owner PID] [--conf FILE] [--hba FILE] [--files DIR] | stop URL|PORT|DIR | stop-all" >&2
+  echo "usage: $0 start [--owner PID] [--conf FILE] [--hba FILE] [--files DIR] | stop URL|PORT|DIR | stop-all | halt DIR | resume DIR" >&2
   exit 2
   ;;
 esac

@@ -182,30 +182,17 @@ struct PostgresRunTests {
         #expect(failed["retries"] as? Int == 10)
     }
 
-    @Test("sessions the server ends mid-run (as after a pause past idle_in_transaction_session_timeout) fail the run at once: no statement waits forever on a closed connection")
-    func sessionsEndedByTheServer() throws {
-        let url = try PostgresServer.database("ended")
-        try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); "
-                                + "INSERT INTO counter SELECT i, 0 FROM generate_series(1, 200000) AS i")
+    @Test("a .pgpass the group or others may read is ignored with a warning that says why and what to do, as libpq does")
+    func passFileWarning() throws {
+        let url = try PostgresServer.database("pgpass")
         let folder = try TemporaryFolder()
-        try folder.write("job.yaml", Self.bumpJob(url, batchSize: 20))
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write("run.log", "")))
-        let process = try Batchrun.start(["job.yaml"], in: folder, output: log)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let database = String(url.split(separator: "/").last!)
-        // Its sessions are ended again and again (each statement may be the one that meets it).
-        let deadline = Date().addingTimeInterval(60)
-        while process.isRunning && Date() < deadline {
-            _ = try? PostgresServer.psql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                                         + "WHERE datname = '\(database)' AND pid <> pg_backend_pid()")
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        #expect(!process.isRunning, "the run still waits 60 s after its sessions were ended")
-        if process.isRunning { return }
-        process.waitUntilExit()
-        let output = try String(contentsOfFile: folder.path("run.log"), encoding: .utf8)
-        #expect(process.terminationStatus == 1, "\(output)")
-        #expect(output.contains("error: "), "\(output)")
+        let pgpass = try folder.write("pgpass", "*:*:*:*:not-needed\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: pgpass)
+        try folder.write("job.yaml", PostgresQueueTests.tableJob(url, steps: "{ fetch: { entity: T } }"))
+        let checked = try Batchrun.run(["check", "job.yaml"], in: folder.url, environment: ["PGPASSFILE": pgpass])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        #expect(checked.stderr.contains("warning: password file \"\(pgpass)\" has group or world access"), "\(checked.stderr)")
+        #expect(checked.stderr.contains("chmod 0600"), "\(checked.stderr)")
     }
 
     @Test("a session the server ends while check prepares an expression leaves the expressions unchecked, said so: not a mistake in the file (exit 0, not 2)")

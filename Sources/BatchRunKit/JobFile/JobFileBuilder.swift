@@ -103,8 +103,12 @@ struct JobFileBuilder {
     func storeSpec(_ node: YAMLNode) -> StoreSpec? {
         var spec: StoreSpec?
         if node.mapping != nil {
-            guard let fields = reader.mapping(node, "store", allowed: ["sqlite", "postgres", "busy_timeout"]) else { return nil }
+            guard let fields = reader.mapping(node, "store", allowed: ["sqlite", "postgres", "busy_timeout", "reconnect"]) else { return nil }
             let busy = fields["busy_timeout"].flatMap { reader.duration($0, "busy_timeout") } ?? 5
+            let reconnect = fields["reconnect"].flatMap { reader.duration($0, "reconnect") } ?? StoreSpec.defaultReconnect
+            if let node = fields["reconnect"], fields["postgres"] == nil {
+                reader.error(node, "reconnect is for a store on a server: store: { postgres: URL, reconnect: 60s }")
+            }
             switch (fields["sqlite"], fields["postgres"]) {
             case (let file?, nil):
                 if let path = reader.string(file, "store.sqlite") {
@@ -112,7 +116,8 @@ struct JobFileBuilder {
                 }
             case (nil, let server?):
                 if let url = reader.string(server, "store.postgres") {
-                    let named = StoreSpec(location: url, busyTimeout: busy)
+                    var named = StoreSpec(location: url, busyTimeout: busy)
+                    named.reconnect = reconnect
                     if named.kind == .postgres {
                         spec = named
                     } else {

@@ -141,7 +141,10 @@ package final class PostgresQueue: Sendable {
     /// ```
     package func finish(_ claim: Claim, as state: QueueItemState, status: Int32?, report: String?, log: String, error: String?,
                        whileHeld: () -> Void = {}) throws -> Bool {
-        try store.writeRecords { db in
+        // A server that went away (a restart, a failover) is waited for, up to the store's
+        // `reconnect`: the item's outcome must not be lost with the connection.
+        var reconnection = Reconnection(window: store.reconnectWindow)
+        return try reconnection.run { try store.writeRecords { db in
             let held = try db.execute("""
                 UPDATE _batchrun_queue SET state = ?, status = ?, report = coalesce(?, report), log = log || ?, error = ?,
                     ended_at = CASE WHEN ? = 'pending' THEN NULL ELSE clock_timestamp() END, worker = NULL, lease_until = NULL
@@ -150,7 +153,7 @@ package final class PostgresQueue: Sendable {
                       .text(log), error.map(StoreValue.text) ?? .null, .text(state.rawValue), .integer(claim.id), .integer(claim.token)]) == 1
             if held { whileHeld() }
             return held
-        }
+        } }
     }
 
     // MARK: Waiting

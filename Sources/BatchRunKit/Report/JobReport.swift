@@ -19,6 +19,15 @@ public struct JobReport: Sendable, Hashable, Codable {
     package var rowsTotal = RowCounts()
     /// For a job of a resumed run that was not run again: `done earlier`. Written only when set.
     package var resumed: String?
+    /// Times the connection to the server was lost and made again while the job ran (a
+    /// PostgreSQL restart, a failover, a terminated session), each batch carried on from a
+    /// fresh read. Always written; a report from before this key reads as 0.
+    package var reconnects: Int {
+        get { reconnectCount ?? 0 }
+        set { reconnectCount = newValue }
+    }
+    /// 0 unless set; nil only in a report decoded from before the key existed.
+    private var reconnectCount: Int? = 0
 
     package init(name: String, status: JobStatus, needs: [String] = [], queuedSeconds: Double = 0,
                 runSeconds: Double = 0, attempts: Int = 0, error: String? = nil, skippedBecause: String? = nil,
@@ -42,6 +51,7 @@ public struct JobReport: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case name, status, needs, attempts, error, rows, batches, steps, conflicts, resumed
+        case reconnectCount = "reconnects"
         case rowsTotal = "rows_total"
         case queuedSeconds = "queued_s"
         case startedSeconds = "started_s"
@@ -66,5 +76,6 @@ public struct JobReport: Sendable, Hashable, Codable {
         try container.encode(batches, forKey: .batches)
         try container.encode(steps, forKey: .steps)
         try container.encode(conflicts, forKey: .conflicts)
+        try container.encode(reconnects, forKey: .reconnectCount)
     }
 }

@@ -9,6 +9,9 @@ package struct StepReport: Sendable, Hashable, Codable {
     package var conflicts: Int
     /// Batches tried again after a busy store or a conflict under `error`.
     package var retries = 0
+    /// Batches carried on after the connection to the server was lost and made again (the
+    /// job's report sums them as `reconnects`; not written per step).
+    package var reconnects = 0
     /// Each conflict; the run report lists them all at its top level, not per step.
     package var conflictRecords: ConflictRecords = []
 

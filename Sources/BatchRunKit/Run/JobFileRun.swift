@@ -179,6 +179,7 @@ public final class JobFileRun: Sendable {
             report.rows += step.rows
             report.batches += step.batches
             report.conflicts += step.conflicts
+            report.reconnects += step.reconnects
         }
         if let earlier = state.doneEarlier(outcome.name) {
             report.resumed = "done earlier"
@@ -271,6 +272,8 @@ public final class JobFileRun: Sendable {
                     state.emit(.progress(job: job.name, step: index, rows: rows))
                 })
             environment.retries = job.retries
+            // An atomic job's one transaction is lost with its connection: nothing to carry on.
+            environment.reconnect = job.atomic ? 0 : context.store.reconnectWindow
             environment.onRetry = { reason in state.emit(.retrying(job: job.name, reason: reason)) }
             if !job.atomic, let recording {
                 environment.resumeAt = earlier?.position

@@ -30,12 +30,13 @@ enum ContextBatches {
         var savedAtGeneration: UInt64?
         while true {
             if environment.isCancelled() { throw StepError.cancelled(report: report) }
-            var retries = 0, failedSaves = 0
+            var retries = 0, failedSaves = 0, reconnects = 0
             defer {
                 report.retries += retries
                 report.batches.rolledBack += failedSaves
+                report.reconnects += reconnects
             }
-            let batch = try environment.withRetries(retried: { retries += 1 }) { () -> Batch in
+            let batch = try environment.withRetries(retried: { retries += 1 }, reconnected: { reconnects += 1 }) { () -> Batch in
                 context.reset()
                 if let generation = savedAtGeneration {
                     do {

@@ -12,19 +12,26 @@ package enum FetchRunner {
         var firstRow: [StoreValue]?
         var writer = try step.output.map { try OutputWriters.make($0, columns: columns, confinement: step.confinement) }
         do {
-            try context.read { db in
-                try db.forEachRow(step.sql(for: environment.entity), SQLArguments(named: environment.params)) { values in
-                    if firstRow == nil { firstRow = values }
-                    try writer?.write(values)
-                    report.rows.fetched += 1
-                    if report.rows.fetched % environment.batchSize == 0 {
-                        environment.progress(report.rows)
-                        if environment.isCancelled() {
-                            throw StepError.cancelled(report: report)
+            // A read whose connection to the server was lost is read again once a new one is
+            // made, unless rows already went to the output (PostgreSQL reads all of a result
+            // before the first row is handed on, so none have when its connection is lost).
+            var reconnection = Reconnection(window: environment.reconnect)
+            try reconnection.run(isCancelled: { environment.isCancelled() || report.rows.fetched > 0 }) {
+                try context.read { db in
+                    try db.forEachRow(step.sql(for: environment.entity), SQLArguments(named: environment.params)) { values in
+                        if firstRow == nil { firstRow = values }
+                        try writer?.write(values)
+                        report.rows.fetched += 1
+                        if report.rows.fetched % environment.batchSize == 0 {
+                            environment.progress(report.rows)
+                            if environment.isCancelled() {
+                                throw StepError.cancelled(report: report)
+                            }
                         }
                     }
                 }
             }
+            report.reconnects = reconnection.reconnects
             try writer?.finish()
         } catch {
             writer?.abandon()

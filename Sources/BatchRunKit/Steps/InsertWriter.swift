@@ -47,7 +47,7 @@ struct InsertWriter {
                 var retries = 0
                 let result: SaveResult
                 do {
-                    result = try environment.withRetries(retried: { retries += 1 }) {
+                    result = try environment.withRetries(retried: { retries += 1 }, reconnected: { report.reconnects += 1 }) {
                         records.removeRecords(from: recordsBefore)   // a try records from nothing
                         return try context.importBatch(batch, columns: columns, prefetched: prefetched, with: &importer,
                                                        records: &records, checkpoint: checkpoint)

@@ -16,6 +16,9 @@ package struct StepEnvironment: Sendable {
     /// How many times a batch that failed on a busy or locked store, or on a conflict under
     /// `error`, is tried again from a fresh read.
     package var retries = 0
+    /// Seconds a lost connection to the server is made again for, from the first loss, before
+    /// the batch in flight fails (the store's `reconnect`).
+    package var reconnect = StoreSpec.defaultReconnect
     /// Told why a batch is about to be tried again.
     package var onRetry: @Sendable (String) -> Void = { _ in }
     /// Where a resumed step starts again: after its last committed batch.
@@ -42,8 +45,19 @@ extension StepEnvironment {
     /// is told of each new try. A batch the database rolled back for another transaction's
     /// sake (a deadlock, a serialization failure on PostgreSQL) is tried again whatever
     /// `retries` says, up to `rolledBackRetries` times (or `retries`, when larger): the database
-    /// asks for that, and nothing of the batch was kept.
-    func withRetries<T>(retried: () -> Void, _ body: () throws -> T) throws -> T {
+    /// asks for that, and nothing of the batch was kept. A batch whose connection to the server
+    /// was lost is tried again once a new one is made, for up to `reconnect` seconds
+    /// (`Reconnection`); `reconnected` is told when it then went through.
+    func withRetries<T>(retried: () -> Void, reconnected: () -> Void = {}, _ body: () throws -> T) throws -> T {
+        var reconnection = Reconnection(window: reconnect)
+        defer { for _ in 0..<reconnection.reconnects { reconnected() } }
+        return try reconnection.run(isCancelled: isCancelled) {
+            try retrying(retried: retried, body)
+        }
+    }
+
+    /// `withRetries` but for a lost connection.
+    private func retrying<T>(retried: () -> Void, _ body: () throws -> T) throws -> T {
         var attempt = 0, rolledBack = 0
         while true {
             do {
@@ -91,7 +105,7 @@ extension StepEnvironment {
 /// throw StepError.cancelled(report: report)
 /// throw StepError("insert Person: disk full", report: report, cause: error)
 /// ```
-package struct StepError: BatchRunError {
+package struct StepError: BatchRunError, UnderlyingError {
     package enum Kind: Sendable, Equatable {
         case failed, cancelled
     }
@@ -124,6 +138,8 @@ package struct StepError: BatchRunError {
 
     package var location: SourceLocation? { (cause as? any BatchRunError)?.location }
     package var description: String { message }
+
+    package var underlyingError: (any Error)? { cause }
 }
 
 /// A path as users want to read it: relative to the current folder when it is inside it.

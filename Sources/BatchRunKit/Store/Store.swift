@@ -21,6 +21,8 @@ public final class Store: Sendable {
     public let model: Model
     /// The database behind the store; everything that differs between databases is there.
     let backend: any StoreBackend
+    /// Seconds a lost connection to the server is made again for (the spec's `reconnect`).
+    package let reconnectWindow: Double
     let notifications = SaveNotifications()
     let changeLog = ChangeLog()
 
@@ -59,6 +61,7 @@ public final class Store: Sendable {
         path = backend.locationDescription
         self.model = model
         self.backend = backend
+        reconnectWindow = spec.reconnect
         if migrating {
             do {
                 try migrate(SchemaChangeOptions())

@@ -1,6 +1,7 @@
 /// The failures of a statement that the layers above act on, whatever the database said:
 /// a step is cancelled after `interrupted`, retries a batch after `busy` (when the job has
-/// retries) and after `rolledBackForAnother` (always), and stops the run
+/// retries) and after `rolledBackForAnother` (always), reconnects and retries it after
+/// `connectionLost` (within the store's `reconnect` window: `Reconnection`), and stops the run
 /// with the backend's description after `diskFull` or `readOnly`.
 ///
 /// ```swift
@@ -16,6 +17,9 @@ enum StoreFailure: Equatable {
     case rolledBackForAnother
     case diskFull
     case readOnly
+    /// The connection to the server was lost (a restart, a failover, a terminated session, a
+    /// network error) or could not be made again yet: the transaction in flight was rolled back.
+    case connectionLost
 }
 
 extension StoreFailure {

@@ -34,6 +34,13 @@ public struct StoreSpec: Sendable, Hashable {
     /// (nil: anywhere).
     package var confinement: PathConfinement?
 
+    /// PostgreSQL: how long a lost connection to the server is made again for, from the
+    /// first loss, before the work in flight fails (`store: { postgres: URL, reconnect: 60s }`).
+    package var reconnect: Double = StoreSpec.defaultReconnect
+
+    /// `reconnect`'s default: 60 seconds.
+    package static let defaultReconnect = 60.0
+
     init(kind: Kind = .sqlite, path: String, busyTimeout: Double = 5) {
         self.kind = kind
         self.path = path

@@ -114,6 +114,8 @@ package final class ReportPrinter: Sendable {
         if job.steps.contains(where: { step in step.conflictRecords.indices.contains { step.conflictRecords.outcome(at: $0) == .failed } }) {
             conflicts += ", failed"
         }
+        // Connections to the server lost and made again, when there were any.
+        if job.reconnects > 0 { conflicts += " · \(number(job.reconnects)) reconnect" + (job.reconnects == 1 ? "" : "s") }
         return parts.joined(separator: " · ") + " · \(conflicts) in \(DurationFormat.seconds.string(job.runSeconds))"
     }
 

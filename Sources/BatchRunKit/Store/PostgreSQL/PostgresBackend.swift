@@ -44,7 +44,6 @@ final class PostgresBackend: StoreBackend {
         location = try PostgresLocation(url: url)
         self.fence = fence
         do {
-            let (writer, writerPID) = try PostgresSessionPool.session(for: location)
             // random_page_cost: a save joins a batch's VALUES list to the table by its key. At the
             // default cost of a random page (4, a spinning disk) the planner hashes the whole table
             // for each batch instead of looking its rows up by key: 7 times slower on 100,000 rows,
@@ -57,9 +56,9 @@ final class PostgresBackend: StoreBackend {
             var settings = ["lock_timeout": "\(Self.milliseconds(busyTimeout))ms", "random_page_cost": "1.1",
                             "default_transaction_read_only": "on"]
             if let idle = fence?.idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
-            try writer.simple("SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
-                .joined(separator: ", "))
-            connections = Connections(writer: writer, writerPID: writerPID, location: location)
+            let setUp = "SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
+                .joined(separator: ", ")
+            connections = try Connections(location: location) { writer in try writer.simple(setUp) }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -242,37 +241,59 @@ final class PostgresBackend: StoreBackend {
 }
 
 /// The backend's connections: the writer, used under its lock by one transaction at a time, and
-/// idle readers.
+/// idle readers. A connection the server closed (a restart, a failover, a terminated session)
+/// is replaced by a new session when it is next needed: the writer by one set up as the first
+/// was, a reader by any idle one still open or a new one.
 private final class Connections: @unchecked Sendable {
-    // SAFETY: `writer` is touched only inside `withWriter`, under `writerLock`; `readers` only
-    // under `lock`. A reader taken out is used by the thread that took it alone, until it is
-    // put back. So no connection (not Sendable: it caches statement texts) is used by two
-    // threads at once. Of the control connection only its PostgresConnection leaves the lock,
-    // which is Sendable (its requests go through its channel's event loop).
+    // SAFETY: `writer` and `writerPID` are touched only inside `withWriter` (and `init`), under
+    // `writerLock`; `readers` only under `lock`. A reader taken out is used by the thread that
+    // took it alone, until it is put back. So no connection (not Sendable: it caches statement
+    // texts) is used by two threads at once. Of the control connection only its
+    // PostgresConnection leaves the lock, which is Sendable (its requests go through its
+    // channel's event loop).
     private let writerLock = NSLock()
-    private let writer: PostgresStoreConnection
-    private let writerPID: Int32
+    private var writer: PostgresStoreConnection
+    private var writerPID: Int32
+    /// Sets a new writer session up (its settings) before its first transaction.
+    private let setUpWriter: @Sendable (PostgresStoreConnection) throws -> Void
     private let lock = NSLock()
     private var readers: [(connection: PostgresStoreConnection, pid: Int32)] = []
     private var controlConnection: PostgresStoreConnection?
 
     private let location: PostgresLocation
 
-    init(writer: PostgresStoreConnection, writerPID: Int32, location: PostgresLocation) {
-        self.writer = writer
-        self.writerPID = writerPID
+    init(location: PostgresLocation, setUpWriter: @escaping @Sendable (PostgresStoreConnection) throws -> Void) throws {
         self.location = location
+        self.setUpWriter = setUpWriter
+        (writer, writerPID) = try PostgresSessionPool.session(for: location)
+        try setUpWriter(writer)
     }
 
-    func withWriter<T>(_ body: (PostgresStoreConnection, Int32) throws -> T) rethrows -> T {
+    /// `body` on the writer, made again first when the server closed it. A new session that
+    /// cannot be made throws (a lost connection: `StoreFailure.connectionLost`), and the next
+    /// call tries again.
+    func withWriter<T>(_ body: (PostgresStoreConnection, Int32) throws -> T) throws -> T {
         writerLock.lock()
         defer { writerLock.unlock() }
+        if writer.connection.isClosed {
+            let (session, pid) = try PostgresSessionPool.session(for: location)
+            try setUpWriter(session)
+            (writer, writerPID) = (session, pid)
+            Reconnection.noteNewSession()
+        }
         return try body(writer, writerPID)
     }
 
+    /// An idle reader still open, or a new session.
     func takeReader() throws -> (PostgresStoreConnection, Int32) {
-        if let idle = lock.withLock({ readers.popLast() }) { return idle }
-        return try PostgresSessionPool.session(for: location)
+        var replacing = false
+        while let idle = lock.withLock({ readers.popLast() }) {
+            if !idle.connection.connection.isClosed { return idle }
+            replacing = true
+        }
+        let session = try PostgresSessionPool.session(for: location)
+        if replacing { Reconnection.noteNewSession() }
+        return session
     }
 
     /// The control connection (only ever used for requests that are safe on a shared
@@ -295,7 +316,7 @@ private final class Connections: @unchecked Sendable {
 
     /// The writer and the readers go to the process's session pool, for the next store.
     func closeAll() {
-        withWriter { writer, pid in PostgresSessionPool.keep(writer, pid: pid, for: location) }
+        writerLock.withLock { PostgresSessionPool.keep(writer, pid: writerPID, for: location) }
         for (reader, pid) in lock.withLock({ readers }) { PostgresSessionPool.keep(reader, pid: pid, for: location) }
         if let control = lock.withLock({ controlConnection }) { _ = try? control.connection.close().wait() }
     }

@@ -7,13 +7,24 @@
 /// ```swift
 /// throw PostgresConnectFailure(message: "the server refused the connection: password authentication failed for user \"batch\"")
 /// ```
-struct PostgresConnectFailure: BatchRunError {
+struct PostgresConnectFailure: StoreDatabaseError, BatchRunError {
     let message: String
     /// The server answered (a refused login, a TLS handshake): libpq tries the other way of
     /// `allow` and `prefer` after such a failure, not after an unreachable server.
     var reachedServer = false
+    /// The server's SQLSTATE when it refused the login.
+    var sqlState: String?
 
     var code: String { "store.cannot-connect" }
     var description: String { message }
+
+    /// A server that cannot be reached, or that is starting or shutting down (`57P03`), may be
+    /// back soon: a connection lost mid-run is made again within the store's `reconnect`. A
+    /// refused login or a certificate that fails verification will not change by waiting.
+    var storeFailure: StoreFailure? {
+        !reachedServer || sqlState == "57P03" || sqlState == "57P01" ? .connectionLost : nil
+    }
+
+    var databaseMessage: String { message }
 }
 #endif

@@ -59,7 +59,10 @@ enum PostgresConnector {
             return try second()
         } catch let failure as PostgresConnectFailure {
             if failure.message == first.message { throw failure }
-            throw PostgresConnectFailure(message: "\(first.message); then, \(way): \(failure.message)", reachedServer: true)
+            // A server that is starting or shutting down (or gone) on either try may be back soon.
+            let lost = [first, failure].first { $0.storeFailure == .connectionLost }
+            throw PostgresConnectFailure(message: "\(first.message); then, \(way): \(failure.message)",
+                                         reachedServer: lost == nil || lost?.reachedServer == true, sqlState: lost?.sqlState ?? first.sqlState)
         }
     }
 
@@ -161,7 +164,8 @@ enum PostgresConnector {
             if error.serverInfo?[.sqlState] == "28000", message.hasSuffix("no encryption"), location.sslMode == .disable {
                 hint = " (the server takes TLS connections only here: sslmode is \(location.sslMode.rawValue))"
             }
-            return PostgresConnectFailure(message: "the server refused the connection: \(message)\(hint)", reachedServer: true)
+            return PostgresConnectFailure(message: "the server refused the connection: \(message)\(hint)", reachedServer: true,
+                                          sqlState: error.serverInfo?[.sqlState])
         case .sslUnsupported:
             return PostgresConnectFailure(message: "the server at \(location) does not do TLS (sslmode=\(location.sslMode.rawValue))",
                                           reachedServer: true)

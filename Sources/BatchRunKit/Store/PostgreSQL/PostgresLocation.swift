@@ -1,5 +1,6 @@
 #if PostgreSQL
 import Foundation
+import Synchronization
 
 /// Where a PostgreSQL store is and how to connect to it, read as libpq reads a connection: the
 /// URL's parts and query keywords first (`PostgresURL`), then the service's (`service=` or
@@ -131,9 +132,18 @@ struct PostgresLocation: Sendable, CustomStringConvertible {
 
     /// The password of the first matching line of `~/.pgpass` (or `PGPASSFILE`). As libpq: a
     /// Unix socket in the default folder matches the host `localhost`, one in another folder
-    /// that folder.
+    /// that folder; a file others may read or write (group or world access) is ignored, with a
+    /// warning on standard error (once per file and process).
     static func passFileEntry(host: String, port: Int, database: String, user: String, environment: [String: String]) -> String? {
         let file = environment["PGPASSFILE"] ?? (environment["HOME"].map { $0 + "/.pgpass" } ?? "")
+        var status = stat()
+        if stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
+            if warnedPassFiles.withLock({ $0.insert(file).inserted }) {
+                FileHandle.standardError.write(Data(("warning: password file \"\(file)\" has group or world access; "
+                    + "permissions should be u=rw (0600) or less: it is ignored (chmod 0600 \(file))\n").utf8))
+            }
+            return nil
+        }
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
         let matchedHost = host == defaultSocketFolder ? "localhost" : host
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
@@ -152,6 +162,9 @@ struct PostgresLocation: Sendable, CustomStringConvertible {
         return nil
     }
 }
+
+/// The password files warned about already (`PostgresLocation.passFileEntry`).
+private let warnedPassFiles = Mutex<Set<String>>([])
 
 /// A host that is a folder: a Unix socket's.
 private func isSocket(_ host: String) -> Bool { host.hasPrefix("/") }

@@ -2,12 +2,14 @@
 import Foundation
 import PostgresNIO
 
-/// `StoreValue`s to and from PostgreSQL: values go as untyped text, which the server reads as
-/// the type the statement needs; results come in binary and are read by their column's type.
+/// `StoreValue`s to and from PostgreSQL: a real goes as `double precision`, any other value as
+/// untyped text, which the server reads as the type the statement needs (as it reads a quoted
+/// literal); results come in binary and are read by their column's type.
 ///
 /// ```swift
 /// var bindings = PostgresBindings()
 /// bindings.append(StoreValue.integer(7))           // '7', read by the server as bigint, boolean, ...
+/// bindings.append(StoreValue.real(6.9))            // double precision: `bigint_column > $1` compares numbers
 /// let value = try PostgresValues.storeValue(cell)  // bigint -> .integer, timestamptz -> ISO 8601 text
 /// ```
 enum PostgresValues {
@@ -103,8 +105,17 @@ extension PostgresValues {
 }
 
 extension PostgresBindings {
-    /// Binds a value as untyped text (OID 0), or NULL.
+    /// Binds a real as `double precision`, NULL as NULL, anything else as untyped text (OID 0).
+    ///
+    /// A real keeps its type: as untyped text, `arr_delay > $1` with `arr_delay` a bigint made
+    /// the server read `'6.89'` as a bigint, which fails (`invalid input syntax for type bigint`),
+    /// and a whole real (`7.0`) would have compared as a rounded integer had it parsed. Typed,
+    /// the server compares numbers, as SQLite does. An integer stays untyped, so it still reads as
+    /// a `boolean` (`active = :flag` with `flag: true`, which is 1) or a `text` where the column
+    /// is one (SQLite's affinity does the same); text stays untyped, so `'2026-01-01'` reads as the
+    /// `timestamptz` a `datetime` column holds.
     mutating func append(_ value: StoreValue) {
+        if case .real(let double) = value { return append(double) }
         guard let text = PostgresValues.text(value) else { return appendNull() }
         append(UntypedText(value: text))
     }
@@ -130,15 +141,20 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     let message: String
     /// Where in the statement the server found the error: a character offset from 1.
     var position: Int?
+    /// The connection went away under the statement (closed by the server, a network error),
+    /// rather than the client refusing the request.
+    var lostConnection = false
 
     /// Runs `work`, turning PostgresNIO's error into this one.
     static func translating<T>(_ work: () throws -> T) throws -> T {
         do {
             return try work()
         } catch let error as PSQLError {
+            let lost = [PSQLError.Code.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .messageDecodingFailure,
+                        .unexpectedBackendMessage].contains(error.code)
             throw PostgresError(sqlState: error.serverInfo?[.sqlState],
                                 message: error.serverInfo?[.message] ?? "the connection to the server failed (\(error.code))",
-                                position: error.serverInfo?[.position].flatMap { Int($0) })
+                                position: error.serverInfo?[.position].flatMap { Int($0) }, lostConnection: lost)
         }
     }
 
@@ -151,6 +167,10 @@ struct PostgresError: StoreDatabaseError, CustomStringConvertible {
         case "40001", "40P01": return .rolledBackForAnother   // serialization_failure, deadlock_detected
         case "53100": return .diskFull
         case "25006": return .readOnly   // read_only_sql_transaction
+        // admin_shutdown (a restart, pg_terminate_backend), crash_shutdown, cannot_connect_now
+        case "57P01", "57P02", "57P03": return .connectionLost
+        case let state? where state.hasPrefix("08"): return .connectionLost   // connection exceptions
+        case nil where lostConnection: return .connectionLost
         default: return nil
         }
     }

@@ -129,9 +129,24 @@ struct PostgresLocationTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let pgpass = folder.appendingPathComponent("pgpass")
         try "localhost:5432:*:u:default-socket\n/tmp/pg:5433:*:u:other-socket\n".write(to: pgpass, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pgpass.path)   // libpq ignores a file others may read
         let environment = ["PGPASSFILE": pgpass.path]
         #expect(try PostgresLocation(url: "postgresql://u@/db", environment: environment).password == "default-socket")
         #expect(try PostgresLocation(url: "postgresql://u@:5433/db?host=/tmp/pg", environment: environment).password == "other-socket")
         #expect(try PostgresLocation(url: "postgresql://u@localhost/db", environment: environment).password == "default-socket")
+    }
+
+    @Test(".pgpass that the group or others may read or write is ignored, as libpq ignores it; 0600 and 0400 are read")
+    func passFilePermissions() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pgpass = folder.appendingPathComponent("pgpass")
+        try "h:5432:*:u:secret\n".write(to: pgpass, atomically: true, encoding: .utf8)
+        let environment = ["PGPASSFILE": pgpass.path]
+        for (mode, read) in [(0o644, false), (0o640, false), (0o606, false), (0o600, true), (0o400, true)] {
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: pgpass.path)
+            let password = try PostgresLocation(url: "postgresql://u@h/db", environment: environment).password
+            #expect(password == (read ? "secret" : nil), "mode \(String(mode, radix: 8))")
+        }
     }
 }

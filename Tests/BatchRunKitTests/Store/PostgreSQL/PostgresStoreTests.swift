@@ -36,6 +36,7 @@ struct PostgresStoreTests {
         let pgpass = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: pgpass) }
         try "# comment\nother:5432:*:u:no\nh:5433:db:u:from\\:file\n".write(to: pgpass, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pgpass.path)   // libpq ignores a file others may read
         #expect(try PostgresLocation(url: "postgresql://u@h:5433/db", environment: ["PGPASSFILE": pgpass.path]).password == "from:file")
         #expect(try PostgresLocation(url: "postgresql://u@h:5433/db", environment: ["PGPASSFILE": pgpass.path, "PGPASSWORD": "env"]).password == "env")
         #expect(try PostgresLocation(url: "postgresql://u@h/db", environment: [:]).password == nil)

@@ -33,13 +33,29 @@ struct PostgresTLSTests {
             openssl req -new -key server.key -out server.csr -subj '/CN=localhost'
             printf 'subjectAltName=DNS:localhost\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' > server.ext
             openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext -out server.crt 2>/dev/null
-            cp server.crt server.key server-files/
+            # A client certificate for the role certuser (the server checks it against ca.crt).
+            key client.key
+            openssl req -new -key client.key -out client.csr -subj '/CN=certuser'
+            printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n' > client.ext
+            openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile client.ext -out client.crt 2>/dev/null
+            chmod 600 client.key
+            # A server certificate that expired in 2020 (openssl ca sets the dates).
+            key expired.key
+            openssl req -new -key expired.key -out expired.csr -subj '/CN=localhost'
+            mkdir -p ca-db expired-files; : > ca-db/index.txt; echo 01 > ca-db/serial
+            printf '[ca]\ndefault_ca = test\n[test]\ndatabase = ca-db/index.txt\nserial = ca-db/serial\nnew_certs_dir = ca-db\ndefault_md = sha256\npolicy = any\n[any]\ncommonName = supplied\n' > ca.cnf
+            openssl ca -batch -config ca.cnf -cert ca.crt -keyfile ca.key -in expired.csr -out expired.crt -notext \
+              -startdate 20200101000000Z -enddate 20200102000000Z -extfile server.ext 2>/dev/null
+            cp expired.crt expired-files/server.crt; cp expired.key expired-files/server.key
+            cp server.crt server.key ca.crt server-files/
             """)
         let cluster = try PostgresServer.start(
-            settings: ["ssl = on", "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'", "log_connections = on"],
+            settings: ["ssl = on", "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'", "ssl_ca_file = 'ca.crt'",
+                       "log_connections = on"],
             hba: ["local all postgres trust",
                   "local all all scram-sha-256",
                   "hostssl all trustuser 127.0.0.1/32 trust",
+                  "hostssl all certuser 127.0.0.1/32 cert",
                   "hostssl all md5user 127.0.0.1/32 md5",
                   "hostssl all all 127.0.0.1/32 scram-sha-256"],
             files: files)
@@ -48,6 +64,7 @@ struct PostgresTLSTests {
             SET password_encryption = 'md5';
             CREATE ROLE md5user LOGIN PASSWORD 'md5-pw';
             CREATE ROLE trustuser LOGIN;
+            CREATE ROLE certuser LOGIN;
             """)
         return Setup(cluster: cluster, ca: folder + "/ca.crt", otherCA: folder + "/other.crt", folder: folder)
     }
@@ -115,6 +132,35 @@ struct PostgresTLSTests {
         #expect(missing.contains("root certificate file \"\(setup.folder)/.postgresql/root.crt\" does not exist"), "\(missing)")
     }
 
+    @Test("a client certificate (sslcert, sslkey) logs in where pg_hba.conf says cert; without one the server's refusal is quoted")
+    func clientCertificate() throws {
+        let setup = try Self.setup.get()
+        let url = "postgresql://certuser@localhost:\(setup.cluster.port)/postgres?sslmode=verify-full&sslrootcert=\(setup.ca)"
+        let session = try connect(url + "&sslcert=\(setup.folder)/client.crt&sslkey=\(setup.folder)/client.key", environment(setup))
+        #expect(session.user == "certuser" && session.tls)
+        let log = try String(contentsOfFile: setup.cluster.folder + "/server.log", encoding: .utf8)
+        #expect(log.contains("identity=\"CN=certuser\" method=cert"), "the server's log shows no cert login")
+        // PGSSLCERT and PGSSLKEY name them as well.
+        let fromEnvironment = try connect(url, environment(setup, ["PGSSLCERT": "\(setup.folder)/client.crt", "PGSSLKEY": "\(setup.folder)/client.key"]))
+        #expect(fromEnvironment.user == "certuser")
+        let without = failure(url, environment(setup))
+        #expect(without.contains("the server refused the connection") && without.contains("certificate"), "\(without)")
+    }
+
+    @Test("a server certificate that expired is refused, saying certificate, expired and when")
+    func expiredCertificate() throws {
+        let setup = try Self.setup.get()
+        let cluster = try PostgresServer.start(settings: ["ssl = on", "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'"],
+                                               files: setup.folder + "/expired-files")
+        defer { try? cluster.stop() }
+        let url = "postgresql://postgres@localhost:\(cluster.port)/postgres?sslmode=verify-full&sslrootcert=\(setup.ca)"
+        let message = failure(url, environment(setup))
+        #expect(message.contains("certificate expired on 2020-01-02"), "\(message)")
+        #expect(message.contains("sslmode=verify-full"), "\(message)")
+        // Not verified (require, no root certificate), the expired certificate is taken, as libpq takes it.
+        #expect(try connect("postgresql://postgres@localhost:\(cluster.port)/postgres?sslmode=require", environment(setup)).tls)
+    }
+
     @Test("without TLS the server refuses, and the message quotes it")
     func plainRefused() throws {
         let setup = try Self.setup.get()
@@ -162,6 +208,7 @@ struct PostgresTLSTests {
         let setup = try Self.setup.get()
         let pgpass = setup.folder + "/pgpass-socket"
         try "\(setup.cluster.folder):\(setup.cluster.port):postgres:batch:scram-pw\n".write(toFile: pgpass, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: pgpass)   // libpq ignores a file others may read
         let url = "postgresql://batch@:\(setup.cluster.port)/postgres?host=\(setup.cluster.folder)"
         let session = try connect(url, environment(setup, ["PGPASSFILE": pgpass]))
         #expect(session.user == "batch" && !session.tls)

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A server that goes away mid-run: the binary reconnects with backoff for up to the store's
+/// `reconnect`, carries on from a fresh read of the batch in flight, ends ok with every row
+/// exactly once, and counts the reconnects in its report; past the window the job fails and
+/// `--resume` goes on later.
+@Suite("PostgreSQL: a server that goes away")
+struct PostgresReconnectTests {
+    static let rows = 400_000
+
+    /// An import of `feed.csv` (`id,minutes`, given keys: a batch applied twice would collide
+    /// under merge_policy error and fail the job).
+    static func importJob(_ url: String, reconnect: String? = nil) -> String {
+        let store = reconnect.map { "{ postgres: \"\(url)\", reconnect: \($0) }" } ?? "{ postgres: \"\(url)\" }"
+        return """
+            version: 1
+            store: \(store)
+            entities:
+              Item: { columns: { id: integer primary key, minutes: integer not null } }
+            jobs:
+              load:
+                batch_size: 5000
+                steps:
+                  - insert: { entity: Item, from: feed.csv }
+            """
+    }
+
+    /// Waits until table `item` of `url` has rows (the import is under way); false after 120 s.
+    static func waitForRows(_ url: String, process: Process) -> Bool {
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline && process.isRunning {
+            if let count = try? PostgresServer.psql(url, "SELECT count(*) FROM item"), let rows = Int(count), rows > 0 { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
+    /// The run's output and exit status, once it ended.
+    static func finish(_ process: Process, folder: TemporaryFolder) throws -> (status: Int32, output: String) {
+        process.waitUntilExit()
+        return (process.terminationStatus, try String(contentsOfFile: folder.path("run.log"), encoding: .utf8))
+    }
+
+    static func start(_ arguments: [String], in folder: TemporaryFolder) throws -> Process {
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.write("run.log", "")))
+        return try Batchrun.start(arguments, in: folder, output: log)
+    }
+
+    /// Every key of the feed once: as many rows as the feed has, keys 1 to `rows`, and the sum of the minutes.
+    static func expectEveryRowOnce(_ url: String) throws {
+        #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || min(id) || ' ' || max(id) FROM item")
+                == "\(rows) \(rows) 1 \(rows)")
+        #expect(try PostgresServer.psql(url, "SELECT sum(minutes) FROM item") == String((1...rows).reduce(0) { $0 + $1 % 600 }))
+    }
+
+    /// The job's `reconnects` in the JSON report.
+    static func reconnects(_ folder: TemporaryFolder, job: String = "load") throws -> Int? {
+        ((try folder.json("r.json")["jobs"] as? [[String: Any]])?.first { $0["name"] as? String == job })?["reconnects"] as? Int
+    }
+
+    @Test("the server stopped (pg_ctl stop -m fast) for 3 s and started again mid-import: exit 0, every row once, the reconnect counted")
+    func restartMidImport() throws {
+        let cluster = try PostgresServer.start()
+        defer { try? cluster.stop() }
+        let url = try cluster.database("restarted")
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("job.yaml", Self.importJob(url))
+        let process = try Self.start(["job.yaml", "--report", "r.json"], in: folder)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(Self.waitForRows(url, process: process), "the import never showed rows")
+        try cluster.halt()
+        Thread.sleep(forTimeInterval: 3)
+        try cluster.resume()
+        let (status, output) = try Self.finish(process, folder: folder)
+        #expect(status == 0, "\(output)")
+        try Self.expectEveryRowOnce(url)
+        #expect(try Self.reconnects(folder) ?? 0 >= 1, "\(output)")
+        #expect(output.contains("reconnect"), "\(output)")
+    }
+
+    @Test("the writer's session ended by pg_terminate_backend in the middle of a batch: exit 0, every row once")
+    func writerTerminated() throws {
+        let url = try PostgresServer.database("terminated")
+        let database = String(url.split(separator: "/").last!)
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("job.yaml", Self.importJob(url))
+        let process = try Self.start(["job.yaml", "--report", "r.json"], in: folder)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(Self.waitForRows(url, process: process), "the import never showed rows")
+        // The writer is the session in a write transaction (one with a transaction id).
+        var terminated = 0
+        let deadline = Date().addingTimeInterval(60)
+        while terminated == 0 && process.isRunning && Date() < deadline {
+            terminated = Int((try? PostgresServer.psql(url, """
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE datname = '\(database)' AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
+                """)) ?? "0") ?? 0
+        }
+        #expect(terminated == 1, "no writer was caught in a transaction")
+        let (status, output) = try Self.finish(process, folder: folder)
+        #expect(status == 0, "\(output)")
+        try Self.expectEveryRowOnce(url)
+        #expect(try Self.reconnects(folder) ?? 0 >= 1, "\(output)")
+    }
+
+    @Test("sessions ended again and again during a batch-update: the run reconnects each time, ends ok, every counter bumped once")
+    func sessionsEndedAgainAndAgain() throws {
+        let url = try PostgresServer.database("ended_again")
+        let database = String(url.split(separator: "/").last!)
+        try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); "
+                                + "INSERT INTO counter SELECT i, 0 FROM generate_series(1, 20000) AS i")
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", PostgresRunTests.bumpJob(url, batchSize: 20))
+        let process = try Self.start(["job.yaml", "--report", "r.json"], in: folder)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // Once the run is under way (its first batch committed), every session of the run is
+        // ended every 50 ms for 5 s (each statement may be the one that meets it).
+        let started = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < started
+                && (try? PostgresServer.psql(url, "SELECT count(*) FROM counter WHERE n > 0")) ?? "0" == "0" {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let until = Date().addingTimeInterval(5)
+        var ended = 0
+        while process.isRunning && Date() < until {
+            ended += Int((try? PostgresServer.psql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                                   + "WHERE datname = '\(database)' AND pid <> pg_backend_pid()")) ?? "0") ?? 0
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let (status, output) = try Self.finish(process, folder: folder)
+        #expect(status == 0, "\(output)")
+        #expect(ended > 0)
+        #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "1:20000")
+        #expect(try Self.reconnects(folder, job: "bump") ?? 0 >= 1, "\(output)")
+    }
+
+    @Test("a server that stays away past reconnect: the job fails saying so (exit 1); --resume later goes on, every row once")
+    func pastTheWindow() throws {
+        let cluster = try PostgresServer.start()
+        defer { try? cluster.stop() }
+        let url = try cluster.database("gone")
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("job.yaml", Self.importJob(url, reconnect: "2s"))
+        let process = try Self.start(["job.yaml", "--report", "r.json"], in: folder)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(Self.waitForRows(url, process: process), "the import never showed rows")
+        try cluster.halt()
+        let (status, output) = try Self.finish(process, folder: folder)
+        try cluster.resume()
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("could not be made again within reconnect (2s)"), "\(output)")
+        let resumed = try Batchrun.run(["job.yaml", "--resume"], in: folder.url)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        try Self.expectEveryRowOnce(url)
+    }
+
+    @Test("a worker through a server restart: its item's run reconnects, the worker ends the item done (exit 0), every row once")
+    func workerThroughARestart() throws {
+        let cluster = try PostgresServer.start()
+        defer { try? cluster.stop() }
+        let url = try cluster.database("worked")
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("item.yaml", Self.importJob(url))
+        let submitted = try Batchrun.run(["submit", url, "item.yaml"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        let worker = try Self.start(["worker", url, "--once"], in: folder)
+        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+        #expect(Self.waitForRows(url, process: worker), "the item's import never showed rows")
+        try cluster.halt()
+        Thread.sleep(forTimeInterval: 3)
+        try cluster.resume()
+        let (status, output) = try Self.finish(worker, folder: folder)
+        #expect(status == 0, "\(output)")
+        try Self.expectEveryRowOnce(url)
+        #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue") == "done", "\(output)")
+        let reconnects = try PostgresServer.psql(url, "SELECT report::json -> 'jobs' -> 0 ->> 'reconnects' FROM _batchrun_queue")
+        #expect((Int(reconnects) ?? 0) >= 1, "\(output)")
+    }
+
+    @Test("reconnect: on an SQLite store is an error of the file, at the key")
+    func reconnectNeedsAServer() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: { sqlite: s.sqlite, reconnect: 30s }
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              a:
+                steps:
+                  - fetch: { entity: T }
+            """)
+        let checked = try Batchrun.run(["check", "job.yaml"], in: folder.url)
+        #expect(checked.status == 2)
+        #expect(checked.stderr.contains("job.yaml:2:"), "\(checked.stderr)")
+        #expect(checked.stderr.contains("reconnect is for a store on a server"), "\(checked.stderr)")
+    }
+}

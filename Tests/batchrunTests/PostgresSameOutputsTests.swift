@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The same job files run by the binary on SQLite and on PostgreSQL write the same outputs:
+/// every file, every cell. Params keep their type on both backends: a fetch's real output
+/// compared with an integer column compares numbers (on PostgreSQL it was bound as text, which
+/// the server read as the column's bigint and refused: `invalid input syntax for type bigint`).
+@Suite("PostgreSQL and SQLite write the same outputs")
+struct PostgresSameOutputsTests {
+    /// A flights feed shaped like real data: integer delays (some missing), real distances.
+    static func flightsFeed(rows: Int) -> String {
+        var feed = "id,carrier,dep_delay,arr_delay,distance\n"
+        let carriers = ["AA", "DL", "UA", "WN", "B6"]
+        for id in 1...rows {
+            let arrival = id % 17 == 0 ? "NA" : String((id * 7919) % 181 - 40)
+            let departure = id % 23 == 0 ? "" : String((id * 104_729) % 97 - 15)
+            feed += "\(id),\(carriers[id % carriers.count]),\(departure),\(arrival),\(Double((id * 31) % 2_700 + 80) + 0.5)\n"
+        }
+        return feed
+    }
+
+    /// A fetch's averages passed downstream into comparisons with integer columns (a
+    /// fetch, a batch-update and a delete), a real file param with no fraction (`60.0`), and
+    /// `--param` values: every output written to `out/`.
+    static let flightsJob = """
+        version: 1
+        store: store.sqlite
+        entities:
+          Flight:
+            columns:
+              id: integer primary key
+              carrier: text not null
+              dep_delay: integer
+              arr_delay: integer
+              distance: real
+              status: text not null default 'scheduled'
+        params:
+          cap: 60.0
+          slack: 2.5
+        jobs:
+          load:
+            steps:
+              - insert: { entity: Flight, from: flights.csv, nulls: ["", "NA"], batch_size: 700 }
+          overall:
+            needs: load
+            steps:
+              - fetch:
+                  entity: Flight
+                  select: { flights: "count(*)", avg_delay: "avg(arr_delay)", total_delay: "sum(arr_delay)",
+                            avg_departure: "avg(dep_delay)", longest: "max(distance)" }
+                  where: "arr_delay IS NOT NULL"
+                  as: overall
+                  output: out/overall.json
+          late:
+            needs: overall
+            steps:
+              - fetch:
+                  entity: Flight
+                  select: [id, carrier, arr_delay]
+                  where: "arr_delay > :avg AND arr_delay < :cap"
+                  params: { avg: "${overall.avg_delay}" }
+                  order_by: [id]
+                  output: out/late.csv
+          flag:
+            needs: overall
+            steps:
+              - batch-update:
+                  entity: Flight
+                  where: "arr_delay - :slack > :avg AND dep_delay < :departure"
+                  set: { status: "'late'" }
+                  params: { avg: "${overall.avg_delay}", departure: "${overall.avg_departure}" }
+                  batch_size: 300
+          purge:
+            needs: flag
+            steps:
+              - delete: { entity: Flight, where: "distance < :short AND arr_delay <= :avg", params: { avg: "${overall.avg_delay}" } }
+          summary:
+            needs: purge
+            steps:
+              - fetch:
+                  entity: Flight
+                  select: { status: status, flights: "count(*)", delay: "sum(arr_delay)", above: "sum(CASE WHEN arr_delay > :avg THEN 1 ELSE 0 END)" }
+                  params: { avg: "${overall.avg_delay}" }
+                  group_by: [status]
+                  order_by: [status]
+                  output: out/summary.csv
+              - fetch:
+                  entity: Flight
+                  select: [id, carrier, dep_delay, arr_delay, distance, status]
+                  where: "dep_delay >= :min_departure"
+                  order_by: [id]
+                  output: out/flights.ndjson
+        """
+
+    /// Runs `arguments` (job files first) in a fresh copy of jobs/ and examples/ holding
+    /// `flights.csv` and `flights.yaml`, on `store`, one job at a time: the folder and the
+    /// reports' outcome lines.
+    func run(_ arguments: [String], store: String) throws -> (TemporaryFolder, [String]) {
+        let folder = try TemporaryFolder()
+        try folder.copyFromPackage("jobs")
+        try folder.copyFromPackage("examples")
+        try folder.write("flights.csv", Self.flightsFeed(rows: 5_000))
+        try folder.write("flights.yaml", Self.flightsJob)
+        // Several job files write one report each into a folder; one writes a file.
+        let files = arguments.filter { $0.hasSuffix(".yaml") }.count
+        let result = try Batchrun.run(arguments + ["--store", store, "--jobs", "1", "--report", files > 1 ? "reports" : "reports/run.json"],
+                                      in: folder.url)
+        #expect(result.status == 0, "\(arguments) on \(store): \(result.stdout)\(result.stderr)")
+        var outcome: [String] = []
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path("reports")))?.sorted() ?? [] where name.hasSuffix(".json") {
+            let report = try folder.json("reports/\(name)")
+            for job in report["jobs"] as? [[String: Any]] ?? [] {
+                let rows = (job["rows"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                outcome.append("\(name) \(job["name"] ?? "") \(job["status"] ?? "") \(rows.joined(separator: " ")) conflicts=\(job["conflicts"] ?? 0)")
+            }
+        }
+        return (folder, outcome)
+    }
+
+    /// A file's text with every number that has a fraction written to 12 significant digits:
+    /// an average summed in another order may differ in its last bits.
+    static func normalized(_ text: String) -> String {
+        text.replacing(/-?[0-9]+\.[0-9]+(?:[eE][-+]?[0-9]+)?/) { match in
+            String(format: "%.12g", Double(match.output) ?? .nan)
+        }
+    }
+
+    @Test("the examples and a flights job with typed params: the same outputs, rows and statuses on both backends")
+    func sameOutputs() throws {
+        let runs: [(arguments: [String], outputs: [String], orderedColumnOnly: Bool)] = [
+            (["flights.yaml", "--param", "short=900", "--param", "min_departure=40"],
+             ["out/overall.json", "out/late.csv", "out/summary.csv", "out/flights.ndjson"], false),
+            (["examples/queue/import_sessions.yaml", "examples/queue/close_stale.yaml", "examples/queue/stats.yaml",
+              "--param", "cutoff=2023-06-01"], ["examples/queue/stats.csv"], false),
+            (["examples/import_feeds.yaml"], [], false),
+            // longest.csv: the 20 longest sessions; sessions of equal duration come in either
+            // order and tie at the limit, so only the ordered column (duration) is compared.
+            (["jobs/nightly.yaml"], ["reports/longest.csv"], true),
+        ]
+        for (arguments, outputs, orderedColumnOnly) in runs {
+            let (sqlite, sqliteOutcome) = try run(arguments, store: "store.sqlite")
+            let (postgres, postgresOutcome) = try run(arguments, store: try PostgresServer.database("same"))
+            #expect(!sqliteOutcome.isEmpty)
+            #expect(postgresOutcome == sqliteOutcome, "\(arguments[0])")
+            for output in outputs {
+                var expected = Self.normalized(try String(contentsOfFile: sqlite.path(output), encoding: .utf8))
+                var written = Self.normalized(try String(contentsOfFile: postgres.path(output), encoding: .utf8))
+                if orderedColumnOnly {
+                    expected = expected.split(separator: "\n").map { $0.split(separator: ",").last ?? "" }.joined(separator: "\n")
+                    written = written.split(separator: "\n").map { $0.split(separator: ",").last ?? "" }.joined(separator: "\n")
+                }
+                #expect(written == expected, "\(arguments[0]): \(output)")
+                #expect(expected.split(separator: "\n").count > 2, "\(output) is nearly empty")
+            }
+        }
+    }
+
+    @Test("a real param compared with an integer column on PostgreSQL: numbers compared, no bigint parse error")
+    func realParamAgainstIntegerColumn() throws {
+        let (folder, _) = try run(["flights.yaml", "--param", "short=900", "--param", "min_departure=40.5"],
+                                  store: try PostgresServer.database("typed"))
+        // Whole-number and fractional reals from the file, the fetch and --param were all compared.
+        let late = try String(contentsOfFile: folder.path("out/late.csv"), encoding: .utf8).split(separator: "\n").dropFirst()
+        let average = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder.path("out/overall.json"))))
+                                    as? [[String: Any]])?.first?["avg_delay"] as? Double)
+        #expect(average != average.rounded())
+        #expect(!late.isEmpty)
+        for line in late {
+            let delay = try #require(Double(line.split(separator: ",").last.map(String.init) ?? ""))
+            #expect(delay > average && delay < 60)
+        }
+    }
+}
