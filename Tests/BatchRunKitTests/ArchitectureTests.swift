@@ -74,8 +74,9 @@ struct ArchitectureTests {
         // A top-level public or package type that is an Error but not a BatchRunError.
         let plainError = try Regex(#"(?m)^(?:public|package) (?:struct|enum|final class) (\w+)[^{\n]*:[^{\n]*\bError\b"#)
         var errorTypes = 0
+        // Statuses/Warning.swift is the one place a warning goes to standard error.
         for file in files {
-            let printed = file.text.firstMatch(of: printsOrExits).map { String($0.output[0].substring ?? "") }
+            let printed = file.path.hasSuffix("Statuses/Warning.swift") ? nil : file.text.firstMatch(of: printsOrExits).map { String($0.output[0].substring ?? "") }
             #expect(printed == nil, "\(file.path) prints, exits or throws a CocoaError: \(printed ?? "")")
             let plain = file.text.firstMatch(of: plainError).map { String($0.output[0].substring ?? "") }
             #expect(plain == nil, "\(file.path) has an error type that is not a BatchRunError: \(plain ?? "")")

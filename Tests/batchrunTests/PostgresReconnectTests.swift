@@ -169,7 +169,7 @@ struct PostgresReconnectTests {
         try folder.write("item.yaml", Self.importJob(url))
         let submitted = try Batchrun.run(["submit", url, "item.yaml"], in: folder.url)
         #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
-        let worker = try Self.start(["worker", url, "--once"], in: folder)
+        let worker = try Self.start(["worker", url, "--once", "--trust-submitters"], in: folder)
         defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
         #expect(Self.waitForRows(url, process: worker), "the item's import never showed rows")
         try cluster.halt()

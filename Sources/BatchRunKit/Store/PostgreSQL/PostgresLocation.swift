@@ -139,8 +139,8 @@ struct PostgresLocation: Sendable, CustomStringConvertible {
         var status = stat()
         if stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
             if warnedPassFiles.withLock({ $0.insert(file).inserted }) {
-                FileHandle.standardError.write(Data(("warning: password file \"\(file)\" has group or world access; "
-                    + "permissions should be u=rw (0600) or less: it is ignored (chmod 0600 \(file))\n").utf8))
+                Warning.emit("password file \"\(file)\" has group or world access; "
+                    + "permissions should be u=rw (0600) or less: it is ignored (chmod 0600 \(file))")
             }
             return nil
         }
