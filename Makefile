@@ -101,6 +101,7 @@ bench: build bench-deps
 	python3 bench/queue.py
 	python3 bench/postgres.py
 	python3 bench/cancel.py
+	python3 bench/queue_features.py
 	bench/scheduler.sh
 
 bench-html: build
