@@ -12,8 +12,9 @@ import json, os, shutil, signal, subprocess, sys, time
 ITEMS = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 IDLE = float(sys.argv[2]) if len(sys.argv) > 2 else 60
 ROOT = os.path.abspath(".")
-BIN = f"{ROOT}/.build/release/batchrun"
-BENCH = f"{ROOT}/.build/release/batchrun-bench-library"
+BUILD = os.environ.get("BUILD", "release")   # BUILD=debug: the debug build, for a quick look
+BIN = f"{ROOT}/.build/{BUILD}/batchrun"
+BENCH = f"{ROOT}/.build/{BUILD}/batchrun-bench-library"
 OUT = f"{ROOT}/.build-bench/queue_features"
 SERVER = f"{ROOT}/Tests/TestSupport/pg-throwaway.sh"
 PSQL = f"/usr/lib/postgresql/{sorted(os.listdir('/usr/lib/postgresql'), key=int)[-1]}/bin/psql"

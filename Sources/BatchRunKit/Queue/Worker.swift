@@ -268,7 +268,9 @@ public final class Worker {
         var descriptors = [pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
         if watch >= 0 { descriptors.append(pollfd(fd: watch, events: Int16(POLLIN), revents: 0)) }
         for descriptor in executor.descriptors { descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
-        _ = poll(&descriptors, nfds_t(descriptors.count), 250)
+        // A queue with leases (PostgreSQL) is told of new items (NOTIFY) and its leases last
+        // seconds: once a second is enough there, and keeps an idle worker's CPU low.
+        _ = poll(&descriptors, nfds_t(descriptors.count), queue.hasLeases ? 1000 : 250)
         var buffer = [UInt8](repeating: 0, count: 4096)
         var stopRequested = false
         while true {
