@@ -103,6 +103,7 @@ bench: build bench-deps
 	python3 bench/reconnect.py
 	python3 bench/cancel.py
 	python3 bench/schema.py
+	python3 bench/queue_features.py
 	bench/scheduler.sh
 
 bench-html: build

@@ -733,7 +733,7 @@ struct PostgresQueueTests {
         #expect(submitted.status == 0, "\(submitted.stderr)")
         #expect(submitted.stdout.contains("queued good.yaml as item 1 on postgresql://"), "\(submitted.stdout)")
         let pending = try Batchrun.run(["queue", url], in: folder.url)
-        #expect(pending.stdout.contains(": pending 2 · running 0 · done 0 · failed 0"), "\(pending.stdout)")
+        #expect(pending.stdout.contains(": pending 2 · scheduled 0 · retryable 0 · running 0 · done 0 · failed 0 · cancelled 0"), "\(pending.stdout)")
         #expect(pending.stdout.contains("  1  good.yaml") && pending.stdout.contains("  2  good.yaml"))
 
         // The first item inserts row 1; the second finds it taken under `error` and fails.
@@ -741,7 +741,7 @@ struct PostgresQueueTests {
         #expect(worked.status == 1, "\(worked.stdout)\(worked.stderr)")
         let listed = try Batchrun.run(["queue", url, "--format", "json"], in: folder.url)
         let listing = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
-        #expect(listing["counts"] as? [String: Int] == ["pending": 0, "running": 0, "done": 1, "failed": 1])
+        #expect(listing["counts"] as? [String: Int] == ["pending": 0, "scheduled": 0, "retryable": 0, "running": 0, "done": 1, "failed": 1, "cancelled": 0])
         let items = listing["items"] as? [[String: Any]] ?? []
         #expect(items.map { $0["state"] as? String } == ["done", "failed"])
         let lastError = items.last?["error"] as? String ?? ""

@@ -161,7 +161,7 @@ struct QueueTests {
         let log = try String(contentsOfFile: folder.path("q/failed/zz-1-invalid.yaml.log"), encoding: .utf8)
         #expect(log.contains("zz-1-invalid.yaml:4:"), "\(log)")
         let listing = try Batchrun.run(["queue", "q"], in: folder.url)
-        #expect(listing.stdout.contains("pending 0 · running 0 · done 2 · failed 2"), "\(listing.stdout)")
+        #expect(listing.stdout.contains("pending 0 · scheduled 0 · retryable 0 · running 0 · done 2 · failed 2 · cancelled 0"), "\(listing.stdout)")
         #expect(listing.stdout.contains("zz-2-failing.yaml  error: "), "\(listing.stdout)")
         // The same as one self-contained page: a table per folder, finished items with their run.
         #expect(try Batchrun.run(["queue", "q", "--html", "queue.html"], in: folder.url).status == 0)

@@ -4,6 +4,11 @@
 import BatchRunKit
 import Foundation
 
+if CommandLine.arguments.count > 2, CommandLine.arguments[1] == "queue-claim" {   // bench/queue_features.py
+    try queueClaimMain(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+
 let insertRows = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1])! : 200_000
 let runs = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2])! : 5
 

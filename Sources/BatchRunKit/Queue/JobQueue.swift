@@ -21,7 +21,7 @@ public final class JobQueue: Sendable {
     /// Queues the job file at `path` with its params; returns the item as the queue names it.
     @discardableResult
     public func submit(fileAt path: String, params: [String: String] = [:]) throws -> String {
-        try queue.submit(fileAt: path, params: params, sequence: 1)
+        try queue.submit(fileAt: path, params: params, sequence: 1, submission: QueueSubmission()).name
     }
 
     /// Every item, in run order, with its state.

@@ -10,11 +10,12 @@ import Foundation
 extension PostgresQueue: Queue {
     package var hasLeases: Bool { true }
 
-    package func submit(fileAt path: String, params: [String: String], sequence: Int) throws -> String {
+    package func submit(fileAt path: String, params: [String: String], sequence: Int, submission: QueueSubmission) throws -> QueueSubmitted {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         let text = try String(contentsOf: url, encoding: .utf8)
-        let id = try submit(text: text, name: url.lastPathComponent, params: params, directory: url.deletingLastPathComponent().path)
-        return "item \(id) on \(location)"
+        let submitted = try submit(text: text, name: url.lastPathComponent, params: params, directory: url.deletingLastPathComponent().path,
+                                   submission: submission)
+        return QueueSubmitted(name: "item \(submitted.id) on \(location)", existing: submitted.existing)
     }
 
     /// The folder a queue's items are written to on every machine.
@@ -37,6 +38,7 @@ extension PostgresQueue: Queue {
                              takenOver: claim.takenOver, reportPath: "\(path).\(claim.token).json", logPath: path + ".log",
                              fence: QueueFence(item: claim.id, token: claim.token, lease: lease, queue: location), claim: .postgres(claim))
         if claim.takenOver { item.earlierReports = earlierReports(of: path, before: claim.token) }
+        (item.failures, item.attempts, item.backoff) = (claim.failures, claim.attempts, claim.backoff)
         return item
     }
 
@@ -52,7 +54,7 @@ extension PostgresQueue: Queue {
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    package func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?) throws -> Bool {
+    package func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?, retryAt: Date?) throws -> Bool {
         guard case .postgres(let claim) = item.claim else { return false }
         let report = try? String(contentsOfFile: item.reportPath, encoding: .utf8)
         let log = (try? String(contentsOfFile: item.logPath, encoding: .utf8)) ?? ""
@@ -60,8 +62,9 @@ extension PostgresQueue: Queue {
         // it next writes its own copy after that. When the claim was lost they stay (the worker
         // that took the item over may be running it from the same path here), and so does a
         // report of a run that ended ok: that worker may find it and store it.
-        let ended = try finish(claim, as: state, status: status, report: state == .pending ? nil : report, log: log,
-                               error: state == .failed ? Self.firstError(report: report, log: log) : nil) {
+        let ended = try finish(claim, as: state, status: status, report: state == .pending || state == .retryable ? nil : report, log: log,
+                               error: state == .failed || state == .retryable ? Self.firstError(report: report, log: log) : nil,
+                               retryIn: retryAt.map { max(0, $0.timeIntervalSince(QueueClock.now())) } ?? 0) {
             for path in [item.path, item.logPath, item.reportPath] + earlierReports(of: item.path, before: claim.token) {
                 try? FileManager.default.removeItem(atPath: path)
             }
@@ -73,6 +76,16 @@ extension PostgresQueue: Queue {
     package func renew(_ item: QueueItem, lease: Double) throws -> Bool {
         guard case .postgres(let claim) = item.claim else { return false }
         return try renew(claim, lease: lease)
+    }
+
+    package func cancel(_ name: String) throws -> QueueCancellation {
+        guard let id = Int64(name) else { return .notFound }
+        return try cancel(id: id)
+    }
+
+    package func isCancelRequested(_ item: QueueItem) throws -> Bool {
+        guard case .postgres(let claim) = item.claim else { return false }
+        return try isCancelRequested(claim)
     }
 
     package func list() throws -> [QueueEntry] {

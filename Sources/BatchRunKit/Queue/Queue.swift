@@ -1,3 +1,5 @@
+import Foundation
+
 /// A queue of job files for workers: a folder (`QueueFolder`, for one machine or a shared
 /// file system) or a table in PostgreSQL (`PostgresQueue`, for many machines). A `Worker`
 /// runs either the same way through this protocol; `openQueue(at:)` opens the one a location
@@ -12,14 +14,16 @@ package protocol Queue: Sendable {
     /// The queue as messages name it: a folder's absolute path, a database's URL (no password).
     var location: String { get }
 
-    /// Queues the job file at `path` with its params (checked by the caller); returns the
-    /// item as the queue names it (`pending/NAME`, `item 12 on URL`). `sequence` numbers the
-    /// files of one submission, so they keep their order.
+    /// Queues the job file at `path` with its params (checked by the caller) as `submission`
+    /// says; returns the item as the queue names it (`pending/NAME`, `item 12 on URL`), or the
+    /// item already there for a unique submission. `sequence` numbers the files of one
+    /// submission, so they keep their order.
     @discardableResult
-    func submit(fileAt path: String, params: [String: String], sequence: Int) throws -> String
+    func submit(fileAt path: String, params: [String: String], sequence: Int, submission: QueueSubmission) throws -> QueueSubmitted
 
     /// Claims the next item for `worker` (`PID@HOST`): an item whose worker is gone first
-    /// (taken over), else the first pending one; nil when there is none to take now. A claim
+    /// (taken over), else the first due one (highest priority, then earliest due, then first
+    /// submitted); nil when there is none to take now. A claim
     /// on a queue with leases holds the item for `lease` seconds unless renewed.
     func claim(worker: String, lease: Double) throws -> QueueItem?
 
@@ -29,10 +33,32 @@ package protocol Queue: Sendable {
     /// Extends a claim's lease; false when the claim was lost (another worker has the item).
     func renew(_ item: QueueItem, lease: Double) throws -> Bool
 
-    /// Ends a claim: `done` or `failed` with the run's exit status, with its report and log,
-    /// or back to `pending` (`status` nil; it resumes at its next claim). False when the claim
-    /// had been lost: another worker has the item, and nothing changed.
-    func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?) throws -> Bool
+    /// Ends a claim: `done`, `failed` or `cancelled` with the run's exit status, with its
+    /// report and log; `retryable` (its log kept) due again at `retryAt`; or back to `pending`
+    /// (`status` nil; it resumes at its next claim). False when the claim had been lost:
+    /// another worker has the item, and nothing changed.
+    func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?, retryAt: Date?) throws -> Bool
+
+    /// Cancels the item the queue lists as `name` (a folder item's file name, a PostgreSQL
+    /// item's id): a waiting one ends `cancelled`; a running one is marked, and its worker
+    /// cancels its run.
+    func cancel(_ name: String) throws -> QueueCancellation
+
+    /// True when `cancel` marked the running item: its worker should cancel its run.
+    func isCancelRequested(_ item: QueueItem) throws -> Bool
+
+    /// Adds a schedule (`batchrun schedule`), or replaces the one of that name.
+    func addSchedule(_ entry: QueueScheduleEntry) throws
+
+    /// Every schedule, by name.
+    func schedules() throws -> [QueueScheduleEntry]
+
+    /// Removes a schedule; false when there is none of that name.
+    func removeSchedule(named name: String) throws -> Bool
+
+    /// Queues the latest due time of each schedule unless it was queued (by any worker) or came
+    /// before the schedule was made; the items queued.
+    func queueDueSchedules() throws -> [String]
 
     /// Every item, in run order, with its state.
     func list() throws -> [QueueEntry]
@@ -46,8 +72,13 @@ package protocol Queue: Sendable {
 extension Queue {
     /// Queues one job file.
     @discardableResult
-    package func submit(fileAt path: String, params: [String: String] = [:]) throws -> String {
-        try submit(fileAt: path, params: params, sequence: 1)
+    package func submit(fileAt path: String, params: [String: String] = [:], submission: QueueSubmission = QueueSubmission()) throws -> String {
+        try submit(fileAt: path, params: params, sequence: 1, submission: submission).name
+    }
+
+    /// Ends a claim that is not retried.
+    package func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?) throws -> Bool {
+        try finish(item, as: state, status: status, retryAt: nil)
     }
 }
 

@@ -7,26 +7,43 @@ extension QueueFolder: Queue {
     package var location: String { path }
     package var hasLeases: Bool { false }
 
-    package func submit(fileAt path: String, params: [String: String], sequence: Int) throws -> String {
+    package func submit(fileAt path: String, params: [String: String], sequence: Int, submission: QueueSubmission) throws -> QueueSubmitted {
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        let name = try submit(text: text, name: URL(fileURLWithPath: path).lastPathComponent, params: params, sequence: sequence)
-        return "pending/\(name)"
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        guard submission.unique else {
+            let item = try submit(text: text, name: name, params: params, sequence: sequence, submission: submission)
+            return QueueSubmitted(name: "\(QueueFolderName.due(of: item).map { $0 > QueueClock.now() } == true ? "scheduled" : "pending")/\(item)")
+        }
+        return try submitUnique(text: text, name: name, params: params, sequence: sequence, submission: submission)
     }
 
     package func claim(worker: String, lease: Double) throws -> QueueItem? {
         guard let claim = try claimNext() else { return nil }
-        return QueueItem(name: claim.name, path: claim.path, baseDirectory: path, params: QueueFolder.params(ofItemAt: claim.path),
-                         takenOver: claim.orphan, reportPath: claim.path + ".json", logPath: claim.path + ".log",
-                         lock: claim.descriptor, claim: .folder(claim))
+        var item = QueueItem(name: claim.name, path: claim.path, baseDirectory: path, params: QueueFolder.params(ofItemAt: claim.path),
+                             takenOver: claim.orphan, reportPath: claim.path + ".json", logPath: claim.path + ".log",
+                             lock: claim.descriptor, claim: .folder(claim))
+        (item.attempts, item.backoff) = QueueFolder.retry(ofItemAt: claim.path)
+        item.failures = failures(of: claim.name)
+        return item
     }
 
     package func renew(_ item: QueueItem, lease: Double) throws -> Bool { true }
 
-    package func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?) throws -> Bool {
+    package func finish(_ item: QueueItem, as state: QueueItemState, status: Int32?, retryAt: Date?) throws -> Bool {
         // The claim's lock is held until the move: no other worker can have the item.
         guard case .folder(let claim) = item.claim else { return false }
-        try finish(claim, as: state)
+        try finish(claim, as: state, retryAt: retryAt)
+        if state != .pending && state != .retryable { releaseUnique(of: claim.name) }
         return true
+    }
+
+    package func isCancelRequested(_ item: QueueItem) throws -> Bool {
+        guard case .folder(let claim) = item.claim else { return false }
+        return isCancelRequested(claim)
+    }
+
+    package func queueDueSchedules() throws -> [String] {
+        try queueDueSchedules(at: QueueClock.now()).map { "pending/\($0)" }
     }
 
     package func list() throws -> [QueueEntry] {

@@ -34,6 +34,11 @@ package struct QueueItem: Sendable {
     package var earlierReports: [String] = []
     /// The queue's own record of the claim.
     package let claim: Claim
+    /// How many earlier attempts of the item ended failed, and how many it may have, with the
+    /// backoff before the next (`submit --attempts N --backoff DURATION`).
+    package var failures = 0
+    package var attempts = 1
+    package var backoff: Double = 30
 
     package enum Claim: Sendable {
         case folder(QueueFolder.Claim)

@@ -19,29 +19,60 @@ package struct QueueListing: Sendable, Codable {
         package var orphaned: Bool?
         /// For a failed item: the first line of its error.
         package var error: String?
+        package var priority: Int
+        /// Attempts that ended failed so far (with the running one, for a running item), and
+        /// how many it may have.
+        package var attempts: Int
+        package var maxAttempts: Int
+        /// When a scheduled item is due, or a retryable one's next try (ISO 8601, UTC).
+        package var runAt: String?
+        /// A running item that `cancel` marked.
+        package var cancelling: Bool?
+        /// The schedule that queued it.
+        package var schedule: String?
 
-        init(name: String, state: QueueItemState) {
+        enum CodingKeys: String, CodingKey {
+            case name, state, process, jobs, rows, orphaned, error, priority, attempts, cancelling, schedule
+            case maxAttempts = "max_attempts", runAt = "run_at"
+        }
+
+        init(name: String, state: QueueItemState, in queue: QueueFolder) {
             self.name = name
             self.state = state
+            priority = QueueFolderName.priority(of: name)
+            let path = queue.itemPath(name, in: state)
+            maxAttempts = QueueFolder.retry(ofItemAt: path).attempts
+            let failuresFolder: QueueItemState = state == .pending || state == .running ? .running : state
+            let failures = (try? String(contentsOfFile: queue.itemPath(name + ".failures", in: failuresFolder), encoding: .utf8))
+                .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+            attempts = failures + (state == .running || state == .done || state == .failed ? 1 : 0)
+            if state == .scheduled || state == .retryable {
+                runAt = queue.due(name, in: state).formatted(Date.ISO8601FormatStyle())
+            }
+            if state == .running, FileManager.default.fileExists(atPath: path + ".cancel") { cancelling = true }
+            schedule = QueueFolder.schedule(ofItemAt: path)
         }
     }
 
     package var queue: String
     package var counts: [String: Int]
     package var items: [Item]
+    /// The queue's schedules with their next due time.
+    package var schedules: [QueueScheduleListing]
 
     package init(of queue: QueueFolder) {
         self.queue = queue.path
         var items: [Item] = []
         for state in QueueItemState.allCases {
             for name in queue.items(in: state) {
-                var item = Item(name: name, state: state)
+                var item = Item(name: name, state: state, in: queue)
                 if state == .running { Self.describeRunning(&item, in: queue) }
-                if state == .failed { item.error = Self.firstError(of: queue.itemPath(name, in: .failed)) }
+                if state == .failed || state == .retryable { item.error = Self.firstError(of: queue.itemPath(name, in: state)) }
                 items.append(item)
             }
         }
         self.items = items
+        schedules = ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }
         counts = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
                             uniquingKeysWith: +)
     }

@@ -59,6 +59,12 @@ public final class Worker {
     private var toldToStop: [Int: TimeInterval] = [:]
     /// Runs killed for not stopping within `stopGrace`.
     private var killed: Set<Int> = []
+    /// Runs whose items `cancel` marked (told to stop; they end `cancelled`).
+    private var cancelling: Set<Int> = []
+    /// When the running items are next looked at for a cancel (monotonic).
+    private var nextCancelCheck: TimeInterval = 0
+    /// When the schedules are next looked at for a due time (monotonic).
+    private var nextScheduleCheck: TimeInterval = 0
 
     /// How long a run told to stop may take before it is killed: longer than a cancelled job's
     /// two hooks may run (`on_failure`, then `on_complete`, each killed 2 s after its timeout;
@@ -107,11 +113,13 @@ public final class Worker {
                 lost.remove(run)
                 toldToStop[run] = nil
                 killed.remove(run)
-                ended(item, status: status)
+                ended(item, status: status, cancelled: cancelling.remove(run) != nil)
             }
             renewLeases()
+            checkCancels()
             killUnstopped()
             if !stopping {
+                queueDueSchedules()
                 while running.count < options.slots, let item = claimNext() { start(item) }
             }
             if running.isEmpty && (stopping || options.once) { break }
@@ -184,29 +192,71 @@ public final class Worker {
         }
     }
 
-    /// Moves an item whose run ended with exit status `code`.
-    private func ended(_ item: QueueItem, status code: Int32) {
+    /// Queues what the queue's schedules have due (once a second; each due time once, however
+    /// many workers look).
+    private func queueDueSchedules() {
+        let now = ProcessInfo.processInfo.systemUptime
+        guard now >= nextScheduleCheck else { return }
+        nextScheduleCheck = now + 1
+        do {
+            for item in try queue.queueDueSchedules() { say("queued \(item) (schedule)") }
+        } catch {
+            say("cannot queue the schedules' due items: \(error)")
+        }
+    }
+
+    /// Cancels the runs of the running items that `batchrun cancel` marked, as a Ctrl-C cancels
+    /// a run (the batch in flight rolled back, hooks run); looked for twice a second.
+    private func checkCancels() {
+        let now = ProcessInfo.processInfo.systemUptime
+        guard !running.isEmpty, now >= nextCancelCheck else { return }
+        nextCancelCheck = now + 0.5
+        for (run, item) in running where !cancelling.contains(run) && (try? queue.isCancelRequested(item)) == true {
+            say("cancelling \(item.name) (batchrun cancel)")
+            cancelling.insert(run)
+            tellToStop(run)
+        }
+    }
+
+    /// Moves an item whose run ended with exit status `code`: a failed run with attempts left
+    /// becomes retryable, due after its backoff; a cancelled one ends `cancelled` unless it
+    /// had ended ok first.
+    private func ended(_ item: QueueItem, status code: Int32, cancelled: Bool) {
         switch code {
         case ExitStatus.ok:
             move(item, to: .done, status: code)
+        case _ where cancelled:
+            move(item, to: .cancelled, status: code)
         case ExitStatus.interrupted, 128 + SIGTERM:
             move(item, to: .pending, status: nil)   // resumes next time
+        case ExitStatus.failed where item.failures + 1 < item.attempts:
+            let delay = QueueSubmission(backoff: item.backoff).retryDelay(after: item.failures + 1)
+            let at = QueueClock.now().addingTimeInterval(delay)
+            move(item, to: .retryable, status: code, retryAt: at)
         default:
             move(item, to: .failed, status: code)
         }
     }
 
-    private func move(_ item: QueueItem, to state: QueueItemState, status: Int32?) {
+    private func move(_ item: QueueItem, to state: QueueItemState, status: Int32?, retryAt: Date? = nil) {
         do {
-            guard try queue.finish(item, as: state, status: status) else {
+            guard try queue.finish(item, as: state, status: status, retryAt: retryAt) else {
                 say("lost \(item.name): another worker took it over, which resumes its run")
                 return
             }
         } catch {
             say("cannot move \(item.name) to \(state.rawValue): \(error)")
         }
-        if let status { worst = max(worst, status == ExitStatus.ok ? ExitStatus.ok : min(status, ExitStatus.invalid)) }
-        say("\(state == .pending ? "put back" : state.rawValue) \(item.name)")
+        if let status, state != .retryable, state != .cancelled {
+            worst = max(worst, status == ExitStatus.ok ? ExitStatus.ok : min(status, ExitStatus.invalid))
+        }
+        switch state {
+        case .pending: say("put back \(item.name)")
+        case .retryable:
+            let time = retryAt.map { $0.formatted(Date.ISO8601FormatStyle()) } ?? "now"
+            say("retryable \(item.name): attempt \(item.failures + 1) of \(item.attempts) failed; next try at \(time)")
+        default: say("\(state.rawValue) \(item.name)")
+        }
     }
 
     // MARK: Waiting
@@ -218,7 +268,9 @@ public final class Worker {
         var descriptors = [pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
         if watch >= 0 { descriptors.append(pollfd(fd: watch, events: Int16(POLLIN), revents: 0)) }
         for descriptor in executor.descriptors { descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
-        _ = poll(&descriptors, nfds_t(descriptors.count), 250)
+        // A queue with leases (PostgreSQL) is told of new items (NOTIFY) and its leases last
+        // seconds: once a second is enough there, and keeps an idle worker's CPU low.
+        _ = poll(&descriptors, nfds_t(descriptors.count), queue.hasLeases ? 1000 : 250)
         var buffer = [UInt8](repeating: 0, count: 4096)
         var stopRequested = false
         while true {

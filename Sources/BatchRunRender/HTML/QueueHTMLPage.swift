@@ -57,7 +57,7 @@ package struct QueueHTMLPage {
     }
 
     private func row(_ item: QueueListing.Item, into table: inout Markup) {
-        let report = item.state == .done || item.state == .failed ? Self.report(at: queue.itemPath(item.name, in: item.state) + ".json") : nil
+        let report = item.state == .done || item.state == .failed || item.state == .cancelled ? Self.report(at: queue.itemPath(item.name, in: item.state) + ".json") : nil
         table.element("tr", item.state == .failed ? ["class": "failed"] : [:]) { row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", ["class": "status"]) { cell in
@@ -87,6 +87,10 @@ package struct QueueHTMLPage {
             let failed = report.jobs.filter { $0.status == .failed || $0.status == .timedOut }.map(\.name)
             parts.append("\(report.jobs.count) job\(report.jobs.count == 1 ? "" : "s")" + (failed.isEmpty ? "" : ", failed: \(failed.joined(separator: ", "))"))
         }
+        if item.priority != 0 { parts.append("priority \(item.priority)") }
+        if let runAt = item.runAt { parts.append(item.state == .retryable ? "next try \(runAt)" : "due \(runAt)") }
+        if item.attempts > 0, item.maxAttempts > 1 { parts.append("attempt \(item.attempts) of \(item.maxAttempts)") }
+        if item.cancelling == true { parts.append("being cancelled") }
         if let error = item.error { parts.append("error: \(error)") }
         return parts.joined(separator: " · ")
     }
@@ -98,6 +102,9 @@ package struct QueueHTMLPage {
     package static func color(_ state: QueueItemState) -> String {
         switch state {
         case .pending: return ReportTheme.queued
+        case .scheduled: return "#7e57c2"
+        case .retryable: return "#ef6c00"
+        case .cancelled: return "#757575"
         case .running: return "#1565c0"
         case .done: return ReportTheme.color(JobStatus.ok)
         case .failed: return ReportTheme.color(JobStatus.failed)

@@ -3,11 +3,11 @@ import BatchRunKit
 import BatchRunRender
 import Foundation
 
-/// `batchrun queue QUEUE`: what a queue folder holds.
+/// `batchrun queue QUEUE`: what a queue holds.
 struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
-        abstract: "List a queue folder's pending, running, done and failed items (running ones with their process, job and rows so far).",
+        abstract: "List a queue's items by state (pending, scheduled, retryable, running, done, failed, cancelled) and its schedules: running ones with their process, job and rows so far, scheduled and retryable ones with their time and attempts.",
         discussion: "--html FILE.html also writes the listing as one self-contained page (finished items with their run's status, time and rows).")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -49,31 +49,13 @@ struct QueueCommand: ParsableCommand {
                 throw ExitCode(ExitStatus.failed)
             }
         }
-        switch format {
-        case .json:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(listing), as: UTF8.self))
-        case .text:
-            let counts = QueueItemState.allCases.map { "\($0.rawValue) \(listing.counts[$0.rawValue] ?? 0)" }
-            print("\(listing.queue): " + counts.joined(separator: " · "))
-            for state in QueueItemState.allCases {
-                let items = listing.items.filter { $0.state == state }
-                guard !items.isEmpty else { continue }
-                print("\n\(state.rawValue)/")
-                for item in items {
-                    var line = "  \(item.name)"
-                    if state == .running {
-                        if item.orphaned == true { line += "  orphaned: its worker is gone; the next worker takes it over" }
-                        if let process = item.process { line += "  process \(process)" }
-                        if let jobs = item.jobs, !jobs.isEmpty { line += "  running \(jobs.joined(separator: ", "))" }
-                        if let rows = item.rows { line += "  \(ReportPrinter.number(rows)) rows so far" }
-                    }
-                    if let error = item.error { line += "  error: \(error)" }
-                    print(line)
-                }
-            }
-        }
+        print(try format == .json ? Self.json(listing) : QueueText.render(listing))
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     /// A PostgreSQL queue's items, or one item's log or report.
@@ -95,37 +77,15 @@ struct QueueCommand: ParsableCommand {
             return
         }
         let items = try postgres.items()
-        let counts = QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }
-        switch format {
-        case .json:
-            struct Listing: Encodable {
-                var queue: String
-                var counts: [String: Int]
-                var items: [PostgresQueue.Item]
-            }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let listing = Listing(queue: postgres.location, counts: Dictionary(counts, uniquingKeysWith: +), items: items)
-            print(String(decoding: try encoder.encode(listing), as: UTF8.self))
-        case .text:
-            print("\(postgres.location): " + counts.map { "\($0.0) \($0.1)" }.joined(separator: " · "))
-            for state in QueueItemState.allCases {
-                let listed = items.filter { $0.state == state }
-                guard !listed.isEmpty else { continue }
-                print("\n\(state.rawValue)")
-                for item in listed {
-                    var line = "  \(item.id)  \(item.name)"
-                    if state == .running {
-                        if let worker = item.worker { line += "  worker \(worker)" }
-                        if let left = item.leaseLeft {
-                            line += left > 0 ? "  lease \(Int(left.rounded(.up)))s left" : "  lease ran out: the next worker takes it over"
-                        }
-                    }
-                    if item.attempts > 1 { line += "  attempt \(item.attempts)" }
-                    if let error = item.error { line += "  error: \(error)" }
-                    print(line)
-                }
-            }
+        let schedules = ((try? postgres.schedules()) ?? []).map { QueueScheduleListing($0) }   // a submit-only role may not read them
+        guard format == .json else { return print(QueueText.render(items, location: postgres.location, schedules: schedules)) }
+        struct Listing: Encodable {
+            var queue: String
+            var counts: [String: Int]
+            var items: [PostgresQueue.Item]
+            var schedules: [QueueScheduleListing]
         }
+        let counts = QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }
+        print(try Self.json(Listing(queue: postgres.location, counts: Dictionary(counts, uniquingKeysWith: +), items: items, schedules: schedules)))
     }
 }

@@ -18,10 +18,39 @@ struct SubmitCommand: ParsableCommand {
     @Argument(help: "Job files to queue, in order.")
     var files: [String]
 
+    @Option(help: ArgumentHelp("Not run before this time: 2026-12-01T03:00Z, 2026-12-01T04:00+01:00 (UTC when no zone is given).", valueName: "TIME"))
+    var at: String?
+
+    @Option(name: .customLong("in"), help: ArgumentHelp("Not run before this long from now: 90s, 30m, 2h.", valueName: "DURATION"))
+    var delay: String?
+
+    @Option(help: "Higher runs first (default 0); submission order within a priority.")
+    var priority = 0
+
+    @Option(help: "How many runs a failing item gets (a run that fails is tried again, resumed from its checkpoints; an invalid item is not).")
+    var attempts = 1
+
+    @Option(help: ArgumentHelp("The wait before the second attempt, doubled for each further one (with jitter).", valueName: "DURATION"))
+    var backoff = "30s"
+
+    @Flag(help: "Queue nothing when the same file with the same params is already pending, scheduled, retryable or running (exit 0, naming it).")
+    var unique = false
+
     @Option(name: .customLong("param"), help: ArgumentHelp("Set or override a param (NAME=VALUE) for the queued items; repeatable.", valueName: "NAME=VALUE"))
     var params: [String] = []
 
+    func validate() throws {
+        if at != nil && delay != nil { throw ValidationError("give --at or --in, not both") }
+        if let at, QueueSubmission.time(at) == nil { throw ValidationError("--at must be a time like 2026-12-01T03:00Z, found '\(at)'") }
+        if let delay, JobFileLoader.seconds(delay) == nil { throw ValidationError("--in must be a duration like 90s, 30m or 2h, found '\(delay)'") }
+        if JobFileLoader.seconds(backoff) == nil { throw ValidationError("--backoff must be a duration like 30s or 5m, found '\(backoff)'") }
+        if !QueueSubmission.priorities.contains(priority) { throw ValidationError("--priority must be between -99999 and 99999") }
+        if attempts < 1 { throw ValidationError("--attempts must be at least 1") }
+    }
+
     func run() throws {
+        let submission = QueueSubmission(priority: priority, runAt: at.flatMap(QueueSubmission.time), delay: delay.flatMap(JobFileLoader.seconds),
+                                         attempts: attempts, backoff: JobFileLoader.seconds(backoff) ?? 30, unique: unique)
         var load = try LoadOptions.parse(params.flatMap { ["--param", $0] })
         let location = QueueLocation(queue)
         load.relativeTo = location.baseDirectory
@@ -34,8 +63,9 @@ struct SubmitCommand: ParsableCommand {
             throw ExitCode(ExitStatus.failed)
         }
         for (index, path) in files.enumerated() {
-            let name = try opened.submit(fileAt: path, params: load.paramValues, sequence: index + 1)
-            print("queued \(path) as \(name)")
+            let submitted = try opened.submit(fileAt: path, params: load.paramValues, sequence: index + 1, submission: submission)
+            print(submitted.existing ? "not queued again: \(path) is already queued as \(submitted.name) (--unique)"
+                                     : "queued \(path) as \(submitted.name)")
         }
     }
 }

@@ -1,0 +1,83 @@
+import BatchRunKit
+import Foundation
+
+/// `batchrun queue QUEUE` as text: the counts per state, each state's items with what is known
+/// of them (running ones with their process or worker, scheduled and retryable ones with their
+/// time and attempts, failed ones with their error), then the schedules with their next due
+/// time.
+///
+/// ```swift
+/// print(QueueText.render(QueueListing(of: try QueueFolder(path: "var/queue"))))
+/// ```
+package enum QueueText {
+    /// A queue folder's listing.
+    package static func render(_ listing: QueueListing) -> String {
+        var lines = ["\(listing.queue): " + counts(listing.counts)]
+        for state in QueueItemState.allCases {
+            let items = listing.items.filter { $0.state == state }
+            guard !items.isEmpty else { continue }
+            lines.append("\n\(state.rawValue)/")
+            for item in items {
+                var line = "  \(item.name)"
+                if state == .running {
+                    if item.orphaned == true { line += "  orphaned: its worker is gone; the next worker takes it over" }
+                    if let process = item.process { line += "  process \(process)" }
+                    if let jobs = item.jobs, !jobs.isEmpty { line += "  running \(jobs.joined(separator: ", "))" }
+                    if let rows = item.rows { line += "  \(ReportPrinter.number(rows)) rows so far" }
+                }
+                line += waiting(state: state, priority: item.priority, attempts: item.attempts, of: item.maxAttempts, runAt: item.runAt,
+                                cancelling: item.cancelling, schedule: item.schedule)
+                if let error = item.error { line += "  error: \(error)" }
+                lines.append(line)
+            }
+        }
+        return (lines + schedules(listing.schedules)).joined(separator: "\n")
+    }
+
+    /// A PostgreSQL queue's listing.
+    package static func render(_ items: [PostgresQueueItemRow], location: String, schedules listed: [QueueScheduleListing]) -> String {
+        let counted = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }, uniquingKeysWith: +)
+        var lines = ["\(location): " + counts(counted)]
+        for state in QueueItemState.allCases {
+            let listed = items.filter { $0.state == state }
+            guard !listed.isEmpty else { continue }
+            lines.append("\n\(state.rawValue)")
+            for item in listed {
+                var line = "  \(item.id)  \(item.name)"
+                if state == .running {
+                    if let worker = item.worker { line += "  worker \(worker)" }
+                    if let left = item.leaseLeft {
+                        line += left > 0 ? "  lease \(Int(left.rounded(.up)))s left" : "  lease ran out: the next worker takes it over"
+                    }
+                }
+                if item.maxAttempts == 1 && item.claims > 1 { line += "  claim \(item.claims)" }
+                line += waiting(state: state, priority: item.priority, attempts: item.attempts, of: item.maxAttempts, runAt: item.runAt,
+                                cancelling: item.cancelling, schedule: item.schedule)
+                if let error = item.error { line += "  error: \(error)" }
+                lines.append(line)
+            }
+        }
+        return (lines + schedules(listed)).joined(separator: "\n")
+    }
+
+    static func counts(_ counts: [String: Int]) -> String {
+        QueueItemState.allCases.map { "\($0.rawValue) \(counts[$0.rawValue] ?? 0)" }.joined(separator: " · ")
+    }
+
+    /// What `submit`'s options, `cancel` and schedules add to an item's line.
+    static func waiting(state: QueueItemState, priority: Int, attempts: Int, of maxAttempts: Int, runAt: String?, cancelling: Bool?,
+                        schedule: String?) -> String {
+        var line = priority != 0 ? "  priority \(priority)" : ""
+        if let runAt { line += state == .retryable ? "  next try \(runAt)" : "  due \(runAt)" }
+        if maxAttempts > 1 && attempts > 0 { line += "  attempt \(attempts) of \(maxAttempts)" }
+        if cancelling == true { line += "  being cancelled" }
+        if let schedule { line += "  from schedule \(schedule)" }
+        return line
+    }
+
+    /// The schedules, each with its next due time.
+    package static func schedules(_ schedules: [QueueScheduleListing]) -> [String] {
+        guard !schedules.isEmpty else { return [] }
+        return ["\nschedules"] + schedules.map { "  \($0.name)  \($0.cron)  \($0.timeZone)  next \($0.nextDue ?? "never")" }
+    }
+}
