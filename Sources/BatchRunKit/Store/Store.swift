@@ -78,15 +78,7 @@ public final class Store: Sendable {
     /// Throws `SchemaRefusals` or `StoreError.schemaChangesRefused` with nothing changed.
     @discardableResult
     package func migrate(_ options: SchemaChangeOptions) throws -> [AppliedSchemaChange] {
-        do {
-            return try SchemaMigration(model: model, backend: backend).migrate(options)
-        } catch let error as StoreError {
-            throw error
-        } catch let refusals as SchemaRefusals {
-            throw refusals
-        } catch {
-            throw StoreError.cannotOpen(path: path, reason: backend.describeFailure(error))
-        }
+        try asSchemaErrors { try SchemaMigration(model: model, backend: backend).migrate(options) }
     }
 
     /// The schema changes opening this store with `model` would make, making none (a preview).
@@ -105,10 +97,18 @@ public final class Store: Sendable {
 
     /// `schemaChanges(for:)`, its refusals thrown as `SchemaRefusals` (each with its entity and column).
     package func previewSchemaChanges(for model: Model) throws -> [SchemaChange] {
-        do {
-            return try backend.read(interruptedBy: nil) { connection in
+        try asSchemaErrors {
+            try backend.read(interruptedBy: nil) { connection in
                 try SchemaMigration(model: model, backend: backend).preview(in: connection)
             }
+        }
+    }
+
+    /// `body`'s refusals and store errors as they are; any other failure (the database's) as
+    /// `StoreError.cannotOpen`, described as users read it.
+    private func asSchemaErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
         } catch let error as StoreError {
             throw error
         } catch let refusals as SchemaRefusals {
