@@ -39,17 +39,9 @@ final class PostgresBulkLoader: BulkLoader {
 
     func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
-        if rows.count > 1, let copier = connection as? PostgresStoreConnection, !takesDefaults(rows, of: batch, columns: columns) {
-            if !assigningKeys {
-                return (try copier.copy(into: entity.tableName, columns: columns, rows: rows, of: batch), [])
-            }
-            if !columns.contains(entity.primaryKey[0]) {
-                let keys = try drawKeys(rows.count, in: connection)
-                let outcome = try copier.copy(into: entity.tableName, columns: columns + [entity.primaryKey[0]], rows: rows, of: batch,
-                                              extra: keys)
-                return (outcome, outcome.isDone ? keys : [])
-            }
-        }
+        // Not COPY: PostgresNIO (1.33) stops the process with a precondition failure when the
+        // server ends a session during a COPY (a restart, pg_terminate_backend), which no check
+        // on our side can rule out; multi-row INSERTs fail as errors, and the batch is retried.
         // Rows the INSERT statements take: one statement or several, all or nothing.
         let rows = Array(rows)
         var keys: [Int64] = []
