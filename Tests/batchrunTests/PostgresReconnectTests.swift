@@ -138,6 +138,53 @@ struct PostgresReconnectTests {
         #expect(try Self.reconnects(folder, job: "bump") ?? 0 >= 1, "\(output)")
     }
 
+    @Test("the connection dropped after the server committed an import's batch, before its answer arrived: the batch is not written again, exit 0, every row once")
+    func commitAnswerLostInImport() throws {
+        let url = try PostgresServer.database("unanswered")
+        let proxy = try PostgresProxy(to: url)
+        defer { proxy.stop() }
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("job.yaml", Self.importJob(proxy.url))
+        let process = try Self.start(["job.yaml", "--report", "r.json"], in: folder)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(Self.waitForRows(url, process: process), "the import never showed rows")
+        proxy.dropAfterWriteCommits(2)
+        let (status, output) = try Self.finish(process, folder: folder)
+        #expect(proxy.dropped == 1, "no COMMIT's answer was lost: \(output)")
+        // Applied twice, the batch's given keys would have met themselves under merge_policy error.
+        #expect(status == 0, "\(output)")
+        try Self.expectEveryRowOnce(url)
+        #expect(try Self.reconnects(folder) ?? 0 >= 1, "\(output)")
+        let inserted = ((try folder.json("r.json")["jobs"] as? [[String: Any]])?.first?["rows"] as? [String: Any])?["inserted"] as? Int
+        #expect(inserted == Self.rows, "\(output)")
+    }
+
+    @Test("the connection dropped after the server committed a batch-update's batch, before its answer arrived: n + 1 applied once to every row")
+    func commitAnswerLostInBatchUpdate() throws {
+        let url = try PostgresServer.database("unanswered_bump")
+        try PostgresServer.psql(url, "CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL); "
+                                + "INSERT INTO counter SELECT i, 0 FROM generate_series(1, 20000) AS i")
+        let proxy = try PostgresProxy(to: url)
+        defer { proxy.stop() }
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", PostgresRunTests.bumpJob(proxy.url, batchSize: 20))
+        let process = try Self.start(["job.yaml", "--report", "r.json"], in: folder)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let started = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < started
+                && (try? PostgresServer.psql(url, "SELECT count(*) FROM counter WHERE n > 0")) ?? "0" == "0" {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        proxy.dropAfterWriteCommits(2)
+        let (status, output) = try Self.finish(process, folder: folder)
+        #expect(proxy.dropped == 1, "no COMMIT's answer was lost: \(output)")
+        #expect(status == 0, "\(output)")
+        #expect(try PostgresServer.psql(url, "SELECT n || ':' || count(*) FROM counter GROUP BY n") == "1:20000")
+        let updated = ((try folder.json("r.json")["jobs"] as? [[String: Any]])?.first?["rows"] as? [String: Any])?["updated"] as? Int
+        #expect(updated == 20000, "\(output)")
+    }
+
     @Test("a server that stays away past reconnect: the job fails saying so (exit 1); --resume later goes on, every row once")
     func pastTheWindow() throws {
         let cluster = try PostgresServer.start()

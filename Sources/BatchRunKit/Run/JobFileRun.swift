@@ -278,10 +278,16 @@ public final class JobFileRun: Sendable {
             if !job.atomic, let recording {
                 environment.resumeAt = earlier?.position
                 let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
-                environment.checkpoint = StepCheckpoint { db, position, rows in
+                var checkpoint = StepCheckpoint { db, position, rows in
                     let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
                     try recording.ledger.saveCheckpoint(run: id, job: job.name, step: index, position: position, rows: rows, in: db)
                 }
+                // Read after a lost connection, so that a batch that committed is not applied twice.
+                checkpoint.stored = { [name = job.name] in
+                    try recording.storedStep(job: name, step: index).map { ($0.position, $0.rows) }
+                }
+                checkpoint.earlierRows = over ? RowCounts() : earlier?.rows ?? RowCounts()
+                environment.checkpoint = checkpoint
             }
             let report: StepReport
             switch step {

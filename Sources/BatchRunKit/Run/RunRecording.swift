@@ -16,6 +16,9 @@ final class RunRecording: Sendable {
     private let schemaRecords: [Int64]
     /// The run's id once its record is committed; which jobs' records are.
     private let written = Mutex<(runID: Int64?, jobs: Set<String>)>((nil, []))
+    /// The id of the run record last written, also by a transaction whose outcome is unknown
+    /// (its COMMIT's answer lost with the connection): `storedStep` looks there too.
+    private let lastWritten = Mutex<Int64?>(nil)
 
     init(ledger: RunLedger, file: String, fileHash: String, params: [String: String], startedAt: Date,
          continuation: RunContinuation?, schemaRecords: [Int64] = []) {
@@ -42,6 +45,7 @@ final class RunRecording: Sendable {
                 + schemaRecords.map { _ in "?" }.joined(separator: ", ") + ")", SQLArguments([.integer(id)] + schemaRecords.map { .integer($0) }))
         }
         written.withLock { $0.runID = id }
+        lastWritten.withLock { $0 = id }
         db.onRollback { [weak self] in
             self?.written.withLock { $0 = (nil, []) }
         }
@@ -59,6 +63,19 @@ final class RunRecording: Sendable {
             _ = self?.written.withLock { $0.jobs.remove(job) }
         }
         return id
+    }
+
+    /// A step's checkpoint as the store holds it now, read after a lost connection: a batch whose
+    /// COMMIT's answer was lost may have committed (and with it the run's and job's records,
+    /// which are then known written again). Nil when the store holds none.
+    func storedStep(job: String, step: Int) throws -> RunLedger.StepRecord? {
+        guard let id = written.withLock({ $0.runID }) ?? lastWritten.withLock({ $0 }),
+              let record = try ledger.steps(of: id, job: job)[step] else { return nil }
+        written.withLock { written in
+            written.runID = id
+            written.jobs.insert(job)
+        }
+        return record
     }
 
     /// How a job of this run starts.

@@ -36,7 +36,17 @@ enum ContextBatches {
                 report.batches.rolledBack += failedSaves
                 report.reconnects += reconnects
             }
-            let batch = try environment.withRetries(retried: { retries += 1 }, reconnected: { reconnects += 1 }) { () -> Batch in
+            // After a lost connection, a batch the checkpoint shows committed is not changed again:
+            // the step goes on after the key the checkpoint holds.
+            let before = request.after.map { StepPosition.key($0.key) }, rowsSoFar = report.rows
+            let batch = try environment.withRetries(retried: { retries += 1 }, reconnected: { reconnects += 1 }, committed: {
+                guard let batch = try environment.committedBatch(after: before, rowsSoFar: rowsSoFar),
+                      case .key(let key) = batch.position else { return nil }
+                var result = SaveResult()
+                (result.inserted, result.updated, result.deleted) = (batch.rows.inserted, batch.rows.updated, batch.rows.deleted)
+                return Batch(count: environment.batchSize, last: ObjectID(entity: environment.entity.name, key: key), result: result,
+                             committedUnanswered: true)
+            }) { () -> Batch in
                 context.reset()
                 if let generation = savedAtGeneration {
                     do {
@@ -68,6 +78,7 @@ enum ContextBatches {
             guard let last = batch.last, let result = batch.result else { break }
             if !context.store.hasStoreWideWriteLock { savedAtGeneration = context.store.changeGeneration }
             report.add(result, entity: environment.entity)
+            if batch.committedUnanswered { report.batches.committed += 1 }
             environment.progress(report.rows)
             request.after = last
             if batch.count < environment.batchSize { break }
@@ -78,6 +89,8 @@ enum ContextBatches {
         var count: Int
         var last: ObjectID?
         var result: SaveResult?
+        /// Committed by a try whose answer was lost with the connection (found in the checkpoint).
+        var committedUnanswered = false
     }
 
     /// The batch read and changed in one save, when the store is unchanged since `generation`;

@@ -19,6 +19,8 @@ struct InsertWriter {
     mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
         var importer = self.importer   // a local: `self` stays readable while a save writes through it
         defer { self.importer = importer }
+        // Where the step's checkpoint stands: after the last batch committed.
+        var committedAt = environment.resumeAt
         while true {
             if environment.isCancelled() { throw StepError.cancelled(report: report) }
             switch pipe.take() {
@@ -47,7 +49,15 @@ struct InsertWriter {
                 var retries = 0
                 let result: SaveResult
                 do {
-                    result = try environment.withRetries(retried: { retries += 1 }, reconnected: { report.reconnects += 1 }) {
+                    // After a lost connection, a batch the checkpoint shows committed is not written again.
+                    let rowsSoFar = report.rows
+                    result = try environment.withRetries(retried: { retries += 1 }, reconnected: { report.reconnects += 1 }, committed: {
+                        guard let position, let batch = try environment.committedBatch(after: committedAt, rowsSoFar: rowsSoFar),
+                              batch.position == position else { return nil }
+                        var result = SaveResult()
+                        (result.inserted, result.updated) = (batch.rows.inserted, batch.rows.updated)
+                        return result
+                    }) {
                         records.removeRecords(from: recordsBefore)   // a try records from nothing
                         return try context.importBatch(batch, columns: columns, prefetched: prefetched, with: &importer,
                                                        records: &records, checkpoint: checkpoint)
@@ -60,6 +70,7 @@ struct InsertWriter {
                     throw failure(error, report: report)
                 }
                 swap(&records, &report.conflictRecords)
+                committedAt = position ?? committedAt
                 // The rows as the save counted them, once.
                 report.rows.inserted += result.inserted
                 report.rows.updated += result.updated

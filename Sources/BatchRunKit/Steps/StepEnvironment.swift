@@ -48,12 +48,30 @@ extension StepEnvironment {
     /// asks for that, and nothing of the batch was kept. A batch whose connection to the server
     /// was lost is tried again once a new one is made, for up to `reconnect` seconds
     /// (`Reconnection`); `reconnected` is told when it then went through.
-    func withRetries<T>(retried: () -> Void, reconnected: () -> Void = {}, _ body: () throws -> T) throws -> T {
+    ///
+    /// `committed` is asked after a lost connection, before the batch is tried again: the
+    /// batch's outcome when it committed after all (the server committed, the answer was lost
+    /// with the connection), so that it is not applied twice; nil when it did not.
+    func withRetries<T>(retried: () -> Void, reconnected: () -> Void = {}, committed: () throws -> T? = { nil },
+                        _ body: () throws -> T) throws -> T {
         var reconnection = Reconnection(window: reconnect)
         defer { for _ in 0..<reconnection.reconnects { reconnected() } }
-        return try reconnection.run(isCancelled: isCancelled) {
+        return try reconnection.run(isCancelled: isCancelled, alreadyDone: committed) {
             try retrying(retried: retried, body)
         }
+    }
+
+    /// After a lost connection: when the step's checkpoint in the store moved on from `before`
+    /// (the position the batch started from), the batch committed; its position then, and the
+    /// rows it changed (the checkpoint's totals less what earlier attempts and `rowsSoFar`, the
+    /// step's committed rows in this attempt, account for). Nil when it did not commit, or the
+    /// step has no checkpoints (a run that records nothing: its batch is tried again).
+    func committedBatch(after before: StepPosition?, rowsSoFar: RowCounts) throws -> (position: StepPosition, rows: RowCounts)? {
+        guard let checkpoint, let stored = try checkpoint.stored(), let position = stored.position, position != before else { return nil }
+        let earlier = checkpoint.earlierRows
+        return (position, RowCounts(inserted: max(0, stored.rows.inserted - earlier.inserted - rowsSoFar.inserted),
+                                    updated: max(0, stored.rows.updated - earlier.updated - rowsSoFar.updated),
+                                    deleted: max(0, stored.rows.deleted - earlier.deleted - rowsSoFar.deleted)))
     }
 
     /// `withRetries` but for a lost connection.
@@ -153,6 +171,11 @@ package func displayPath(_ path: String) -> String {
 /// rows this batch adds to the step's totals.
 struct StepCheckpoint: Sendable {
     let write: @Sendable (any StoreConnection, StepPosition, RowCounts) throws -> Void
+    /// The step's checkpoint as the store holds it now (its position, and its rows over every
+    /// attempt), read outside any batch; nil when there is none.
+    var stored: @Sendable () throws -> (position: StepPosition?, rows: RowCounts)? = { nil }
+    /// The step's rows from earlier attempts, as its checkpoint held them when this attempt began.
+    var earlierRows = RowCounts()
 
     /// The same, as the save path takes it.
     func at(_ position: StepPosition, rejected: Int = 0) -> CheckpointWrite {

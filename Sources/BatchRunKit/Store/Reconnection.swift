@@ -23,7 +23,10 @@ package struct Reconnection {
 
     /// `work`, tried again while the connection is lost, until it succeeds, fails otherwise,
     /// `isCancelled` says so or the window is 0 (its error thrown as it is), or the window has passed.
-    package mutating func run<T>(isCancelled: () -> Bool = { false }, _ work: () throws -> T) throws -> T {
+    /// `alreadyDone`, asked before each new try (on a new session), returns `work`'s outcome
+    /// when the lost try had done it after all (a COMMIT whose answer was lost): it is not tried again.
+    package mutating func run<T>(isCancelled: () -> Bool = { false }, alreadyDone: () throws -> T? = { nil },
+                                 _ work: () throws -> T) throws -> T {
         var lostSince: Date?
         var pause = 0.1
         // Sessions the backend made again on this thread for `work` (one the server had closed
@@ -35,6 +38,10 @@ package struct Reconnection {
         defer { Thread.current.threadDictionary[key] = outer }
         while true {
             do {
+                if lostSince != nil, let value = try alreadyDone() {
+                    reconnects += 1
+                    return value
+                }
                 let value = try work()
                 if lostSince != nil || sessions.count > 0 { reconnects += 1 }
                 return value

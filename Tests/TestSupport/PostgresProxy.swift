@@ -1,0 +1,227 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP proxy between batchrun and a PostgreSQL server that forwards everything both ways
+/// and, when armed (`dropAfterWriteCommits`), drops a connection right after forwarding the
+/// COMMIT of a write transaction (one begun `BEGIN READ WRITE`): the server commits, and its
+/// answer never reaches the client. A network failure at the worst moment, made on purpose.
+///
+/// ```swift
+/// let proxy = try PostgresProxy(to: url)
+/// defer { proxy.stop() }
+/// proxy.dropAfterWriteCommits(3)   // the third write COMMIT from now is not answered
+/// ... run batchrun against proxy.url ...
+/// #expect(proxy.dropped == 1)
+/// ```
+public final class PostgresProxy: Sendable {
+    /// `url` with the server's host and port replaced by the proxy's.
+    public let url: String
+    private let targetPort: UInt16
+    private let listener: Int32
+    private let state = Mutex(State())
+
+    private struct State {
+        /// Write COMMITs still to forward before one is dropped; nil when not armed.
+        var commitsBeforeDrop: Int?
+        var dropped = 0
+        var sockets: Set<Int32> = []
+        /// Forwarding threads still running per connection, by the client's descriptor.
+        var threads: [Int32: Int] = [:]
+        var stopped = false
+    }
+
+    /// A proxy on a free port of 127.0.0.1 to the server of `url` (`postgresql://USER@127.0.0.1:PORT/DB`).
+    public init(to url: String) throws {
+        guard let portRange = url.range(of: #":[0-9]+/"#, options: .regularExpression),
+              let port = UInt16(url[portRange].dropFirst().dropLast()) else { throw PostgresServer.ServerError(message: "no port in \(url)") }
+        targetPort = port
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listener, 64) == 0 else { throw PostgresServer.ServerError(message: "the proxy cannot listen: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        let own = UInt16(bigEndian: address.sin_port)
+        self.url = url.replacingCharacters(in: portRange, with: ":\(own)/")
+            .replacingOccurrences(of: "@localhost:", with: "@127.0.0.1:")
+        let proxy = self
+        Thread.detachNewThread { proxy.acceptConnections() }
+    }
+
+    /// Arms the proxy: the `count`-th write COMMIT from now is forwarded, then its connection dropped.
+    public func dropAfterWriteCommits(_ count: Int = 1) {
+        state.withLock { $0.commitsBeforeDrop = max(1, count) }
+    }
+
+    /// Connections dropped after a COMMIT so far.
+    public var dropped: Int { state.withLock { $0.dropped } }
+
+    /// Stops accepting and closes every connection.
+    public func stop() {
+        let sockets = state.withLock { state in
+            state.stopped = true
+            return state.sockets
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    private func acceptConnections() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: targetPort)
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            let stopped = state.withLock { state in
+                if connected == 0 && !state.stopped {
+                    state.sockets.formUnion([client, server])
+                    state.threads[client] = 2
+                }
+                return state.stopped
+            }
+            if connected != 0 || stopped {
+                close(client)
+                close(server)
+                continue
+            }
+            let proxy = self
+            Thread.detachNewThread { proxy.forwardAnswers(from: server, to: client) }
+            Thread.detachNewThread { proxy.forwardRequests(from: client, to: server) }
+        }
+    }
+
+    /// The server's side: copied as it comes.
+    private func forwardAnswers(from server: Int32, to client: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(server, &buffer, buffer.count)
+            if count <= 0 || !writeAll(client, buffer[0..<count]) { break }
+        }
+        closePair(client, server)
+    }
+
+    /// The client's side, message by message: the startup messages (no type byte), then typed
+    /// ones, noting the SQL of each Query ('Q') and Parse ('P') to tell a write transaction's COMMIT.
+    private func forwardRequests(from client: Int32, to server: Int32) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var startingUp = true, inWriteTransaction = false, committing = false
+        loop: while true {
+            let count = read(client, &buffer, buffer.count)
+            if count <= 0 { break }
+            pending.append(contentsOf: buffer[0..<count])
+            while true {
+                let header = startingUp ? 0 : 1
+                guard pending.count >= header + 4 else { break }
+                let length = Int(pending[header]) << 24 | Int(pending[header + 1]) << 16 | Int(pending[header + 2]) << 8 | Int(pending[header + 3])
+                guard pending.count >= header + length else { break }
+                let message = Array(pending[0..<(header + length)])
+                pending.removeFirst(header + length)
+                var drop = false
+                if startingUp {
+                    let code = message.count >= 8 ? Int(message[4]) << 24 | Int(message[5]) << 16 | Int(message[6]) << 8 | Int(message[7]) : 0
+                    startingUp = code == 80877103 || code == 80877104   // SSLRequest, GSSENCRequest: the startup comes next
+                } else {
+                    let type = message[0]
+                    if type == UInt8(ascii: "Q") || type == UInt8(ascii: "P") {
+                        let sql = Self.sql(of: message, isParse: type == UInt8(ascii: "P")).uppercased()
+                        if sql.hasPrefix("BEGIN") { inWriteTransaction = sql.contains("READ WRITE") }
+                        if sql == "COMMIT" || sql == "ROLLBACK" {
+                            committing = sql == "COMMIT" && inWriteTransaction
+                            inWriteTransaction = false
+                        }
+                    }
+                    // The COMMIT is carried out at the Sync that ends its messages (or at once, as a Query).
+                    if committing && (type == UInt8(ascii: "S") || type == UInt8(ascii: "Q")) {
+                        committing = false
+                        drop = state.withLock { state in
+                            guard let left = state.commitsBeforeDrop else { return false }
+                            if left > 1 {
+                                state.commitsBeforeDrop = left - 1
+                                return false
+                            }
+                            state.commitsBeforeDrop = nil
+                            state.dropped += 1
+                            return true
+                        }
+                    }
+                }
+                if !writeAll(server, message[...]) { break loop }
+                if drop {
+                    // The client's side goes at once (its answer never comes); the server reads
+                    // the COMMIT already sent before it sees the end of its connection.
+                    shutdown(client, Int32(SHUT_RDWR))
+                    Thread.sleep(forTimeInterval: 0.2)
+                    break loop
+                }
+            }
+        }
+        closePair(client, server)
+    }
+
+    /// The SQL of a Query message, or of a Parse message (after the statement's name).
+    private static func sql(of message: [UInt8], isParse: Bool) -> String {
+        var start = 5
+        if isParse {
+            while start < message.count && message[start] != 0 { start += 1 }
+            start += 1
+        }
+        var end = start
+        while end < message.count && message[end] != 0 { end += 1 }
+        guard start <= end, end <= message.count else { return "" }
+        return String(decoding: message[start..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func writeAll(_ socket: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            let written = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 {
+                if written < 0 && errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+
+    /// Ends both sides of a connection; the second of its two forwarding threads to get here
+    /// closes them (not the first: the other thread may still read or write its descriptor).
+    private func closePair(_ client: Int32, _ server: Int32) {
+        let last = state.withLock { state in
+            let left = (state.threads[client] ?? 1) - 1
+            state.threads[client] = left == 0 ? nil : left
+            if left == 0 { state.sockets.subtract([client, server]) }
+            return left == 0
+        }
+        shutdown(client, Int32(SHUT_RDWR))
+        shutdown(server, Int32(SHUT_RDWR))
+        if last {
+            close(client)
+            close(server)
+        }
+    }
+}
