@@ -1,11 +1,11 @@
 #if PostgreSQL
-/// `BulkLoader` for PostgreSQL: rows go in with `COPY ... FROM STDIN` (keys the server is to
-/// assign are drawn from the key's sequence first, one query for the whole call, or drawn while
-/// the batch before loaded: `PostgresKeyReserve`), else with
-/// multi-row `INSERT ... VALUES` (a NULL that takes a column's default, keys given for some
-/// rows and not others); taken keys are resolved with `ON CONFLICT DO UPDATE`, or a delete then
-/// insert for overwrite. Each call runs in a savepoint, so a refused row leaves the transaction
-/// usable for the row-by-row path.
+/// `BulkLoader` for PostgreSQL: rows go in with multi-row `INSERT ... VALUES` (a NULL that
+/// takes a column's default, a NULL integer key the next identity value); taken keys are
+/// resolved with `ON CONFLICT DO UPDATE`, or a delete then insert for overwrite. Each call
+/// runs in a savepoint, so a refused row leaves the transaction usable for the row-by-row path.
+/// Not COPY: PostgresNIO (1.33) stops the process with a precondition failure when the server
+/// ends a session during a COPY (a restart, `pg_terminate_backend`), which no check on our side
+/// can rule out; an INSERT fails as an error, and the batch is retried.
 ///
 /// ```swift
 /// let loader = PostgresBulkLoader(entity: entity)
@@ -15,33 +15,23 @@ final class PostgresBulkLoader: BulkLoader {
     let entity: Entity
     private var statements: [String: PreparedStatement] = [:]
     private var connection: ObjectIdentifier?
-    /// Keys from the integer key's identity sequence, once it is looked up.
-    private var keys: PostgresKeyReserve?
-    /// Where keys are drawn ahead; nil: never.
-    private let sideSession: PostgresKeyReserve.SideSession?
-    /// Rows the batch after this one brings, when known.
-    private var expected: Int?
 
     /// Rows per INSERT statement: the server parses each statement, and past a thousand rows
     /// that gains nothing.
     static let maximumRows = 1000
-    /// Rows per call: one COPY takes a whole batch.
-    static let maximumCopyRows = 10_000
+    /// Rows per call: its statements go back together when one is refused.
+    static let maximumCallRows = 10_000
 
-    init(entity: Entity, sideSession: PostgresKeyReserve.SideSession? = nil) {
+    init(entity: Entity) {
         self.entity = entity
-        self.sideSession = sideSession
     }
 
     func nextChunk(_ remaining: Int, columns: Int) -> Int {
-        min(remaining, Self.maximumCopyRows)
+        min(remaining, Self.maximumCallRows)
     }
 
     func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
-        // Not COPY: PostgresNIO (1.33) stops the process with a precondition failure when the
-        // server ends a session during a COPY (a restart, pg_terminate_backend), which no check
-        // on our side can rule out; multi-row INSERTs fail as errors, and the batch is retried.
         // Rows the INSERT statements take: one statement or several, all or nothing.
         let rows = Array(rows)
         var keys: [Int64] = []
@@ -75,44 +65,6 @@ final class PostgresBulkLoader: BulkLoader {
 
     /// Thrown to roll several statements back to their savepoint.
     private struct BackOut: Error {}
-
-    /// True when a row gives NULL for a NOT NULL column with a default: COPY would store the
-    /// NULL (and be refused); the INSERT statement takes the default.
-    private func takesDefaults(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String]) -> Bool {
-        let positions = columns.indices.filter { index in
-            entity.column(named: columns[index]).map { $0.notNull && $0.defaultLiteral != nil } ?? false
-        }
-        guard !positions.isEmpty else { return false }
-        return rows.contains { row in
-            let start = batch.cells(of: row).lowerBound
-            return positions.contains { batch.cells[start + $0].kind == .null }
-        }
-    }
-
-    /// `count` keys from the integer key's identity sequence (looked up once: finding it for
-    /// every row costs ten times drawing the value); keys for the rows expected next are drawn
-    /// meanwhile on another session.
-    private func drawKeys(_ count: Int, in connection: any StoreConnection) throws -> [Int64] {
-        let keys = try self.keys ?? reserveKeys(in: connection)
-        self.keys = keys
-        let drawn = try keys.take(count, in: connection)
-        if let expected {
-            keys.prepare(expected)
-            self.expected = nil
-        }
-        return drawn
-    }
-
-    private func reserveKeys(in connection: any StoreConnection) throws -> PostgresKeyReserve {
-        guard let sequence = try connection.value("SELECT \(PostgresSchemaSQL.keySequence(of: entity))")?.string else {
-            throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence")
-        }
-        return PostgresKeyReserve(sequence: sequence, side: sideSession)
-    }
-
-    func expectNext(rows: Int) {
-        expected = rows
-    }
 
     /// One multi-row `INSERT`.
     private func insertStatement(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String], assigningKeys: Bool,

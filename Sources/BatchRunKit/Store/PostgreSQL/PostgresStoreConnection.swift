@@ -116,48 +116,6 @@ final class PostgresStoreConnection: StoreConnection {
         freshTransaction = begin
     }
 
-    /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
-    /// followed by `extra[i]` when given; in a savepoint, so a refused row backs out the whole
-    /// call and leaves the transaction usable: the outcome says why, as `run`'s does.
-    /// The rows go in pieces of `copyPieceRows`, each encoded while the server reads the one
-    /// before (encoding a whole batch first left the server idle meanwhile), on the connection's
-    /// event loop (`EventLoopCopy`).
-    func copy(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch,
-              extra: [Int64]? = nil) throws -> StatementOutcome {
-        // PostgresNIO quotes the table name it is given; the name is quoted here already.
-        let quoted = String(SQL.quote(table).dropFirst().dropLast())
-        let bytesPerRow = 16 * max(columns.count, 1)
-        return try refusable {
-            try PostgresError.translating {
-                try waitFor { [connection, logger] in
-                    let pieces = stride(from: rows.startIndex, to: rows.endIndex, by: Self.copyPieceRows).map { $0 }
-                    try await EventLoopCopy(connection).copy(into: quoted, columns: columns, logger: logger, pieces: pieces.count) { index in
-                        let start = pieces[index], end = min(start + Self.copyPieceRows, rows.endIndex)
-                        let offset = start - rows.startIndex
-                        var buffer = ByteBuffer()
-                        buffer.reserveCapacity((end - start) * bytesPerRow)
-                        PostgresCopyText.append(rows[start..<end], of: batch, extra: extra?[offset..<(offset + end - start)], to: &buffer)
-                        return buffer
-                    }
-                }
-            }
-        }
-    }
-
-    /// Rows per piece of a COPY: about 100 KB of a 20-column feed.
-    static let copyPieceRows = 500
-
-    /// Runs async `work` from this synchronous thread (never a concurrency pool thread: the
-    /// stores' callers run on their contexts' own queues) and waits for it, or for the
-    /// connection to close, whichever comes first.
-    private func waitFor(_ work: @escaping @Sendable () async throws -> Void) throws {
-        try finished({
-            let done = connection.eventLoop.makePromise(of: Void.self)
-            done.completeWithTask(work)
-            return done.futureResult
-        }())
-    }
-
     func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
                     assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws {
         let text = Self.text(statement)
@@ -395,47 +353,5 @@ private final class WaitingRequest: Sendable {
 /// A COMMIT the server answered with ROLLBACK: an earlier statement had aborted the transaction.
 struct PostgresRolledBack: Error, CustomStringConvertible {
     var description: String { "the transaction was rolled back by the server" }
-}
-/// A COPY run on its connection's own event loop. PostgresNIO (1.33) runs a COPY's steps on
-/// its caller's executor, and stops the process with a precondition failure when a step (a
-/// piece written, `CopyFail`, `CopyDone`) meets a connection that closed under the COPY (a
-/// restart, `pg_terminate_backend`, a network error). Here each step follows a check that the
-/// connection is open in the same turn of the loop, where nothing can close it in between; a
-/// COPY whose connection closed waits for good instead (`parkLostCopy`). The caller is not kept
-/// waiting: `PostgresStoreConnection.finished` fails its request when the connection closes.
-/// What stays is one suspended task for each connection lost during a COPY.
-private actor EventLoopCopy {
-    private let connection: PostgresConnection
-
-    init(_ connection: PostgresConnection) {
-        self.connection = connection
-    }
-
-    nonisolated var unownedExecutor: UnownedSerialExecutor {
-        connection.eventLoop.executor.asUnownedSerialExecutor()
-    }
-
-    /// `COPY table (columns) FROM STDIN` with `pieces` pieces of text, each made by `piece` as it is needed.
-    func copy(into table: String, columns: [String], logger: Logger, pieces: Int,
-              piece: @Sendable (Int) -> ByteBuffer) async throws {
-        try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-            connection.eventLoop.assertInEventLoop()   // the checks below hold only on the loop
-            for index in 0..<pieces {
-                let buffer = piece(index)
-                if connection.isClosed { await Self.parkLostCopy() }
-                do {
-                    try await writer.write(buffer)
-                } catch where connection.isClosed {
-                    await Self.parkLostCopy()
-                }
-            }
-            if connection.isClosed { await Self.parkLostCopy() }
-        }
-    }
-
-    /// Never returns.
-    private static func parkLostCopy() async {
-        while true { try? await Task.sleep(for: .seconds(86_400)) }
-    }
 }
 #endif
