@@ -230,6 +230,51 @@ struct PostgresReconnectTests {
         #expect((Int(reconnects) ?? 0) >= 1, "\(output)")
     }
 
+    @Test("a waiting worker through a server restart listens again (its LISTEN session, by its application_name, is back), and runs an item submitted after it")
+    func workerListensAgain() throws {
+        let cluster = try PostgresServer.start()
+        defer { try? cluster.stop() }
+        let url = try cluster.database("listening")
+        let folder = try TemporaryFolder()
+        try folder.write("item.yaml", """
+            version: 1
+            store: { sqlite: out.sqlite }
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: T, rows: [{ id: 1 }] }
+            """)
+        let worker = try Self.start(["worker", url + "?application_name=listening_worker", "--trust-submitters"], in: folder)
+        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+        // The worker's session that has run LISTEN (and nothing since): PostgresNIO's LISTEN "channel".
+        func listening() -> Bool {
+            (try? PostgresServer.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'listening_worker' "
+                                      + "AND query ILIKE 'LISTEN%batchrun_queue%'")) == "1"
+        }
+        func wait(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline && worker.isRunning {
+                if condition() { return true }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return false
+        }
+        #expect(wait(listening), "the worker never listened")
+        try cluster.halt()
+        Thread.sleep(forTimeInterval: 2)
+        try cluster.resume()
+        // Every session is new after a restart: this one is the worker listening again.
+        #expect(wait(listening), "the worker did not listen again after the restart")
+        let submitted = try Batchrun.run(["submit", url, "item.yaml"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        #expect(wait { (try? PostgresServer.psql(url, "SELECT state FROM _batchrun_queue")) == "done" }, "the item never ran")
+        kill(worker.processIdentifier, SIGTERM)
+        let (_, output) = try Self.finish(worker, folder: folder)
+        #expect(output.contains("done "), "\(output)")
+    }
+
     @Test("reconnect: on an SQLite store is an error of the file, at the key")
     func reconnectNeedsAServer() throws {
         let folder = try TemporaryFolder()

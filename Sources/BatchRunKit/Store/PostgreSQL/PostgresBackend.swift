@@ -170,8 +170,10 @@ final class PostgresBackend: StoreBackend {
     }
 
     /// On the control connection: PostgresNIO sends `LISTEN` with the first listener of a channel.
+    /// When the server closes that connection (a restart), a new one is made in the background,
+    /// with backoff, and listens again; `handler` is then called once, for what was missed.
     func listen(channel: String, _ handler: @escaping @Sendable () -> Void) throws {
-        try control().addListener(channel: channel) { _, _ in handler() }
+        try connections.listen(channel: channel, handler) { [location] in try Self.connect(location) }
     }
 
     // MARK: Transactions
@@ -244,7 +246,7 @@ private final class Connections: @unchecked Sendable {
     // took it alone, until it is put back. So no connection (not Sendable: it caches statement
     // texts) is used by two threads at once. Of the control connection only its
     // PostgresConnection leaves the lock, which is Sendable (its requests go through its
-    // channel's event loop).
+    // channel's event loop). `listeners`, `isClosing` and `watchedControl` are touched only under `lock`.
     private let writerLock = NSLock()
     private var writer: PostgresStoreConnection
     private var writerPID: Int32
@@ -298,7 +300,50 @@ private final class Connections: @unchecked Sendable {
             if let controlConnection, !controlConnection.connection.isClosed { return controlConnection.connection }
             let made = try connecting()
             controlConnection = made
+            for listener in listeners { made.connection.addListener(channel: listener.channel) { _, _ in listener.handler() } }
             return made.connection
+        }
+    }
+
+    /// Channels listened to on the control connection, and what each one calls (under `lock`).
+    private var listeners: [(channel: String, handler: @Sendable () -> Void)] = []
+    /// Set by `closeAll`: a control connection lost after it is not made again.
+    private var isClosing = false
+    /// The control connection whose closing `listenAgain` waits for.
+    private var watchedControl: ObjectIdentifier?
+
+    /// `handler` for each notification on `channel`, on this control connection and on each one
+    /// made after the server closed it.
+    func listen(channel: String, _ handler: @escaping @Sendable () -> Void,
+                connecting: @escaping @Sendable () throws -> PostgresStoreConnection) throws {
+        lock.withLock { listeners.append((channel, handler)) }
+        let connection = try control(connecting: connecting)
+        listenAgain(after: connection, connecting: connecting)
+    }
+
+    /// Once `connection` closes: a new control connection, tried after pauses from 0.1 s up to
+    /// `Reconnection.longestPause` until one is made (its listeners added again by `control`),
+    /// then each listener told once (a notification sent meanwhile was lost), and so on.
+    private func listenAgain(after connection: PostgresConnection, connecting: @escaping @Sendable () throws -> PostgresStoreConnection) {
+        // One watch per connection, however many channels listen on it.
+        let watched = lock.withLock { () -> Bool in
+            defer { watchedControl = ObjectIdentifier(connection) }
+            return watchedControl == ObjectIdentifier(connection)
+        }
+        if watched { return }
+        connection.closeFuture.whenComplete { [weak self] _ in
+            Thread.detachNewThread { [weak self] in
+                var pause = 0.1
+                while let self, !self.lock.withLock({ self.isClosing }) {
+                    if let made = try? self.control(connecting: connecting) {
+                        for listener in self.lock.withLock({ self.listeners }) { listener.handler() }
+                        self.listenAgain(after: made, connecting: connecting)
+                        return
+                    }
+                    Thread.sleep(forTimeInterval: pause)
+                    pause = min(pause * 2, Reconnection.longestPause)
+                }
+            }
         }
     }
 
@@ -312,7 +357,11 @@ private final class Connections: @unchecked Sendable {
     func closeAll() {
         writerLock.withLock { PostgresSessionPool.keep(writer, pid: writerPID, for: location) }
         for (reader, pid) in lock.withLock({ readers }) { PostgresSessionPool.keep(reader, pid: pid, for: location) }
-        if let control = lock.withLock({ controlConnection }) { _ = try? control.connection.close().wait() }
+        let control = lock.withLock { () -> PostgresStoreConnection? in
+            isClosing = true
+            return controlConnection
+        }
+        if let control { _ = try? control.connection.close().wait() }
     }
 }
 
