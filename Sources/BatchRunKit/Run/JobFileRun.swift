@@ -109,7 +109,9 @@ public final class JobFileRun: Sendable {
             case .finished(let outcome, let index, let total):
                 self.state.clearLive(for: outcome.name)
                 if self.recordsRun { self.recordEnd(outcome, in: recording) }
-                onEvent(.jobFinished(self.jobReport(outcome), index: index, total: total))
+                let report = self.jobReport(outcome)
+                BatchRunMetrics.jobEnded(report)
+                onEvent(.jobFinished(report, index: index, total: total))
             }
         }
         let jobs = outcomes.map(jobReport)

@@ -36,7 +36,10 @@ package struct Reconnection {
         while true {
             do {
                 let value = try work()
-                if lostSince != nil || sessions.count > 0 { reconnects += 1 }
+                if lostSince != nil || sessions.count > 0 {
+                    reconnects += 1
+                    BatchRunMetrics.reconnect()
+                }
                 return value
             } catch where Self.isConnectionLost(error) {
                 let since = lostSince ?? Date()
