@@ -3,6 +3,9 @@ package struct HTTPResponse: Sendable {
     package var status: Int
     package var contentType: String
     package var body: [UInt8]
+    /// Server-sent events instead of a body: called every second while the client listens,
+    /// each value sent as one event's `data`.
+    package var events: (@Sendable () -> String)?
 
     package init(status: Int = 200, contentType: String, body: [UInt8]) {
         self.status = status

@@ -80,6 +80,7 @@ private final class RouteHandler: ChannelInboundHandler {
             } else {
                 response = HTTPResponse(status: 405, contentType: "text/plain; charset=utf-8", text: "read-only: GET only\n")
             }
+            if let events = response.events, head.method == .GET { return stream(events, context: context, version: head.version) }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: response.contentType)
             headers.add(name: "Content-Length", value: String(response.body.count))
@@ -98,5 +99,23 @@ private final class RouteHandler: ChannelInboundHandler {
             let channel = context.channel
             if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
         }
+    }
+
+    /// Server-sent events: an event now and every second after, until the client goes.
+    private func stream(_ events: @escaping @Sendable () -> String, context: ChannelHandlerContext, version: HTTPVersion) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/event-stream; charset=utf-8")
+        headers.add(name: "Cache-Control", value: "no-store")
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: headers))), promise: nil)
+        let channel = context.channel
+        let send: @Sendable () -> Void = {
+            let data = events().split(separator: "\n", omittingEmptySubsequences: false).map { "data: \($0)\n" }.joined() + "\n"
+            var buffer = channel.allocator.buffer(capacity: data.utf8.count)
+            buffer.writeString(data)
+            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+        }
+        send()
+        let task = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in send() }
+        channel.closeFuture.whenComplete { _ in task.cancel() }
     }
 }

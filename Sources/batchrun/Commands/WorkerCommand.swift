@@ -89,9 +89,9 @@ struct WorkerCommand: ParsableCommand {
     }
 
     /// `body`'s value; its error said on standard error (after `prefix`), and exit status `status`.
-    private static func orExit<T>(_ status: Int32, _ prefix: String = "", _ body: () throws -> T) throws -> T {
+    static func orExit<T>(_ status: Int32, _ prefix: String = "", _ body: () throws -> T) throws -> T {
         do { return try body() } catch {
-            FileHandle.standardError.write(Data("error: \(prefix)\(error)\n".utf8))
+            FileHandle.standardError.write(Data("error: \(prefix)\(error is CocoaError ? error.localizedDescription : "\(error)")\n".utf8))
             throw ExitCode(status)
         }
     }
