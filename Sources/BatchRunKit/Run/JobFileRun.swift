@@ -92,6 +92,12 @@ public final class JobFileRun: Sendable {
         state.live()
     }
 
+    /// How much of its feeds each running job that reads one has read (0...1, bytes of the
+    /// feed's size at its last checkpoint), for a progress line.
+    package func liveFractions() -> [String: Double] {
+        state.liveFractions()
+    }
+
     public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async -> RunReport {
         state.setEventHandler(onEvent)
         let startedAt = Date()
@@ -283,6 +289,7 @@ public final class JobFileRun: Sendable {
                 environment.checkpoint = StepCheckpoint { db, position, rows in
                     let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
                     try recording.ledger.saveCheckpoint(run: id, job: job.name, step: index, position: position, rows: rows, in: db)
+                    if case .feed(let feed) = position { state.setLiveFeed(read: feed.offset, size: feed.feedSize, step: index, for: job.name) }
                 }
             }
             let report: StepReport
