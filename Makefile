@@ -9,6 +9,8 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SYSTEM_PACKAGES := libsqlite3-dev sqlite3
 # The tests also start throwaway PostgreSQL servers (initdb and pg_ctl as the postgres user).
 TEST_PACKAGES := postgresql
+# The live page's test (batchrun serve) loads it in headless Chromium.
+TEST_PACKAGES += chromium
 
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180

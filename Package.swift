@@ -20,6 +20,11 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        // Metrics (section 16): swift-metrics in the library, the Prometheus exporter and NIO's
+        // HTTP/1 server (already built for PostgresNIO) in the executable's BatchRunServer.
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
         .target(
@@ -29,6 +34,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // The text and HTML renderings of reports and queues; the executable's, not the library's.
@@ -36,11 +42,25 @@ let package = Package(
             name: "BatchRunRender",
             dependencies: ["BatchRunKit"]
         ),
+        // The executable's metrics exporters, JSON logs and HTTP server (`/metrics`, `serve`).
+        .target(
+            name: "BatchRunServer",
+            dependencies: [
+                "BatchRunKit",
+                "BatchRunRender",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "batchrun",
             dependencies: [
                 "BatchRunKit",
                 "BatchRunRender",
+                "BatchRunServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -79,6 +99,10 @@ let package = Package(
                 "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        .testTarget(
+            name: "BatchRunServerTests",
+            dependencies: ["BatchRunServer", "BatchRunKit"]
         ),
         .testTarget(
             name: "BatchRunRenderTests",

@@ -93,6 +93,7 @@ final class ContextCore {
             return value
         }
         let value: T
+        let began = ContinuousClock.now
         do {
             if let transaction {
                 value = try transaction.inSavepoint { try work(transaction) }
@@ -103,6 +104,8 @@ final class ContextCore {
             if let sequence { store.changeLog.forget(sequences: [sequence]) }
             throw error
         }
+        let took = began.duration(to: .now).components
+        BatchRunMetrics.batchCommitted(seconds: Double(took.seconds) + Double(took.attoseconds) * 1e-18)
         var result = SaveResult(didSave: changes.didSave(sequence: sequence!, savedBy: name))
         result.inserted = changes.inserted
         result.updated = changes.updated

@@ -30,6 +30,11 @@ package struct QueueListing: Sendable, Codable {
         package var cancelling: Bool?
         /// The schedule that queued it.
         package var schedule: String?
+        /// When a running item's run started (its store's run state); not in the JSON listing.
+        package var startedAt: Date?
+        /// How much of the feeds its running steps read is done (bytes read of the feeds' size,
+        /// as their last checkpoints say); nil when no running step reads a feed.
+        package var fraction: Double?
 
         enum CodingKeys: String, CodingKey {
             case name, state, process, jobs, rows, orphaned, error, priority, attempts, cancelling, schedule
@@ -64,17 +69,21 @@ package struct QueueListing: Sendable, Codable {
         self.queue = queue.path
         var items: [Item] = []
         for state in QueueItemState.allCases {
-            for name in queue.items(in: state) {
-                var item = Item(name: name, state: state, in: queue)
-                if state == .running { Self.describeRunning(&item, in: queue) }
-                if state == .failed || state == .retryable { item.error = Self.firstError(of: queue.itemPath(name, in: state)) }
-                items.append(item)
-            }
+            for name in queue.items(in: state) { items.append(Self.item(name, state: state, in: queue)) }
         }
         self.items = items
         schedules = ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }
         counts = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
                             uniquingKeysWith: +)
+    }
+
+    /// One item as the listing has it: a running one with its run, a failed or retryable one
+    /// with its first error.
+    package static func item(_ name: String, state: QueueItemState, in queue: QueueFolder) -> Item {
+        var item = Item(name: name, state: state, in: queue)
+        if state == .running { Self.describeRunning(&item, in: queue) }
+        if state == .failed || state == .retryable { item.error = Self.firstError(of: queue.itemPath(name, in: state)) }
+        return item
     }
 
     /// The run of a running item, from its store's run state.
@@ -88,15 +97,22 @@ package struct QueueListing: Sendable, Codable {
         let ledger = RunLedger(store: store)
         guard let run = try? ledger.latestRun(file: JobFileRun.identity(of: file)) else { return }
         item.process = "\(run.pid)@\(run.host)"
+        item.startedAt = run.startedAt
         let jobs = (try? ledger.jobs(of: run.id)) ?? [:]
         item.jobs = jobs.filter { $0.value.status == .running }.map(\.key).sorted()
         var rows = 0
+        var (read, size): (Int64, Int64) = (0, 0)
         for job in jobs.keys {
             for step in ((try? ledger.steps(of: run.id, job: job)) ?? [:]).values {
                 rows += step.rows.fetched + step.rows.inserted + step.rows.updated + step.rows.deleted
+                if jobs[job]?.status == .running, !step.done, case .feed(let position)? = step.position {
+                    read += position.offset
+                    size += position.feedSize
+                }
             }
         }
         item.rows = rows
+        if size > 0 { item.fraction = min(1, Double(read) / Double(size)) }
     }
 
     /// The first error of a failed item: from its report, else the first `error:` line of its log.

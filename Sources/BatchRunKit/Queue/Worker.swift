@@ -30,6 +30,9 @@ public final class Worker {
         /// What the items of a worker that runs them in this process may touch (the
         /// executor's own for any other).
         package var confinement = ItemConfinement()
+        /// Records the queue's counts per state (`batchrun_queue_items`) every few seconds (a
+        /// listing of the queue each time: only when metrics are exported).
+        package var publishesQueueCounts = false
 
         public init(slots: Int = 1, once: Bool = false, lease: Double = 30, quiet: Bool = false,
                     identity: String = "\(getpid())@\(ProcessInfo.processInfo.hostName)") {
@@ -45,6 +48,8 @@ public final class Worker {
     package let executor: any QueueItemExecutor
     package let options: Options
     private let log: (String) -> Void
+    /// When set, gets each line with its event and item instead of `log` (`--log-format json`).
+    package var logLine: ((WorkerLogLine) -> Void)?
 
     /// Running items by their run's number.
     private var running: [Int: QueueItem] = [:]
@@ -65,6 +70,10 @@ public final class Worker {
     private var nextCancelCheck: TimeInterval = 0
     /// When the schedules are next looked at for a due time (monotonic).
     private var nextScheduleCheck: TimeInterval = 0
+    /// When each run started (monotonic), for `batchrun_item_duration_seconds`.
+    private var startedAt: [Int: TimeInterval] = [:]
+    /// When the queue's counts are next recorded (monotonic).
+    private var nextQueueCount: TimeInterval = 0
 
     /// How long a run told to stop may take before it is killed: longer than a cancelled job's
     /// two hooks may run (`on_failure`, then `on_complete`, each killed 2 s after its timeout;
@@ -106,14 +115,15 @@ public final class Worker {
         let control = control
         watch = queue.watch { control.wake() } ?? -1
         if queue.hasLeases { nextRenewal = Date().addingTimeInterval(options.lease / 3) }
-        say("worker on \(queue.location): \(options.slots) at once\(options.once ? ", until the queue is empty" : "")")
+        say("worker on \(queue.location): \(options.slots) at once\(options.once ? ", until the queue is empty" : "")", event: "worker_started")
         while true {
             for (run, status) in executor.ended() {
                 guard let item = running.removeValue(forKey: run) else { continue }
                 lost.remove(run)
                 toldToStop[run] = nil
                 killed.remove(run)
-                ended(item, status: status, cancelled: cancelling.remove(run) != nil)
+                ended(item, status: status, cancelled: cancelling.remove(run) != nil,
+                      seconds: startedAt.removeValue(forKey: run).map { ProcessInfo.processInfo.systemUptime - $0 })
             }
             renewLeases()
             checkCancels()
@@ -122,6 +132,7 @@ public final class Worker {
                 queueDueSchedules()
                 while running.count < options.slots, let item = claimNext() { start(item) }
             }
+            recordGauges()
             if running.isEmpty && (stopping || options.once) { break }
             waitForSomething()
         }
@@ -142,22 +153,24 @@ public final class Worker {
 
     private func start(_ item: QueueItem) {
         if item.takenOver {
-            say("taking over \(item.name) (its worker is gone)")
+            say("taking over \(item.name) (its worker is gone)", event: "item_taken_over", item: item.name)
+            BatchRunMetrics.takeover()
             // Its run may have finished before the worker could end the claim.
             if let report = finishedEarlier(item) {
                 keepReport(report, of: item)
-                move(item, to: .done, status: ExitStatus.ok)
+                move(item, to: .done, status: ExitStatus.ok, seconds: nil)
                 return
             }
         }
         let control = control
         guard let run = executor.start(item, wake: { control.wake() }) else {
-            say("cannot start \(item.name)")
-            move(item, to: .failed, status: ExitStatus.failed)
+            say("cannot start \(item.name)", event: "item_not_started", item: item.name, level: "error")
+            move(item, to: .failed, status: ExitStatus.failed, seconds: nil)
             return
         }
         running[run] = item
-        say("running \(item.name) (process \(run))")
+        startedAt[run] = ProcessInfo.processInfo.systemUptime
+        say("running \(item.name) (process \(run))", event: "item_started", item: item.name)
     }
 
     /// Renews the leases of the running items when due; the run of an item whose lease was
@@ -221,41 +234,45 @@ public final class Worker {
     /// Moves an item whose run ended with exit status `code`: a failed run with attempts left
     /// becomes retryable, due after its backoff; a cancelled one ends `cancelled` unless it
     /// had ended ok first.
-    private func ended(_ item: QueueItem, status code: Int32, cancelled: Bool) {
+    private func ended(_ item: QueueItem, status code: Int32, cancelled: Bool, seconds: Double?) {
         switch code {
         case ExitStatus.ok:
-            move(item, to: .done, status: code)
+            move(item, to: .done, status: code, seconds: seconds)
         case _ where cancelled:
-            move(item, to: .cancelled, status: code)
+            move(item, to: .cancelled, status: code, seconds: seconds)
         case ExitStatus.interrupted, 128 + SIGTERM:
-            move(item, to: .pending, status: nil)   // resumes next time
+            move(item, to: .pending, status: nil, seconds: nil)   // resumes next time
         case ExitStatus.failed where item.failures + 1 < item.attempts:
             let delay = QueueSubmission(backoff: item.backoff).retryDelay(after: item.failures + 1)
             let at = QueueClock.now().addingTimeInterval(delay)
-            move(item, to: .retryable, status: code, retryAt: at)
+            move(item, to: .retryable, status: code, retryAt: at, seconds: seconds)
         default:
-            move(item, to: .failed, status: code)
+            move(item, to: .failed, status: code, seconds: seconds)
         }
     }
 
-    private func move(_ item: QueueItem, to state: QueueItemState, status: Int32?, retryAt: Date? = nil) {
+    /// Moves `item` to `state`; `seconds`: how long its run took (nil when it did not run here).
+    private func move(_ item: QueueItem, to state: QueueItemState, status: Int32?, retryAt: Date? = nil, seconds: Double?) {
         do {
             guard try queue.finish(item, as: state, status: status, retryAt: retryAt) else {
-                say("lost \(item.name): another worker took it over, which resumes its run")
+                say("lost \(item.name): another worker took it over, which resumes its run", event: "item_lost", item: item.name, level: "warning")
                 return
             }
         } catch {
-            say("cannot move \(item.name) to \(state.rawValue): \(error)")
+            say("cannot move \(item.name) to \(state.rawValue): \(error)", event: "item_not_moved", item: item.name, level: "error")
         }
+        if state != .pending { BatchRunMetrics.itemEnded(state: state, seconds: seconds) }
         if let status, state != .retryable, state != .cancelled {
             worst = max(worst, status == ExitStatus.ok ? ExitStatus.ok : min(status, ExitStatus.invalid))
         }
         switch state {
-        case .pending: say("put back \(item.name)")
+        case .pending: say("put back \(item.name)", event: "item_put_back", item: item.name)
         case .retryable:
             let time = retryAt.map { $0.formatted(Date.ISO8601FormatStyle()) } ?? "now"
-            say("retryable \(item.name): attempt \(item.failures + 1) of \(item.attempts) failed; next try at \(time)")
-        default: say("\(state.rawValue) \(item.name)")
+            say("retryable \(item.name): attempt \(item.failures + 1) of \(item.attempts) failed; next try at \(time)",
+                event: "item_retryable", item: item.name, level: "warning")
+        default: say("\(state.rawValue) \(item.name)", event: "item_\(state.rawValue)", item: item.name,
+                     level: state == .failed ? "error" : "info")
         }
     }
 
@@ -292,9 +309,24 @@ public final class Worker {
         executor.stopTaking()
     }
 
-    func say(_ message: String) {
+    /// Records the slots' gauges, and every 5 s the queue's counts when asked to.
+    private func recordGauges() {
+        BatchRunMetrics.slots(busy: running.count, idle: max(0, options.slots - running.count))
+        guard options.publishesQueueCounts else { return }
+        let now = ProcessInfo.processInfo.systemUptime
+        guard now >= nextQueueCount else { return }
+        nextQueueCount = now + 5
+        if let entries = try? queue.list() { BatchRunMetrics.queueCounts(entries) }
+    }
+
+    /// A line of the worker's log; `event` and `item` for structured logs.
+    func say(_ message: String, event: String = "worker", item: String? = nil, level: String = "info") {
         guard !options.quiet else { return }
-        log(message)
+        if let logLine {
+            logLine(WorkerLogLine(level: level, event: event, item: item, message: message))
+        } else {
+            log(message)
+        }
     }
 
     /// Writes a line to standard output after the time of day (`14:03:07  running ...`).

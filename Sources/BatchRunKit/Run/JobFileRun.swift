@@ -92,6 +92,12 @@ public final class JobFileRun: Sendable {
         state.live()
     }
 
+    /// How much of its feeds each running job that reads one has read (0...1, bytes of the
+    /// feed's size at its last checkpoint), for a progress line.
+    package func liveFractions() -> [String: Double] {
+        state.liveFractions()
+    }
+
     public func run(onEvent: @escaping @Sendable (Event) -> Void = { _ in }) async -> RunReport {
         state.setEventHandler(onEvent)
         let startedAt = Date()
@@ -109,7 +115,9 @@ public final class JobFileRun: Sendable {
             case .finished(let outcome, let index, let total):
                 self.state.clearLive(for: outcome.name)
                 if self.recordsRun { self.recordEnd(outcome, in: recording) }
-                onEvent(.jobFinished(self.jobReport(outcome), index: index, total: total))
+                let report = self.jobReport(outcome)
+                BatchRunMetrics.jobEnded(report)
+                onEvent(.jobFinished(report, index: index, total: total))
             }
         }
         let jobs = outcomes.map(jobReport)
@@ -281,6 +289,7 @@ public final class JobFileRun: Sendable {
                 var checkpoint = StepCheckpoint { db, position, rows in
                     let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
                     try recording.ledger.saveCheckpoint(run: id, job: job.name, step: index, position: position, rows: rows, in: db)
+                    if case .feed(let feed) = position { state.setLiveFeed(read: feed.offset, size: feed.feedSize, step: index, for: job.name) }
                 }
                 // Read after a lost connection, so that a batch that committed is not applied twice.
                 checkpoint.stored = { [name = job.name] in

@@ -7,6 +7,8 @@ final class JobRunState: Sendable {
     private let events = Mutex<(@Sendable (JobFileRun.Event) -> Void)?>(nil)
     /// Rows per running job: the steps done plus the running step's totals so far.
     private let liveRows = Mutex<[String: [Int: Int]]>([:])
+    /// Bytes read and size of each running step's feed, by job and step (at its last checkpoint).
+    private let liveFeeds = Mutex<[String: [Int: (read: Int64, size: Int64)]]>([:])
     private let recordingState = Mutex<RunRecording?>(nil)
     /// Per job of this attempt: rows over all attempts, once known; and the jobs done earlier.
     private let jobs = Mutex<(ran: Set<String>, doneEarlier: [String: RowCounts], rowsTotal: [String: RowCounts])>(([], [:], [:]))
@@ -58,6 +60,22 @@ final class JobRunState: Sendable {
 
     func clearLive(for job: String) {
         _ = liveRows.withLock { $0.removeValue(forKey: job) }
+        _ = liveFeeds.withLock { $0.removeValue(forKey: job) }
+    }
+
+    /// A step's feed position at its checkpoint: `read` bytes of `size`.
+    func setLiveFeed(read: Int64, size: Int64, step: Int, for job: String) {
+        liveFeeds.withLock { $0[job, default: [:]][step] = (read, size) }
+    }
+
+    /// How much of its feeds each running job has read (0...1), for jobs reading one.
+    func liveFractions() -> [String: Double] {
+        liveFeeds.withLock { feeds in
+            feeds.compactMapValues { steps in
+                let (read, size) = steps.values.reduce((Int64(0), Int64(0))) { ($0.0 + $1.read, $0.1 + $1.size) }
+                return size > 0 ? min(1, Double(read) / Double(size)) : nil
+            }
+        }
     }
 
     func live() -> [(job: String, rows: Int)] {

@@ -43,7 +43,10 @@ package struct Reconnection {
                     return value
                 }
                 let value = try work()
-                if lostSince != nil || sessions.count > 0 { reconnects += 1 }
+                if lostSince != nil || sessions.count > 0 {
+                    reconnects += 1
+                    BatchRunMetrics.reconnect()
+                }
                 return value
             } catch where Self.isConnectionLost(error) {
                 let since = lostSince ?? Date()

@@ -7,7 +7,9 @@
 /// markup.element("p", ["class": "note"]) { $0.text("5 < 6") }   // <p class="note">5 &lt; 6</p>
 /// ```
 package struct Markup {
-    private(set) var output = ""
+    package private(set) var output = ""
+
+    package init() {}
 
     /// An element with content built by `content`.
     package mutating func element(_ tag: String, _ attributes: KeyValuePairs<String, String> = [:],

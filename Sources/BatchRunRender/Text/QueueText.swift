@@ -11,6 +11,25 @@ import Foundation
 /// ```
 package enum QueueText {
     /// A queue folder's listing.
+    /// `queue --format json`: sorted keys, indented.
+    package static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// A PostgreSQL queue's listing as JSON: its location, counts per state, items and schedules.
+    package static func json(_ items: [PostgresQueueItemRow], location: String, schedules: [QueueScheduleListing]) throws -> String {
+        struct Listing: Encodable {
+            var queue: String
+            var counts: [String: Int]
+            var items: [PostgresQueueItemRow]
+            var schedules: [QueueScheduleListing]
+        }
+        let counts = QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }
+        return try json(Listing(queue: location, counts: Dictionary(counts, uniquingKeysWith: +), items: items, schedules: schedules))
+    }
+
     package static func render(_ listing: QueueListing) -> String {
         var lines = ["\(listing.queue): " + counts(listing.counts)]
         for state in QueueItemState.allCases {

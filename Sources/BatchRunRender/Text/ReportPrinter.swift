@@ -13,16 +13,21 @@ package final class ReportPrinter: Sendable {
     package let showsProgress: Bool
     /// Whether a progress line is on screen, so the next line first clears it.
     let output = Mutex(false)
+    /// `json`: one JSON object a line instead of the text (no progress line, no tables).
+    package let logFormat: LogFormat
 
-    package init(style: TerminalStyle, quiet: Bool, verbose: Bool, conflictLimit: Int, showsProgress: Bool = false) {
+    package init(style: TerminalStyle, quiet: Bool, verbose: Bool, conflictLimit: Int, showsProgress: Bool = false,
+                 logFormat: LogFormat = .text) {
         self.style = style
         self.quiet = quiet
         self.verbose = verbose
         self.conflictLimit = conflictLimit
-        self.showsProgress = showsProgress
+        self.showsProgress = showsProgress && logFormat == .text
+        self.logFormat = logFormat
     }
 
     package func event(_ event: JobFileRun.Event) {
+        if logFormat == .json { return jsonEvent(event) }
         switch event {
         case .jobStarted(let name, let index, let total):
             guard !quiet else { return }
@@ -53,6 +58,7 @@ package final class ReportPrinter: Sendable {
 
     package func resuming(_ continuation: RunContinuation) {
         guard !quiet else { return }
+        if logFormat == .json { return json(event: "run_resumed", message: "resuming run \(continuation.runID)") }
         line("resuming run \(continuation.runID)" + (continuation.params.isEmpty ? "" : " with its params "
             + continuation.params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
     }
@@ -60,24 +66,29 @@ package final class ReportPrinter: Sendable {
     /// A schema change made before the jobs started: `schema: Person: added column score real default 1.5`.
     package func schemaChanged(_ change: SchemaChange) {
         guard !quiet else { return }
+        if logFormat == .json { return json(event: "schema_changed", message: "\(change)") }
         line("schema: \(change)")
     }
 
     package func fileHeader(_ file: JobFile) {
         guard !quiet else { return }
+        if logFormat == .json { return json(event: "file_started", message: file.path) }
         line("\n== \(file.path)")
     }
 
     package func error(_ message: String) {
+        if logFormat == .json { return json(level: "error", event: "error", message: message) }
         line(style.red("error: ") + message, toError: true)
     }
 
     /// Errors that say where they are (`FILE:LINE:COLUMN: error: ...`, the line, a caret), as they are.
     package func locatedErrors(_ text: String) {
+        if logFormat == .json { return json(level: "error", event: "error", message: text) }
         line(text, toError: true)
     }
 
     package func finalReport(_ report: RunReport) {
+        if logFormat == .json { return jsonFinalReport(report) }
         if !quiet {
             line("")
             line(timingTable(report.jobs))
@@ -229,7 +240,7 @@ package final class ReportPrinter: Sendable {
         return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 
-    private func line(_ text: String, toError: Bool = false) {
+    func line(_ text: String, toError: Bool = false) {
         output.withLock { onScreen in
             if onScreen {
                 FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8))

@@ -15,7 +15,7 @@ struct BatchRunCommand: AsyncParsableCommand {
             """,
         version: BatchRunKit.version,
         subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, RunsCommand.self, ReportCommand.self,
-                      SubmitCommand.self, CancelCommand.self, ScheduleCommand.self, WorkerCommand.self, QueueCommand.self, RunnerCommand.self],
+                      SubmitCommand.self, CancelCommand.self, ScheduleCommand.self, WorkerCommand.self, QueueCommand.self, ServeCommand.self, RunnerCommand.self],
         defaultSubcommand: RunCommand.self
     )
 

@@ -42,31 +42,18 @@ struct QueueCommand: ParsableCommand {
         let folder = try QueueFolder(path: queue)
         let listing = QueueListing(of: folder)
         if let html {
-            do {
+            try WorkerCommand.orExit(ExitStatus.failed, "cannot write \(html): ") {
                 try HTMLReport.write(QueueHTMLPage(listing: listing, queue: folder).render(), to: html)
-            } catch {
-                FileHandle.standardError.write(Data("error: cannot write \(html): \(error.localizedDescription)\n".utf8))
-                throw ExitCode(ExitStatus.failed)
             }
         }
-        print(try format == .json ? Self.json(listing) : QueueText.render(listing))
-    }
-
-    static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        print(try format == .json ? QueueText.json(listing) : QueueText.render(listing))
     }
 
     /// A PostgreSQL queue's items, or one item's log or report.
     private func listPostgres() throws {
-        let postgres: PostgresQueue
-        do {
+        let postgres = try WorkerCommand.orExit(ExitStatus.failed) {
             if html != nil { throw ValidationError("--html is for queue folders") }
-            postgres = try PostgresQueue(url: queue)
-        } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            throw ExitCode(ExitStatus.failed)
+            return try PostgresQueue(url: queue)
         }
         if let id = log ?? report {
             guard let output = try postgres.output(of: id) else {
@@ -78,14 +65,7 @@ struct QueueCommand: ParsableCommand {
         }
         let items = try postgres.items()
         let schedules = ((try? postgres.schedules()) ?? []).map { QueueScheduleListing($0) }   // a submit-only role may not read them
-        guard format == .json else { return print(QueueText.render(items, location: postgres.location, schedules: schedules)) }
-        struct Listing: Encodable {
-            var queue: String
-            var counts: [String: Int]
-            var items: [PostgresQueue.Item]
-            var schedules: [QueueScheduleListing]
-        }
-        let counts = QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }
-        print(try Self.json(Listing(queue: postgres.location, counts: Dictionary(counts, uniquingKeysWith: +), items: items, schedules: schedules)))
+        print(try format == .json ? QueueText.json(items, location: postgres.location, schedules: schedules)
+            : QueueText.render(items, location: postgres.location, schedules: schedules))
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BatchRunKit
 import BatchRunRender
+import BatchRunServer
 import Foundation
 
 /// `batchrun [run] FILE...`: runs the jobs of each file, one file after another.
@@ -54,6 +55,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Colour: auto, always or never (NO_COLOR is respected).")
     var color: ColorMode = .auto
 
+    @Option(help: ArgumentHelp("Write the run's metrics here at the end, in Prometheus' text format (atomically).", valueName: "FILE.prom"))
+    var metricsFile: String?
+
+    @Option(help: "Lines as text (the default) or json: one object a line (ts, level, event, item, job, rows, message).")
+    var logFormat: LogFormat = .text
+
     /// `ITEM:TOKEN:LEASE:QUEUE-URL`, given by a PostgreSQL queue's worker: when the store is the
     /// queue's database, every write commits only while the item's claim is this token
     /// (docs/postgresql.md, the queue).
@@ -78,9 +85,10 @@ struct RunCommand: AsyncParsableCommand {
     /// queue's runner installs one for all the items it runs).
     func run(interrupts: InterruptHandler) async throws {
         let loaded = try load.loadAll(files, selection: JobSelection(select: select, exclude: exclude))
-        let style = TerminalStyle(mode: color)
+        if metricsFile != nil { MetricsExport.start() }
+        let style = TerminalStyle(mode: logFormat == .json ? .never : color)
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
-                                    showsProgress: style.isTerminal && !noProgress && !quiet)
+                                    showsProgress: style.isTerminal && !noProgress && !quiet, logFormat: logFormat)
         var worst = ExitStatus.ok
         var results: [HTMLReport.Section] = []
         var statuses: [RunReport.Status] = []
@@ -139,6 +147,10 @@ struct RunCommand: AsyncParsableCommand {
                 printer.error("could not write the HTML report \(html): \(error.localizedDescription)")
                 worst = max(worst, ExitStatus.failed)
             }
+        }
+        do { try metricsFile.map(MetricsExport.writeAndReset(to:)) } catch {
+            printer.error("could not write the metrics \(metricsFile ?? ""): \(error.localizedDescription)")
+            worst = max(worst, ExitStatus.failed)
         }
         if Self.endsBySIGINT(interrupted: interrupts.interrupted, statuses: statuses, skippedFiles: skippedFiles) {
             InterruptHandler.endBySIGINT()

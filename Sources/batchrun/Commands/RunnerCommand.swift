@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchRunKit
+import BatchRunServer
 import Foundation
 
 /// `batchrun runner` (hidden): a queue worker's long-lived child that runs items one after
@@ -110,29 +111,4 @@ struct RunnerCommand: AsyncParsableCommand {
 struct RunnerRequest: Codable {
     var arguments: [String]
     var log: String
-}
-
-/// Lines read from a descriptor, without their newlines; nil at its end.
-private struct LineReader {
-    let descriptor: Int32
-    private var buffered: [UInt8] = []
-
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
-    }
-
-    mutating func next() -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Array(buffered[..<newline])
-                buffered.removeSubrange(...newline)
-                return line
-            }
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            buffered += chunk[..<count]
-        }
-    }
 }

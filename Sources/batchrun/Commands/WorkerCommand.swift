@@ -1,5 +1,7 @@
 import ArgumentParser
 import BatchRunKit
+import BatchRunRender
+import BatchRunServer
 import Foundation
 
 /// `batchrun worker QUEUE`: runs the items of a queue folder or of a queue in PostgreSQL.
@@ -47,30 +49,34 @@ struct WorkerCommand: ParsableCommand {
     @Flag(help: "PostgreSQL queue: start without --root, letting items touch whatever this worker's user may.")
     var trustSubmitters = false
 
+    @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics; loopback unless HOST says otherwise (0.0.0.0 exposes them to the network).", valueName: "HOST:PORT"))
+    var metrics: String?
+
+    @Option(help: "Lines as text (the default) or json: one object a line (ts, level, event, item, job, rows, message).")
+    var logFormat: LogFormat = .text
+
     func validate() throws {
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if JobFileLoader.seconds(lease) == nil { throw ValidationError("--lease must be a duration like 500ms, 30s or 5m, found '\(lease)'") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let metrics, ListenAddress(metrics) == nil { throw ValidationError("--metrics takes HOST:PORT, like 127.0.0.1:9464") }
     }
 
     func run() throws {
-        let confinement: ItemConfinement
-        do {
-            confinement = try ItemConfinement(queue: QueueLocation(queue), roots: roots, allowHooks: allowHooks, noHooks: noHooks,
-                                              trustSubmitters: trustSubmitters)
-        } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            throw ExitCode(ExitStatus.invalid)
+        let confinement = try Self.orExit(ExitStatus.invalid) {
+            try ItemConfinement(queue: QueueLocation(queue), roots: roots, allowHooks: allowHooks, noHooks: noHooks, trustSubmitters: trustSubmitters)
         }
-        let opened: any Queue
-        do {
-            opened = try openQueue(at: queue)
-        } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            throw ExitCode(ExitStatus.failed)
+        let opened = try Self.orExit(ExitStatus.failed) { try openQueue(at: queue) }
+        let exporter = try Self.orExit(ExitStatus.failed, "cannot serve metrics on \(metrics ?? ""): ") {
+            try metrics.flatMap(ListenAddress.init).map(WorkerMetricsServer.start(listen:))
         }
-        let worker = Worker(queue: opened, executor: ChildProcessExecutor(jobs: jobs, confinement: confinement),
-                            options: Worker.Options(slots: workers, once: once, lease: JobFileLoader.seconds(lease) ?? 30, quiet: quiet))
+        defer { exporter?.stop() }
+        var options = Worker.Options(slots: workers, once: once, lease: JobFileLoader.seconds(lease) ?? 30, quiet: quiet)
+        options.publishesQueueCounts = exporter != nil
+        let worker = Worker(queue: opened, executor: ChildProcessExecutor(jobs: jobs, confinement: confinement, metrics: exporter?.inbox,
+                                                                          logFormat: logFormat), options: options)
+        if logFormat == .json { worker.logLine = JSONLog.write }
+        if let exporter, !quiet { JSONLog.say("metrics at \(exporter.url)", event: "metrics_listening", json: logFormat == .json) }
         // SIGINT and SIGTERM stop the worker, SIGCHLD has it reap: each wakes its loop, which
         // acts on its own thread.
         let control = worker.control
@@ -80,5 +86,13 @@ struct WorkerCommand: ParsableCommand {
         let status = worker.run()
         if status == ExitStatus.interrupted { InterruptHandler.endBySIGINT() }
         if status != ExitStatus.ok { throw ExitCode(status) }
+    }
+
+    /// `body`'s value; its error said on standard error (after `prefix`), and exit status `status`.
+    static func orExit<T>(_ status: Int32, _ prefix: String = "", _ body: () throws -> T) throws -> T {
+        do { return try body() } catch {
+            FileHandle.standardError.write(Data("error: \(prefix)\(error is CocoaError ? error.localizedDescription : "\(error)")\n".utf8))
+            throw ExitCode(status)
+        }
     }
 }

@@ -3,3 +3,5 @@ import BatchRunRender
 
 /// `--color auto|always|never`.
 extension ColorMode: ExpressibleByArgument {}
+
+extension LogFormat: ExpressibleByArgument {}

@@ -1,4 +1,6 @@
 import BatchRunKit
+import BatchRunRender
+import BatchRunServer
 import Foundation
 
 /// Runs a worker's items in child processes, as `batchrun run ITEM --resume` would (processes,
@@ -26,6 +28,11 @@ final class ChildProcessExecutor: QueueItemExecutor {
     private var killed: Set<pid_t> = []
     /// Items ended since the worker last asked.
     private var endedItems: [(run: Int, status: Int32)] = []
+    /// `worker --metrics`: where each run leaves its metrics (`--metrics-file`), read when it ends.
+    let metrics: ItemMetricsInbox?
+    private var metricsFiles: [pid_t: String] = [:]
+    /// `--log-format` for each run's log.
+    let logFormat: LogFormat
 
     /// A `batchrun runner` child.
     private struct Runner {
@@ -40,9 +47,11 @@ final class ChildProcessExecutor: QueueItemExecutor {
 
     static let itemsPerRunner = 100
 
-    init(jobs: Int?, confinement: ItemConfinement = ItemConfinement()) {
+    init(jobs: Int?, confinement: ItemConfinement = ItemConfinement(), metrics: ItemMetricsInbox? = nil, logFormat: LogFormat = .text) {
         self.jobs = jobs
         self.confinement = confinement
+        self.metrics = metrics
+        self.logFormat = logFormat
         signal(SIGPIPE, SIG_IGN)   // a runner that died: its input's write fails instead
     }
 
@@ -54,6 +63,8 @@ final class ChildProcessExecutor: QueueItemExecutor {
         if let fence = item.fence { arguments += ["--fence", fence.argument] }
         if item.checkedAtSubmit { arguments.append("--checked-at-submit") }
         if let jobs { arguments += ["--jobs", String(jobs)] }
+        let metricsFile = metrics?.nextPath()
+        arguments += (metricsFile.map { ["--metrics-file", $0] } ?? []) + (logFormat == .json ? ["--log-format", "json"] : [])
         arguments += confinement.runArguments
         for (name, value) in item.params.sorted(by: { $0.key < $1.key }) {
             arguments += ["--param", "\(name)=\(value)"]
@@ -61,6 +72,7 @@ final class ChildProcessExecutor: QueueItemExecutor {
         let started = item.lock == nil ? runInRunner(arguments, log: item.logPath)
             : spawn(arguments, log: item.logPath, descriptors: item.lock.map { [$0] } ?? [])
         guard let pid = started else { return nil }
+        metricsFiles[pid] = metricsFile
         busy.insert(pid)
         return Int(pid)
     }
@@ -68,6 +80,7 @@ final class ChildProcessExecutor: QueueItemExecutor {
     func ended() -> [(run: Int, status: Int32)] {
         for pid in Array(runners.keys) { readStatuses(of: pid) }
         reap()
+        for (run, _) in endedItems { metricsFiles.removeValue(forKey: pid_t(run)).map { metrics?.absorb($0) } }
         defer { endedItems = [] }
         return endedItems
     }

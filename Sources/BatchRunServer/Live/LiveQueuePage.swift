@@ -1,0 +1,162 @@
+import BatchRunKit
+import BatchRunRender
+import Foundation
+
+/// `batchrun serve`'s page: one self-contained HTML page in the run report's style (no assets
+/// from the network). Its live part (`#live`) is replaced by each server-sent event; where
+/// scripts are off, the page reloads itself every 5 seconds.
+///
+/// ```swift
+/// let html = LiveQueuePage.page(snapshot, rates: [:], nonce: "n0nce")
+/// ```
+package enum LiveQueuePage {
+    /// The whole page; `nonce` lets its one inline script run under the page's policy.
+    package static func page(_ snapshot: LiveQueueSnapshot, rates: [String: Double], nonce: String) -> String {
+        var page = Markup()
+        page.trusted("<!DOCTYPE html>\n")
+        page.element("html", ["lang": "en"]) { html in
+            html.element("head") { head in
+                head.empty("meta", ["charset": "utf-8"])
+                head.empty("meta", ["http-equiv": "Content-Security-Policy",
+                                    "content": "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-\(nonce)'; connect-src 'self'"])
+                head.empty("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"])
+                head.element("noscript") { $0.empty("meta", ["http-equiv": "refresh", "content": "5"]) }
+                head.element("title", text: "batchrun serve: \(snapshot.location)")
+                head.element("style") { $0.trusted(ReportTheme.styleSheet + extraStyle) }
+            }
+            html.newline()
+            html.element("body") { body in
+                body.element("h1", text: "batchrun queue: \(snapshot.location)")
+                body.element("div", ["id": "live"]) { live in live.trusted(fragment(snapshot, rates: rates)) }
+                body.element("footer", text: "batchrun \(BatchRunKit.version) serve: read-only; updates every second by server-sent events (every 5 s without scripts).")
+                body.element("script", ["nonce": nonce]) { $0.trusted(script) }
+            }
+        }
+        page.newline()
+        return page.output
+    }
+
+    static let script = """
+        (function () {
+          if (!window.EventSource) return;
+          var live = document.getElementById("live");
+          var events = new EventSource("events");
+          events.onmessage = function (event) { live.innerHTML = JSON.parse(event.data).html; };
+        })();
+        """
+
+    static let extraStyle = """
+        progress { width: 12em; height: 0.9em; vertical-align: middle; }
+        td.bar { white-space: nowrap; }
+        """
+
+    /// The part that changes: counts, running items, waiting items, schedules, finished and failed items.
+    package static func fragment(_ snapshot: LiveQueueSnapshot, rates: [String: Double]) -> String {
+        var body = Markup()
+        body.element("dl", ["class": "facts"]) { facts in
+            facts.element("dt", text: "as of")
+            facts.element("dd", ["id": "as-of"], text: ReportTheme.timestamp(snapshot.takenAt))
+            facts.element("dt", text: "items")
+            facts.element("dd", ["class": "counts"]) { counts in
+                for state in QueueItemState.allCases {
+                    counts.element("span", ["class": "count-\(state.rawValue)"]) { item in
+                        HTMLReportSection.dot(QueueHTMLPage.color(state), into: &item)
+                        item.text("\(snapshot.counts[state] ?? 0) \(state.rawValue)")
+                    }
+                }
+            }
+        }
+        section("running", snapshot.running, into: &body,
+                columns: ["item", "job", "progress", "rows", "rows/s", "elapsed", "left", "process"]) { item, row in
+            row.element("td", ["class": "name"], text: item.name)
+            row.element("td", text: item.jobs.isEmpty ? "–" : item.jobs.joined(separator: ", "))
+            let elapsed = item.startedAt.map { snapshot.takenAt.timeIntervalSince($0) }
+            row.element("td", ["class": "bar"]) { cell in
+                if let fraction = item.fraction {
+                    let percent = String(format: "%.1f%%", fraction * 100)
+                    cell.element("progress", ["class": "item-progress", "data-item": item.key, "max": "1",
+                                              "value": String(format: "%.4f", fraction), "aria-label": "\(percent) of \(item.name)"], text: percent)
+                    cell.text(" \(percent)")
+                } else {
+                    // Nothing says how much is to come (no feed): the bar shows work under way, the rows how far.
+                    cell.element("progress", ["class": "item-progress", "data-item": item.key, "aria-label": "rows so far of \(item.name)"],
+                                 text: item.rows.map(ReportPrinter.number) ?? "")
+                }
+                if item.orphaned { cell.text(" orphaned") }
+                if item.cancelling { cell.text(" being cancelled") }
+            }
+            row.element("td", ["class": "n rows"], text: item.rows.map(ReportPrinter.number) ?? "–")
+            row.element("td", ["class": "n rate"], text: rates[item.key].map { ReportPrinter.number(Int($0.rounded())) } ?? "–")
+            row.element("td", ["class": "n elapsed"], text: elapsed.map { DurationFormat.compact.string($0) } ?? "–")
+            let left = item.fraction.flatMap { fraction in elapsed.flatMap { fraction > 0.001 ? $0 * (1 - fraction) / fraction : nil } }
+            row.element("td", ["class": "n left"], text: left.map { DurationFormat.compact.string($0) } ?? "–")
+            row.element("td", text: item.process ?? "–")
+        }
+        section("scheduled and retryable", snapshot.waiting, into: &body, columns: ["item", "state", "due", "attempts", "error"]) { item, row in
+            row.element("td", ["class": "name"], text: item.name)
+            row.element("td", ["class": "status"]) { state(&$0, item) }
+            row.element("td", text: item.runAt ?? "–")
+            row.element("td", ["class": "n"], text: "\(item.attempts) of \(item.maxAttempts)")
+            row.element("td", text: item.error.map(redacted) ?? "")
+        }
+        body.element("h2", text: "schedules (\(snapshot.schedules.count))")
+        if snapshot.schedules.isEmpty {
+            body.element("p", ["class": "empty"], text: "No schedules.")
+        } else {
+            body.element("table", ["class": "schedules"]) { table in
+                HTMLReportSection.headerRow(["schedule", "cron", "time zone", "next due"], numericFrom: 9, into: &table)
+                for schedule in snapshot.schedules {
+                    table.element("tr") { row in
+                        row.element("td", ["class": "name"], text: schedule.name)
+                        row.element("td", text: schedule.cron)
+                        row.element("td", text: schedule.timeZone)
+                        row.element("td", text: schedule.nextDue ?? "–")
+                    }
+                }
+            }
+        }
+        section("failed", snapshot.failed, into: &body, columns: ["item", "ended", "first error", "output"]) { item, row in
+            row.element("td", ["class": "name"], text: item.name)
+            row.element("td", text: item.endedAt.map { ReportTheme.timestamp($0) } ?? "–")
+            row.element("td", ["class": "error"], text: item.error.map(redacted) ?? "–")
+            row.element("td") { links(&$0, item) }
+        }
+        section("last finished", snapshot.finished, into: &body, columns: ["item", "state", "ended", "output"]) { item, row in
+            row.element("td", ["class": "name"], text: item.name)
+            row.element("td", ["class": "status"]) { state(&$0, item) }
+            row.element("td", text: item.endedAt.map { ReportTheme.timestamp($0) } ?? "–")
+            row.element("td") { links(&$0, item) }
+        }
+        return body.output
+    }
+
+    private static func section(_ title: String, _ items: [LiveQueueSnapshot.Item], into body: inout Markup, columns: [String],
+                                row: (LiveQueueSnapshot.Item, inout Markup) -> Void) {
+        body.newline()
+        body.element("h2", text: "\(title) (\(items.count))")
+        guard !items.isEmpty else { return body.element("p", ["class": "empty"], text: "No items.") }
+        body.element("div", ["class": "scroll"]) { scroll in
+            scroll.element("table", ["class": "items \(title.replacingOccurrences(of: " ", with: "-"))"]) { table in
+                HTMLReportSection.headerRow(columns, numericFrom: 99, into: &table)
+                for item in items { table.element("tr", ["data-item": item.key]) { cells in row(item, &cells) } }
+            }
+        }
+    }
+
+    private static func state(_ cell: inout Markup, _ item: LiveQueueSnapshot.Item) {
+        HTMLReportSection.dot(QueueHTMLPage.color(item.state), into: &cell)
+        cell.text(item.state.rawValue)
+    }
+
+    private static func links(_ cell: inout Markup, _ item: LiveQueueSnapshot.Item) {
+        let key = item.key.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._"))) ?? ""
+        cell.element("a", ["href": "items/\(key)/report.html"], text: "report")
+        cell.text(" · ")
+        cell.element("a", ["href": "items/\(key)/log"], text: "log")
+    }
+
+    /// A password in a URL (`scheme://user:secret@host`) as `***`.
+    package static func redacted(_ text: String) -> String {
+        text.replacing(/(?<head>[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\/\s:@]*):[^@\s\/]*@/) { "\($0.head):***@" }
+    }
+}

@@ -1,0 +1,123 @@
+import BatchRunKit
+import Foundation
+
+/// What `batchrun serve` shows of a queue at one moment: counts per state, the running items
+/// with their progress, the waiting ones with their times, the schedules, the last finished
+/// and failed items. Only what is shown is read: a folder of 10,000 finished items costs a
+/// directory listing, not 10,000 reads.
+///
+/// ```swift
+/// let snapshot = LiveQueueSnapshot(folder: try QueueFolder(path: "var/queue"))
+/// snapshot.counts[.running]
+/// ```
+package struct LiveQueueSnapshot: Sendable {
+    /// One item as the page shows it.
+    package struct Item: Sendable {
+        package var name: String
+        /// What its links name it by: a folder item's file name, a PostgreSQL item's id.
+        package var key: String
+        package var state: QueueItemState
+        package var process: String?
+        package var jobs: [String] = []
+        package var rows: Int?
+        package var startedAt: Date?
+        /// Done of its running feeds (bytes read of their size); nil when not known.
+        package var fraction: Double?
+        package var runAt: String?
+        package var attempts = 0
+        package var maxAttempts = 1
+        package var priority = 0
+        package var error: String?
+        package var endedAt: Date?
+        package var orphaned = false
+        package var cancelling = false
+    }
+
+    /// How many finished (and failed) items are listed, newest first.
+    package static let finishedShown = 50
+
+    package var location: String
+    package var takenAt = Date()
+    package var counts: [QueueItemState: Int] = [:]
+    package var running: [Item] = []
+    package var waiting: [Item] = []
+    package var schedules: [QueueScheduleListing] = []
+    package var finished: [Item] = []
+    package var failed: [Item] = []
+
+    /// Nothing yet (a queue that could not be read).
+    package init(location: String) {
+        self.location = location
+    }
+
+    /// A queue folder: running, scheduled and retryable items described, the newest finished ones too.
+    package init(folder queue: QueueFolder) {
+        location = queue.path
+        for state in QueueItemState.allCases {
+            let names = queue.items(in: state)
+            counts[state] = names.count
+            switch state {
+            case .running, .scheduled, .retryable:
+                let items = names.map { Self.item(QueueListing.item($0, state: state, in: queue)) }
+                if state == .running { running = items } else { waiting += items }
+            case .done, .cancelled, .failed:
+                // Newest first: by the time each item's report was written (its end).
+                let ended = names.map { name in (name, Self.modified(queue.itemPath(name, in: state) + ".json")
+                                                     ?? Self.modified(queue.itemPath(name, in: state))) }
+                let newest = ended.sorted { ($0.1 ?? .distantPast) > ($1.1 ?? .distantPast) }.prefix(Self.finishedShown)
+                let items = newest.map { name, date in
+                    var item = Self.item(QueueListing.item(name, state: state, in: queue))
+                    item.endedAt = date
+                    return item
+                }
+                if state == .failed { failed = items } else { finished = (finished + items).sorted { ($0.endedAt ?? .distantPast) > ($1.endedAt ?? .distantPast) } }
+            case .pending:
+                break
+            }
+        }
+        finished = Array(finished.prefix(Self.finishedShown))
+        schedules = ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }
+    }
+
+    /// A queue in PostgreSQL: its rows (their progress is not in the row: rows are not shown).
+    package init(postgres queue: PostgresQueue) throws {
+        location = queue.location
+        let rows = try queue.items()
+        for row in rows {
+            counts[row.state, default: 0] += 1
+            var item = Item(name: row.name, key: String(row.id), state: row.state, process: row.worker, runAt: row.runAt,
+                            attempts: row.attempts, maxAttempts: row.maxAttempts, priority: row.priority,
+                            error: row.error?.split(separator: "\n").first.map(String.init))
+            item.endedAt = row.endedAt.flatMap(Self.postgresDate)
+            item.cancelling = row.cancelling == true
+            switch row.state {
+            case .running: running.append(item)
+            case .scheduled, .retryable: waiting.append(item)
+            case .done, .cancelled: finished.append(item)
+            case .failed: failed.append(item)
+            case .pending: break
+            }
+        }
+        finished = Array(finished.sorted { ($0.endedAt ?? .distantPast) > ($1.endedAt ?? .distantPast) }.prefix(Self.finishedShown))
+        failed = Array(failed.sorted { ($0.endedAt ?? .distantPast) > ($1.endedAt ?? .distantPast) }.prefix(Self.finishedShown))
+        schedules = ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }
+    }
+
+    private static func item(_ listed: QueueListing.Item) -> Item {
+        Item(name: listed.name, key: listed.name, state: listed.state, process: listed.process, jobs: listed.jobs ?? [],
+             rows: listed.rows, startedAt: listed.startedAt, fraction: listed.fraction, runAt: listed.runAt, attempts: listed.attempts,
+             maxAttempts: listed.maxAttempts, priority: listed.priority, error: listed.error,
+             orphaned: listed.orphaned == true, cancelling: listed.cancelling == true)
+    }
+
+    private static func modified(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
+    /// `2026-11-26 14:03:07.12+00`, as PostgreSQL writes a timestamptz as text.
+    private static func postgresDate(_ text: String) -> Date? {
+        var trimmed = String(text.prefix(19)).replacingOccurrences(of: " ", with: "T")
+        trimmed += "Z"
+        return try? Date(trimmed, strategy: .iso8601)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `batchrun serve`: the live page of a queue folder, loaded in headless Chromium (Debian's
+/// `chromium`, which `make test-deps` installs) while an item runs.
+@Suite("Live page")
+struct LivePageTests {
+    /// A long feed inserted 100 rows a batch: it runs long enough to be watched.
+    static let slowItem = """
+        version: 1
+        store: slow.sqlite
+        entities:
+          Row:
+            columns: { id: integer primary key, minutes: integer not null }
+        jobs:
+          load:
+            batch_size: 100
+            steps:
+              - insert: { entity: Row, from: feed.csv }
+        """
+
+    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// The page as Chromium has it once loaded and its script ran (`--dump-dom`).
+    static func dom(_ url: String) throws -> String {
+        let browser = try #require(chromium, "headless Chromium is needed: `make test-deps` installs Debian's chromium")
+        let process = Process()
+        // Bounded: a browser that hangs fails the test instead of holding it.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["120", browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                             "--user-data-dir=\(NSTemporaryDirectory())/batchrun-chromium-\(getpid())", "--dump-dom", url]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The rows so far of the running item, as a page shows them.
+    static func rowsSoFar(_ page: String) -> Int? {
+        guard let range = page.range(of: "class=\"n rows\">") else { return nil }
+        return Int(page[range.upperBound...].prefix { $0 != "<" }.filter(\.isNumber))
+    }
+
+    @Test("the page in headless Chromium while an item runs: the running item with a progress bar, numbers that move, reports and logs one click away, loopback only")
+    func livePage() throws {
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("ok.yaml", MetricsTests.jobFile(store: "ok.sqlite"))
+        #expect(try Batchrun.run(["submit", "q", "ok.yaml"], in: folder.url).status == 0)
+        #expect(try Batchrun.run(["worker", "q", "--once", "-q"], in: folder.url).status == 0)
+        let done = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path("q/done")).first { $0.hasSuffix("ok.yaml") })
+        try folder.write("slow.yaml", Self.slowItem.replacingOccurrences(of: "from: feed.csv", with: "from: \(folder.path("feed.csv"))")
+            .replacingOccurrences(of: "store: slow.sqlite", with: "store: \(folder.path("slow.sqlite"))"))
+        #expect(try Batchrun.run(["submit", "q", "slow.yaml"], in: folder.url).status == 0)
+        let worker = try Batchrun.start(["worker", "q", "-q"], in: folder)
+        defer { worker.terminate(); worker.waitUntilExit() }
+        let output = folder.url.appendingPathComponent("serve.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let serve = try Batchrun.start(["serve", "q", "--listen", "127.0.0.1:0"], in: folder, output: try FileHandle(forWritingTo: output))
+        defer { serve.terminate(); serve.waitUntilExit() }
+        var port: Int?
+        let deadline = Date().addingTimeInterval(120)
+        while port == nil, Date() < deadline {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "at http://127.0.0.1:") { port = Int(text[range.upperBound...].prefix { $0.isNumber }) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let listening = try #require(port, "serve said where it listens")
+        #expect(listeningAddresses(port: listening) == ["0100007F"], "bound to 127.0.0.1 only")
+        // Wait until the item has committed rows.
+        while Date() < deadline, (httpGet(port: listening, path: "/").map { Self.rowsSoFar($0.body) ?? 0 } ?? 0) == 0 {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let url = "http://127.0.0.1:\(listening)/"
+        let first = try Self.dom(url)
+        #expect(first.contains("<h2>running (1)</h2>"), "\(first.prefix(2000))")
+        #expect(first.contains("slow.yaml</td>"))
+        #expect(first.contains("<progress class=\"item-progress\""))
+        #expect(first.contains("max=\"1\""), "the feed's size is known: a determinate bar")
+        Thread.sleep(forTimeInterval: 1.5)
+        let second = try Self.dom(url)
+        let (before, after) = (Self.rowsSoFar(first), Self.rowsSoFar(second))
+        #expect(before != nil && after != nil)
+        #expect((after ?? 0) > (before ?? 0), "rows so far moved between two loads")
+        #expect(second.contains("\(done)</td>") && second.contains("items/\(done)/report.html"))
+        // Reports and logs of finished items, and nothing else.
+        let report = try #require(httpGet(port: listening, path: "/items/\(done)/report.html"))
+        #expect(report.status == 200 && report.body.contains("<html"))
+        #expect(httpGet(port: listening, path: "/items/\(done)/log")?.status == 200)
+        for escape in ["/items/..%2Fok.yaml/log", "/items/%2e%2e/log", "/items/../q/done/\(done)/log", "/items/slow.yaml/log", "/events/../../etc/passwd"] {
+            #expect(httpGet(port: listening, path: escape)?.status == 404, "\(escape)")
+        }
+        // Server-sent events carry the live part.
+        let events = try #require(Self.firstEvent(port: listening))
+        #expect(events.hasPrefix("data: {\"html\":"))
+    }
+
+    /// The first server-sent event of `/events`.
+    static func firstEvent(port: Int) -> String? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        let request = Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return nil }
+        var response: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            response += chunk[..<count]
+            let text = String(decoding: response, as: UTF8.self)
+            if let head = text.range(of: "\r\n\r\n"), text[head.upperBound...].contains("\n\n") {
+                // Chunked: the first chunk's size line comes before the event.
+                let body = text[head.upperBound...]
+                return body.range(of: "data: ").map { String(body[$0.lowerBound...]) }
+            }
+        }
+    }
+}
