@@ -16,6 +16,8 @@ TEST_PACKAGES := postgresql
 FUZZ_SECONDS ?= 180
 FUZZ_TEST_SECONDS ?= 30
 FUZZ_TARGETS := jobfile csv tsv ndjson json
+# The decompressors, each under the CSV reader (the input is the compressed file).
+FUZZ_TARGETS += gzip zstd
 # The fuzz targets need no PostgreSQL: without the trait the fuzz build compiles neither NIO nor BoringSSL.
 FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz --disable-default-traits \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING

@@ -244,3 +244,54 @@ struct CompressedFeedRunTests {
         #expect(folder.files().filter { $0.contains(".partial") }.isEmpty, "\(folder.files())")
     }
 }
+
+extension CompressedFeedRunTests {
+    @Test("an http://, https:// or s3:// from: or output: is a job-file error saying it is not supported yet (exit 2)")
+    func remoteRefused() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
+            jobs:
+              csv:
+                steps:
+                  - insert: { entity: CsvRow, from: "https://example.com/feed.csv.gz?token=secret" }
+                  - insert: { entity: CsvRow, from: s3://bucket/feed.csv }
+                  - fetch: { entity: CsvRow, output: s3://bucket/out.csv }
+            """)
+        let result = try Batchrun.run(["job.yaml"], in: folder.url)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("job.yaml:8:"), "\(result.stderr)")
+        #expect(result.stderr.contains("from: https:// feeds and outputs are not supported yet"), "\(result.stderr)")
+        #expect(result.stderr.contains("job.yaml:9:") && result.stderr.contains("from: s3:// feeds"), "\(result.stderr)")
+        #expect(result.stderr.contains("job.yaml:10:") && result.stderr.contains("output: s3:// feeds"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path("store.sqlite")))
+    }
+}
+
+extension CompressedFeedRunTests {
+    @Test("bad_rows: skip on a .csv.gz writes the rejected rows, uncompressed, to FEED.rejected.csv (data/f.csv.gz gives data/f.rejected.csv)")
+    func rejectedRowsOfCompressedFeed() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("data/f.csv", "id,v,note\n1,1.5,a\n2,oops,b\n3,3.5,c\n")
+        try Self.program("gzip", ["-q", "-f", folder.path("data/f.csv")])
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
+            jobs:
+              csv:
+                steps:
+                  - insert: { entity: CsvRow, from: data/f.csv.gz, bad_rows: skip }
+            """)
+        let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Self.tables(folder)["CsvRow"]?.count == 2)
+        let rejected = try String(contentsOfFile: folder.path("data/f.rejected.csv"), encoding: .utf8)
+        #expect(rejected.contains("2,oops,b") || rejected.contains("oops"), "\(rejected)")
+        #expect(rejected.hasPrefix("line,reason"), "\(rejected)")
+    }
+}

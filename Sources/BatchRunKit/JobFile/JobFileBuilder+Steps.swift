@@ -104,7 +104,7 @@ extension JobFileBuilder {
             }
         }
         if let node = fields["limit"] { step.limit = reader.integer(node, "limit", in: 0...Int(Int32.max)) }
-        if let node = fields["output"], let text = reader.string(node, "output") {
+        if let node = fields["output"], let text = reader.string(node, "output"), remoteRefused(text, node, "output") {
             if text == "-" {
                 step.output = .table
             } else {
@@ -186,7 +186,7 @@ extension JobFileBuilder {
         case (let rows?, nil):
             source = inlineRows(rows, entity: entity, columnMap: columnMap).map(InsertStep.Source.rows)
         case (nil, let from?):
-            if let text = reader.string(from, "from (a feed file)") {
+            if let text = reader.string(from, "from (a feed file)"), remoteRefused(text, from, "from") {
                 let path = resolve(text)
                 let outside = loader.confinement?.violation(of: path)
                 if let format = feedFormat(fields, named: text) {
@@ -318,5 +318,15 @@ extension JobFileBuilder {
         if let compression = FeedCompression(rawValue: text.lowercased()) { return compression }
         reader.error(node, "compression must be gzip, zstd or none, found '\(text)'" + Suggestion.hint(for: text, in: ["gzip", "zstd", "none"]))
         return .none
+    }
+
+    /// False (with an error) for an `http://`, `https://` or `s3://` feed or output: this build
+    /// reads and writes local files only (docs/feeds.md).
+    func remoteRefused(_ text: String, _ node: YAMLNode, _ key: String) -> Bool {
+        let lowered = text.lowercased()
+        guard let scheme = ["http://", "https://", "s3://"].first(where: { lowered.hasPrefix($0) }) else { return true }
+        reader.error(node, "\(key): \(scheme) feeds and outputs are not supported yet; download the file first "
+            + "(curl -fo data/feed.csv.gz URL, aws s3 cp) and name the local path")
+        return false
     }
 }
