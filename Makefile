@@ -7,6 +7,8 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # System packages the build and tests need (the tests drive the sqlite3 program as an outside
 # writer), installed with apt-get when missing.
 SYSTEM_PACKAGES := libsqlite3-dev sqlite3
+# Compressed feeds and outputs: zlib and libzstd (the tests make .zst files with the zstd program).
+SYSTEM_PACKAGES += zlib1g-dev libzstd-dev zstd
 # The tests also start throwaway PostgreSQL servers (initdb and pg_ctl as the postgres user).
 TEST_PACKAGES := postgresql
 # The live page's test (batchrun serve) loads it in headless Chromium.
@@ -16,6 +18,8 @@ TEST_PACKAGES += chromium
 FUZZ_SECONDS ?= 180
 FUZZ_TEST_SECONDS ?= 30
 FUZZ_TARGETS := jobfile csv tsv ndjson json
+# The decompressors, each under the CSV reader (the input is the compressed file).
+FUZZ_TARGETS += gzip zstd
 # The fuzz targets need no PostgreSQL: without the trait the fuzz build compiles neither NIO nor BoringSSL.
 FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz --disable-default-traits \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
@@ -106,6 +110,7 @@ bench: build bench-deps
 	python3 bench/cancel.py
 	python3 bench/schema.py
 	python3 bench/queue_features.py
+	python3 bench/feeds.py
 	bench/scheduler.sh
 
 bench-html: build

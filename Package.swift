@@ -35,8 +35,13 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                "CBatchRunZlib",
+                "CBatchRunZstd",
             ]
         ),
+        // Compressed feeds and outputs: the system's zlib and libzstd (the Makefile installs them).
+        .systemLibrary(name: "CBatchRunZlib", path: "Sources/CBatchRunZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBatchRunZstd", path: "Sources/CBatchRunZstd", providers: [.apt(["libzstd-dev"])]),
         // The text and HTML renderings of reports and queues; the executable's, not the library's.
         .target(
             name: "BatchRunRender",

@@ -60,3 +60,8 @@ if __name__ == "__main__":
     users(os.path.join(HERE, "users.ndjson"))
     moods(os.path.join(HERE, "moods.json"))
     goals(os.path.join(HERE, "goals.tsv"))
+    # The same sessions gzip-compressed, for examples/import_compressed.yaml (mtime 0: the same bytes every time).
+    import gzip
+    with open(os.path.join(HERE, "sessions.csv"), "rb") as plain, open(os.path.join(HERE, "sessions.csv.gz"), "wb") as raw:
+        with gzip.GzipFile(filename="sessions.csv", mode="wb", fileobj=raw, mtime=0) as packed:
+            packed.write(plain.read())

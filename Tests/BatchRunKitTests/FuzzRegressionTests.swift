@@ -19,7 +19,7 @@ struct FuzzRegressionTests {
 
     @Test("the folders hold inputs for every target")
     func present() {
-        for target in ["jobfile", "csv", "tsv", "ndjson", "json"] { #expect(!Self.inputs(target).isEmpty, "\(target)") }
+        for target in ["jobfile", "csv", "tsv", "ndjson", "json", "gzip", "zstd"] { #expect(!Self.inputs(target).isEmpty, "\(target)") }
         #expect(Self.inputs("jobfile").contains { $0.hasPrefix("regressions/") })
     }
 
@@ -36,12 +36,13 @@ struct FuzzRegressionTests {
     }
 
     @Test("feeds read to the end or fail with a feed error", arguments:
-            ["csv", "tsv", "ndjson", "json"].flatMap { target in inputs(target).map { (target, $0) } })
+            ["csv", "tsv", "ndjson", "json", "gzip", "zstd"].flatMap { target in inputs(target).map { (target, $0) } })
     func feed(_ target: String, _ input: String) throws {
         let format = FeedFormat(rawValue: target) ?? .csv
+        let compression: FeedCompression = target == "gzip" ? .gzip : target == "zstd" ? .zstd : .none
         let bytes = [UInt8](try Data(contentsOf: Self.root.appendingPathComponent(input)))
         do {
-            _ = try FeedFiles.records("fuzz.\(target)", bytes, format: format)
+            _ = try FeedFiles.records("fuzz.\(target)", bytes, format: format, compression: compression)
         } catch {
             #expect(error is FeedError, "\(input): \(error)")
         }

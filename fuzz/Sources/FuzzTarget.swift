@@ -1,13 +1,14 @@
 import BatchRunKit
 import Foundation
 
-/// What one fuzz input is fed to: the job-file loader or one feed reader. The target comes
-/// from `BATCHRUN_FUZZ_TARGET` (`jobfile`, `csv`, `tsv`, `ndjson`, `json`).
+/// What one fuzz input is fed to: the job-file loader, one feed reader, or the CSV reader over
+/// a decompressor (`gzip`, `zstd`: the input is the compressed file). The target comes from
+/// `BATCHRUN_FUZZ_TARGET` (`jobfile`, `csv`, `tsv`, `ndjson`, `json`, `gzip`, `zstd`).
 ///
 /// Every input must end in a clean result or a clean error; a crash, a hang or unbounded
 /// memory is a finding.
 enum FuzzTarget: String, CaseIterable {
-    case jobfile, csv, tsv, ndjson, json
+    case jobfile, csv, tsv, ndjson, json, gzip, zstd
 
     static let current: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["BATCHRUN_FUZZ_TARGET"] ?? ""
@@ -33,11 +34,13 @@ enum FuzzTarget: String, CaseIterable {
             } catch {
                 return -1
             }
-        case .csv, .tsv, .ndjson, .json:
-            let format: FeedFormat = self == .csv ? .csv : self == .tsv ? .tsv : self == .ndjson ? .ndjson : .json
+        case .csv, .tsv, .ndjson, .json, .gzip, .zstd:
+            let format: FeedFormat = self == .tsv ? .tsv : self == .ndjson ? .ndjson : self == .json ? .json : .csv
+            let compression: FeedCompression = self == .gzip ? .gzip : self == .zstd ? .zstd : .none
             guard FileManager.default.createFile(atPath: Self.feedPath, contents: data) else { return -1 }
             do {
-                var reader = try FeedReaders.open(path: Self.feedPath, format: format, displayPath: "fuzz.\(rawValue)")
+                var reader = try FeedReaders.open(path: Self.feedPath, format: format, displayPath: "fuzz.\(rawValue)",
+                                                  compression: compression)
                 var count = 0
                 while try reader.next() != nil { count += 1 }
                 return count

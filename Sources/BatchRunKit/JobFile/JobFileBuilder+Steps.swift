@@ -4,7 +4,8 @@ import Foundation
 extension JobFileBuilder {
     static let stepKinds = ["fetch", "insert", "delete", "batch-update"]
     static let fetchKeys = ["entity", "where", "select", "group_by", "order_by", "limit", "output", "as", "params", "batch_size"]
-    static let insertKeys = ["entity", "rows", "from", "nulls", "columns", "bad_rows", "replace", "params", "batch_size"]
+    static let insertKeys = ["entity", "rows", "from", "format", "compression", "nulls", "columns", "bad_rows", "replace", "params",
+                             "batch_size"]
     static let deleteKeys = ["entity", "where", "params", "batch_size"]
     static let updateKeys = ["entity", "where", "set", "direct", "params", "batch_size"]
 
@@ -103,17 +104,18 @@ extension JobFileBuilder {
             }
         }
         if let node = fields["limit"] { step.limit = reader.integer(node, "limit", in: 0...Int(Int32.max)) }
-        if let node = fields["output"], let text = reader.string(node, "output") {
+        if let node = fields["output"], let text = reader.string(node, "output"), remoteRefused(text, node, "output") {
             if text == "-" {
                 step.output = .table
             } else {
                 let path = confined(resolve(text), node, "output")
                 step.confinement = loader.confinement
-                switch URL(fileURLWithPath: text).pathExtension.lowercased() {
+                switch URL(fileURLWithPath: FeedCompression.strip(text)).pathExtension.lowercased() {
                 case "csv": step.output = .csv(path)
                 case "json": step.output = .json(path)
                 case "ndjson", "jsonl": step.output = .ndjson(path)
-                default: reader.error(node, "output must be a .csv, .json or .ndjson file, or - for a table on standard output")
+                default: reader.error(node, "output must be a .csv, .json or .ndjson file (optionally compressed: .csv.gz, "
+                    + ".ndjson.zst), or - for a table on standard output")
                 }
             }
         }
@@ -184,10 +186,10 @@ extension JobFileBuilder {
         case (let rows?, nil):
             source = inlineRows(rows, entity: entity, columnMap: columnMap).map(InsertStep.Source.rows)
         case (nil, let from?):
-            if let text = reader.string(from, "from (a feed file)") {
+            if let text = reader.string(from, "from (a feed file)"), remoteRefused(text, from, "from") {
                 let path = resolve(text)
                 let outside = loader.confinement?.violation(of: path)
-                if let format = FeedFormat(path: text) {
+                if let format = feedFormat(fields, named: text) {
                     var isDirectory: ObjCBool = false
                     if outside != nil {
                         _ = confined(path, from, "feed file")
@@ -196,11 +198,16 @@ extension JobFileBuilder {
                     }
                     source = .file(path: path, format: format)
                 } else {
-                    reader.error(from, "feed file \(text) must end in .csv, .tsv, .json, .ndjson or .jsonl")
+                    reader.error(from, "feed file \(text) must end in .csv, .tsv, .json, .ndjson or .jsonl (before an optional "
+                        + ".gz or .zst), or say which with format: csv, tsv, json or ndjson")
                 }
             }
         }
+        if rowsNode != nil, let node = fields.keys["format"] ?? fields.keys["compression"] {
+            reader.error(node, "format and compression describe a feed file (from:), not inline rows")
+        }
         var step = InsertStep(entity: entity.name, source: source ?? .rows([]))
+        step.compression = feedCompression(fields, named: fromNode?.scalarText ?? "")
         step.confinement = loader.confinement
         step.columns = columnMap
         step.params = stepParams(fields["params"], job: job)
@@ -293,5 +300,33 @@ extension JobFileBuilder {
         if let node = fields["direct"], let direct = reader.bool(node, "direct") { step.direct = direct }
         checkExpressions(fields, entity: entity, job: job, params: step.params, statements: probes)
         return step
+    }
+
+    /// A feed's format: `format:` when given, else from the name (the suffix before `.gz`/`.zst`).
+    func feedFormat(_ fields: Fields, named name: String) -> FeedFormat? {
+        guard let node = fields["format"] else { return FeedFormat(path: name) }
+        guard let text = reader.string(node, "format") else { return nil }
+        if let format = FeedFormat(rawValue: text.lowercased()) ?? (text.lowercased() == "jsonl" ? .ndjson : nil) { return format }
+        reader.error(node, "format must be csv, tsv, json or ndjson, found '\(text)'")
+        return nil
+    }
+
+    /// A feed's compression: `compression:` when given, else from the name's suffix (`.gz`, `.zst`).
+    func feedCompression(_ fields: Fields, named name: String) -> FeedCompression {
+        guard let node = fields["compression"] else { return FeedCompression(path: name) }
+        guard let text = reader.string(node, "compression") else { return .none }
+        if let compression = FeedCompression(rawValue: text.lowercased()) { return compression }
+        reader.error(node, "compression must be gzip, zstd or none, found '\(text)'" + Suggestion.hint(for: text, in: ["gzip", "zstd", "none"]))
+        return .none
+    }
+
+    /// False (with an error) for an `http://`, `https://` or `s3://` feed or output: this build
+    /// reads and writes local files only (docs/feeds.md).
+    func remoteRefused(_ text: String, _ node: YAMLNode, _ key: String) -> Bool {
+        let lowered = text.lowercased()
+        guard let scheme = ["http://", "https://", "s3://"].first(where: { lowered.hasPrefix($0) }) else { return true }
+        reader.error(node, "\(key): \(scheme) feeds and outputs are not supported yet; download the file first "
+            + "(curl -fo data/feed.csv.gz URL, aws s3 cp) and name the local path")
+        return false
     }
 }

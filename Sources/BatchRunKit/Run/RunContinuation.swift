@@ -43,7 +43,8 @@ package struct RunContinuation: Sendable {
             for (index, step) in job.steps.enumerated() {
                 guard case .insert(let insert) = step, case .file(let path, _) = insert.source,
                       let progress = steps[job.name]?[index], !progress.done, case .feed(let position)? = progress.position else { continue }
-                if !FeedFingerprint.matches(position, path: path, confinement: insert.confinement) {
+                if !FeedFingerprint.matches(position, path: path, compressed: insert.compression != .none,
+                                             confinement: insert.confinement) {
                     throw ResumeError.feedChanged(path: path, job: job.name, run: runID)
                 }
             }

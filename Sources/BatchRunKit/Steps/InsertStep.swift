@@ -38,6 +38,8 @@ package struct InsertStep: Sendable, Hashable {
     package var replace = false
     package var params: [String: ParamTemplate] = [:]
     package var batchSize: Int?
+    /// How the feed file is compressed (from its suffix or `compression:`).
+    package var compression: FeedCompression = .none
     /// The folders a queue worker lets the item read its feed from and write its rejected rows
     /// in (nil: anywhere).
     package var confinement: PathConfinement?

@@ -11,6 +11,7 @@ protocol OutputWriter {
 
 enum OutputWriters {
     /// `confinement`: the folders a queue worker lets the item write in (nil: anywhere).
+    /// A file whose name ends in `.gz` or `.zst` (after its format's suffix) is compressed.
     static func make(_ output: FetchStep.Output, columns: [String], confinement: PathConfinement? = nil) throws -> any OutputWriter {
         switch output {
         case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns, confinement: confinement)
@@ -21,8 +22,9 @@ enum OutputWriters {
     }
 }
 
-/// CSV (RFC 4180, with a header), a JSON array of objects, or NDJSON. The file is made and
-/// moved into place relative to its folder's descriptor (`ConfinedFolder`), opened once.
+/// CSV (RFC 4180, with a header), a JSON array of objects, or NDJSON, gzip- or zstd-compressed
+/// when its name ends in `.gz` or `.zst`. The file is made and moved into place relative to its
+/// folder's descriptor (`ConfinedFolder`), opened once.
 struct FileOutput: OutputWriter {
     enum Format { case csv, json, ndjson }
 
@@ -33,6 +35,7 @@ struct FileOutput: OutputWriter {
     let format: Format
     let columns: [String]
     let handle: FileHandle
+    let compressor: StreamCompressor?
     var buffer = ""
     var rows = 0
 
@@ -43,6 +46,7 @@ struct FileOutput: OutputWriter {
         folder = try ConfinedFolder.holding(path, within: confinement, creating: true)
         temporaryName = folder.name + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
         handle = try folder.openForWriting(temporaryName, truncating: true)
+        compressor = try StreamCompressor(FeedCompression(path: path))
         switch format {
         case .csv: buffer = columns.map(Self.csvField).joined(separator: ",") + "\n"
         case .json: buffer = "["
@@ -66,6 +70,7 @@ struct FileOutput: OutputWriter {
     mutating func finish() throws {
         if format == .json { buffer += rows == 0 ? "]\n" : "\n]\n" }
         try flush()
+        if let compressor { try handle.write(contentsOf: compressor.finish()) }
         try handle.close()
         try folder.rename(temporaryName, to: folder.name)
     }
@@ -76,7 +81,8 @@ struct FileOutput: OutputWriter {
     }
 
     private mutating func flush() throws {
-        try handle.write(contentsOf: Data(buffer.utf8))
+        let bytes = Data(buffer.utf8)
+        try handle.write(contentsOf: compressor.map { try $0.compress(bytes) } ?? bytes)
         buffer = ""
     }
 

@@ -135,10 +135,10 @@ enum FeedFiles {
     }
 
     /// Every record of a feed; errors name it `name`. The file is removed after.
-    static func records(_ name: String, _ bytes: [UInt8], format: FeedFormat) throws -> [FeedRecord] {
+    static func records(_ name: String, _ bytes: [UInt8], format: FeedFormat, compression: FeedCompression = .none) throws -> [FeedRecord] {
         let path = try write(name, bytes)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        var reader = try FeedReaders.open(path: path, format: format, displayPath: name)
+        var reader = try FeedReaders.open(path: path, format: format, displayPath: name, compression: compression)
         var result: [FeedRecord] = []
         while let record = try reader.next() { result.append(record) }
         return result

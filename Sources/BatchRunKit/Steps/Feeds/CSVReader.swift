@@ -62,7 +62,7 @@ package struct RawRow: Sendable {
 package struct CSVReader: FeedReader {
     private static let quote = UInt8(ascii: "\""), newline = UInt8(ascii: "\n"), carriageReturn = UInt8(ascii: "\r")
 
-    private let handle: FileHandle
+    private let source: any ByteSource
     private let delimiter: UInt8
     private let displayPath: String
     private var buffer: [UInt8]
@@ -70,7 +70,8 @@ package struct CSVReader: FeedReader {
     private var start = 0
     private var end = 0
     private var atEnd = false
-    private let sizeAtOpen: UInt64
+    /// Why the bytes ended early (a truncated file, a corrupt or truncated compressed stream).
+    private var failure: ByteSourceError?
     private var bytesRead: UInt64 = 0
     /// The line `start` is on.
     private var line = 1
@@ -80,15 +81,9 @@ package struct CSVReader: FeedReader {
     /// `startingAt`: after reading the header, go on from a place an earlier reader of the
     /// same file gave as `nextRecord`.
     package init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18,
-                startingAt place: FeedOffset? = nil, confinement: PathConfinement? = nil) throws(FeedError) {
-        let handle: FileHandle
-        do {
-            handle = try PathConfinement.openForReading(path, within: confinement)
-        } catch {
-            throw FeedError(file: displayPath, line: 0, message: "cannot open the feed file" + (confinement == nil ? "" : ": \(error)"))
-        }
-        self.handle = handle
-        self.sizeAtOpen = FeedLimits.size(of: handle)
+                startingAt place: FeedOffset? = nil, compression: FeedCompression = .none,
+                confinement: PathConfinement? = nil) throws(FeedError) {
+        source = try ByteSources.open(path: path, compression: compression, displayPath: displayPath, confinement: confinement)
         self.delimiter = delimiter
         self.displayPath = displayPath
         self.buffer = [UInt8](repeating: 0, count: bufferSize)
@@ -114,20 +109,20 @@ package struct CSVReader: FeedReader {
     }
 
     /// Goes on from `place`, which lies after the header: within the bytes buffered, or by
-    /// seeking the file (never read before it again).
+    /// skipping in the source (a file seeks; a compressed stream is decompressed up to it).
     private mutating func move(to place: FeedOffset) throws(FeedError) {
         let buffered = Int64(bytesRead) - Int64(end)
-        guard place.offset >= nextRecord.offset, place.offset <= Int64(sizeAtOpen) else {
+        guard place.offset >= nextRecord.offset else {
             throw FeedError(file: displayPath, line: place.line,
-                            message: "cannot continue at byte \(place.offset): the file has \(sizeAtOpen) bytes")
+                            message: "cannot continue at byte \(place.offset): it lies before the first record")
         }
         if place.offset <= Int64(bytesRead) {
             start = Int(place.offset - buffered)
         } else {
             do {
-                try handle.seek(toOffset: UInt64(place.offset))
+                try source.skip(to: place.offset)
             } catch {
-                throw FeedError(file: displayPath, line: place.line, message: "cannot continue at byte \(place.offset): \(error)")
+                throw FeedError(file: displayPath, line: place.line, message: error.message)
             }
             start = 0
             end = 0
@@ -158,10 +153,10 @@ package struct CSVReader: FeedReader {
 
     private mutating func nextRow(into row: inout RawRow, skippingBlank: Bool) throws(FeedError) -> Bool {
         while true {
-            if atEnd && bytesRead < sizeAtOpen {
-                throw FeedLimits.truncated(file: displayPath, line: line, opened: sizeAtOpen, read: bytesRead)
+            if start == end {
+                if let failure { throw FeedError(file: displayPath, line: line, message: failure.message) }
+                if atEnd { return false }
             }
-            if start == end && atEnd { return false }
             switch try parseRow(into: &row) {
             case .row(let next, let lines):
                 start = next
@@ -169,6 +164,8 @@ package struct CSVReader: FeedReader {
                 if skippingBlank && row.count == 1 && row.range(of: 0).isEmpty { continue }   // a blank line
                 return true
             case .needMore:
+                // The rows before a failure were read; the one it cut is not.
+                if let failure { throw FeedError(file: displayPath, line: line, message: failure.message) }
                 if atEnd { preconditionFailure("a row at the end of the file is always complete") }
                 if end - start >= FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line) }
                 refill()
@@ -279,23 +276,26 @@ package struct CSVReader: FeedReader {
         fill()
     }
 
+    /// Reads into the free part of the buffer until it is full or the bytes end (a failure
+    /// ends them too, kept in `failure` for the row being read to report).
     private mutating func fill() {
-        while end < buffer.count && !atEnd {
-            let wanted = buffer.count - end
-            let data = handle.readData(ofLength: wanted)
-            if data.isEmpty {
-                atEnd = true
-                try? handle.close()
+        while end < buffer.count && !atEnd && failure == nil {
+            let source = self.source, from = end
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { (bytes) throws(ByteSourceError) -> Int in
+                    try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[from...]))
+                }
+            } catch {
+                failure = error as? ByteSourceError ?? ByteSourceError(message: "\(error)")
                 break
             }
-            data.withUnsafeBytes { raw in
-                buffer.withUnsafeMutableBytes { target in
-                    target.baseAddress!.advanced(by: end).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
-                }
+            if count == 0 {
+                atEnd = true
+                break
             }
-            end += data.count
-            bytesRead += UInt64(data.count)
-            if data.count < wanted { continue }
+            end += count
+            bytesRead += UInt64(count)
         }
     }
 }

@@ -66,13 +66,13 @@ struct FeedBatcher {
             switch format {
             case .csv, .tsv:
                 let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName,
-                                           startingAt: start, confinement: step.confinement)
+                                           startingAt: start, compression: step.compression, confinement: step.confinement)
                 source = .csv
                 csv = reader
                 _ = try layout(for: reader.header, line: 1)
             case .json, .ndjson:
                 source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName, startingAt: start,
-                                                                confinement: step.confinement))
+                                                       compression: step.compression, confinement: step.confinement))
             }
         }
     }
@@ -90,7 +90,7 @@ struct FeedBatcher {
     private func filePosition(_ next: FeedOffset) -> StepPosition? {
         guard case .file(let path, _) = step.source else { return nil }
         return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0,
-                                        confinement: step.confinement)
+                                        compressed: step.compression != .none, confinement: step.confinement)
             .map(StepPosition.feed)
     }
 

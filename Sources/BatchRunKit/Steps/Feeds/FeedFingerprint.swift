@@ -3,27 +3,31 @@ import Foundation
 /// What identifies a feed file as it was when a batch of it committed, cheaply: its size,
 /// modification time, and hashes of its first 64 KB and of the 64 KB that end where the next
 /// batch starts. A resumed import compares them instead of reading the part done again.
+/// A compressed feed's offsets are in its decompressed bytes: its second window is the file's
+/// last 64 KB.
 enum FeedFingerprint {
     static let window: Int64 = 64 * 1024
 
     /// The position after a committed batch, with the feed's fingerprint.
     /// `confinement`: the folders a queue worker lets the item read in (its feed is opened
     /// within them, as the import opened it).
-    static func position(path: String, offset: Int64, line: Int, rejectedBytes: Int64,
+    static func position(path: String, offset: Int64, line: Int, rejectedBytes: Int64, compressed: Bool = false,
                          confinement: PathConfinement? = nil) -> FeedPosition? {
         guard let (size, modified) = attributes(path),
               let handle = try? PathConfinement.openForReading(path, within: confinement) else { return nil }
         defer { try? handle.close() }
         let head = hash(handle, from: 0, count: min(window, size))
-        let tail = hash(handle, from: max(0, offset - window), count: min(window, offset))
+        let tailEnd = compressed ? size : offset
+        let tail = hash(handle, from: max(0, tailEnd - window), count: min(window, tailEnd))
         return FeedPosition(offset: offset, line: line, rejectedBytes: rejectedBytes, feedSize: size, feedModified: modified,
                             headHash: head, tailHash: tail)
     }
 
     /// True when the feed at `path` is still the one `position` was taken in.
-    static func matches(_ position: FeedPosition, path: String, confinement: PathConfinement? = nil) -> Bool {
+    static func matches(_ position: FeedPosition, path: String, compressed: Bool = false, confinement: PathConfinement? = nil) -> Bool {
         guard let fresh = self.position(path: path, offset: position.offset, line: position.line,
-                                        rejectedBytes: position.rejectedBytes, confinement: confinement) else { return false }
+                                        rejectedBytes: position.rejectedBytes, compressed: compressed,
+                                        confinement: confinement) else { return false }
         return fresh == position
     }
 

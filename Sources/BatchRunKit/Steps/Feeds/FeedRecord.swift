@@ -47,16 +47,19 @@ package struct FeedOffset: Sendable, Hashable {
 /// ```
 package enum FeedReaders {
     /// `startingAt`: a place a reader of the same file gave as `nextRecord` (a CSV or TSV
-    /// header is still read from the top).
-    package static func open(path: String, format: FeedFormat, displayPath: String,
-                            startingAt start: FeedOffset? = nil, confinement: PathConfinement? = nil) throws(FeedError) -> any FeedReader {
+    /// header is still read from the top); `compression`: how the file is compressed (its
+    /// offsets are then in the decompressed bytes).
+    package static func open(path: String, format: FeedFormat, displayPath: String, startingAt start: FeedOffset? = nil,
+                            compression: FeedCompression = .none, confinement: PathConfinement? = nil) throws(FeedError) -> any FeedReader {
         switch format {
         case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath, startingAt: start,
-                                        confinement: confinement)
+                                        compression: compression, confinement: confinement)
         case .tsv: return try CSVReader(path: path, delimiter: UInt8(ascii: "\t"), displayPath: displayPath, startingAt: start,
-                                        confinement: confinement)
-        case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath, startingAt: start, confinement: confinement)
-        case .json: return try JSONArrayReader(path: path, displayPath: displayPath, startingAt: start, confinement: confinement)
+                                        compression: compression, confinement: confinement)
+        case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath, startingAt: start, compression: compression,
+                                              confinement: confinement)
+        case .json: return try JSONArrayReader(path: path, displayPath: displayPath, startingAt: start, compression: compression,
+                                               confinement: confinement)
         }
     }
 }

@@ -8,8 +8,9 @@ package struct NDJSONReader: FeedReader {
     private var bytes: [UInt8] = []
 
     package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
-                 confinement: PathConfinement? = nil) throws(FeedError) {
-        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0, confinement: confinement)
+                 compression: FeedCompression = .none, confinement: PathConfinement? = nil) throws(FeedError) {
+        stream = try ByteStream(feed: path, displayPath: displayPath, compression: compression, startingAt: start?.offset ?? 0,
+                                confinement: confinement)
         self.displayPath = displayPath
         line = (start?.line ?? 1) - 1
     }
@@ -26,9 +27,7 @@ package struct NDJSONReader: FeedReader {
                 if bytes.count == FeedLimits.maxRecordBytes { throw FeedLimits.recordTooLong(file: displayPath, line: line + 1) }
                 bytes.append(byte)
             }
-            if let opened = stream.truncatedFrom {
-                throw FeedLimits.truncated(file: displayPath, line: line + 1, opened: opened, read: stream.bytesRead)
-            }
+            if let failure = stream.failure { throw FeedError(file: displayPath, line: line + 1, message: failure.message) }
             guard sawByte else { return nil }
             line += 1
             if bytes.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { continue }
@@ -51,8 +50,9 @@ package struct JSONArrayReader: FeedReader {
 
     /// `startingAt` must be a place this reader gave as `nextRecord` (after an element).
     package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
-                 confinement: PathConfinement? = nil) throws(FeedError) {
-        stream = try ByteStream(feed: path, displayPath: displayPath, startingAt: start?.offset ?? 0, confinement: confinement)
+                 compression: FeedCompression = .none, confinement: PathConfinement? = nil) throws(FeedError) {
+        stream = try ByteStream(feed: path, displayPath: displayPath, compression: compression, startingAt: start?.offset ?? 0,
+                                confinement: confinement)
         self.displayPath = displayPath
         if let start, start.offset > 0 {
             line = start.line
@@ -89,7 +89,7 @@ package struct JSONArrayReader: FeedReader {
         }
         let recordLine = line
         try readElement()
-        if stream.truncatedFrom != nil { throw error("") }
+        if stream.failure != nil { throw error("") }
         return try JSONRecord.make(from: Data(element), line: recordLine, file: displayPath)
     }
 
@@ -98,7 +98,7 @@ package struct JSONArrayReader: FeedReader {
         finished = true
         skipSpace()
         if stream.peek() != nil { throw error("unexpected text after the JSON array") }
-        if stream.truncatedFrom != nil { throw error("") }
+        if stream.failure != nil { throw error("") }
         return nil
     }
 
@@ -147,9 +147,7 @@ package struct JSONArrayReader: FeedReader {
     }
 
     private func error(_ message: String) -> FeedError {
-        if let opened = stream.truncatedFrom {
-            return FeedLimits.truncated(file: displayPath, line: line, opened: opened, read: stream.bytesRead)
-        }
+        if let failure = stream.failure { return FeedError(file: displayPath, line: line, message: failure.message) }
         return FeedError(file: displayPath, line: line, message: message)
     }
 }

@@ -15,8 +15,9 @@ struct RejectedRows {
     /// The partial file's size: what a checkpoint after the rows rejected so far records.
     private(set) var bytes: Int64
 
+    /// `data/f.csv` and `data/f.csv.gz` give `data/f.rejected.csv` (uncompressed).
     static func path(forFeed feed: String) -> String {
-        let url = URL(fileURLWithPath: feed)
+        let url = URL(fileURLWithPath: FeedCompression.strip(feed))
         return url.deletingPathExtension().path + ".rejected.csv"
     }
 
