@@ -106,6 +106,7 @@ bench: build bench-deps
 	python3 bench/cancel.py
 	python3 bench/schema.py
 	python3 bench/queue_features.py
+	python3 bench/live.py
 	bench/scheduler.sh
 
 bench-html: build
