@@ -112,6 +112,8 @@ struct MetricsTests {
         #expect(samples.value("batchrun_worker_slots", ["state": "idle"]) == 1)
         #expect(samples.value("batchrun_takeovers_total") == nil)
         #expect(httpGet(port: listening, path: "/../../etc/passwd")?.status == 404)
+        let leftInRunning = try FileManager.default.contentsOfDirectory(atPath: folder.path("q/running"))
+        #expect(!leftInRunning.contains { $0.hasSuffix(".progress") }, "each run removes the progress it published: \(leftInRunning)")
     }
 
     @Test("--log-format json: every line of run and worker is one JSON object with ts, level, event, item, job, rows, message")

@@ -67,6 +67,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: .hidden)
     var fence: String?
 
+    /// A queue folder's worker: where this run publishes its progress once a second (`batchrun serve` reads it).
+    @Option(help: .hidden)
+    var progressFile: String?
+
     func validate() throws {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let fence, QueueFence(argument: fence) == nil { throw ValidationError("--fence takes ITEM:TOKEN:LEASE:QUEUE-URL") }
@@ -121,8 +125,11 @@ struct RunCommand: AsyncParsableCommand {
             let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: load.paramValues)
             interrupts.watch(run)
             let ticker = printer.showsProgress ? Task { await printer.tickProgress(run) } : nil
+            let publisher = progressFile.map { path in Task { await ItemProgress.publish(run, to: path) } }
             let result = await run.run { event in printer.event(event) }
             ticker?.cancel()
+            publisher?.cancel()
+            await publisher?.value
             interrupts.watch(nil)
             printer.finalReport(result)
             if let destination = reportPath(for: file, count: loaded.count) {

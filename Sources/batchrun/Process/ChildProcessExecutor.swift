@@ -61,6 +61,7 @@ final class ChildProcessExecutor: QueueItemExecutor {
         var arguments = ["run", item.path, "--resume", "--relative-to", item.baseDirectory, "--report", item.reportPath,
                          "--no-progress", "--color", "never"]
         if let fence = item.fence { arguments += ["--fence", fence.argument] }
+        if item.lock != nil { arguments += ["--progress-file", item.path + ".progress"] }   // a folder item
         if item.checkedAtSubmit { arguments.append("--checked-at-submit") }
         if let jobs { arguments += ["--jobs", String(jobs)] }
         let metricsFile = metrics?.nextPath()

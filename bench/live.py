@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Seeing it live (issue 35). Three figures:
+  1. metrics' cost: the 1,000,000-row flight import (bench/import/flights.yaml) and the
+     1,000,000-row context update (bench/update_context.yaml), each without and with
+     `--metrics-file` (metrics recorded into swift-prometheus), alternated, medians of RUNS
+     (target: at most 2% more);
+  2. `batchrun serve`'s first page load on a queue folder of 10,000 finished items and 100
+     running ones: the time of the first GET / after the server starts (a cold snapshot),
+     median of 5 starts (target: under 200 ms);
+  3. `serve`'s peak memory (VmHWM) after that page, 20 more loads and 5 s of server-sent
+     events (target: under 30 MB).
+Writes .build-bench/live.json.
+    bench/live.py [ROWS]        (a release build; BIN=path overrides, e.g. .build/debug/batchrun)
+"""
+import json, os, shutil, socket, statistics, subprocess, sys, time
+
+ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+RUNS = int(os.environ.get("RUNS", "5"))
+BIN = os.path.abspath(os.environ.get("BIN", ".build/release/batchrun"))
+OUT = os.path.abspath(".build-bench")
+ROOT = os.path.join(OUT, "live")
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+
+
+def timed(command, prepare=None):
+    if prepare:
+        subprocess.run(prepare, shell=True, check=True)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def metrics_cost():
+    flights = os.path.join(OUT, "import", f"flights-{ROWS}.csv")
+    if not os.path.exists(flights):
+        os.makedirs(os.path.dirname(flights), exist_ok=True)
+        subprocess.run([sys.executable, "bench/import/make_flights.py", str(ROWS), flights], check=True)
+    link = os.path.join(OUT, "import", "flights.csv")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(os.path.basename(flights), link)
+    subprocess.run([sys.executable, "bench/make_accounts.py", str(ROWS), os.path.join(OUT, "accounts.sqlite")], check=True)
+    prom = os.path.join(ROOT, "run.prom")
+    cases = {
+        "import": ([BIN, "bench/import/flights.yaml", "--quiet"],
+                   f"rm -f {OUT}/import/batchrun.sqlite {OUT}/import/batchrun.sqlite-wal {OUT}/import/batchrun.sqlite-shm"),
+        "context update": ([BIN, "bench/update_context.yaml", "--quiet"],
+                           f"cp {OUT}/accounts.sqlite {OUT}/work.sqlite && rm -f {OUT}/work.sqlite-wal {OUT}/work.sqlite-shm"),
+    }
+    result = {}
+    for name, (command, prepare) in cases.items():
+        timed(command, prepare)   # warm-up
+        off, on = [], []
+        for _ in range(RUNS):   # alternated: the machine's speed moves between minutes
+            off.append(timed(command, prepare))
+            on.append(timed(command + ["--metrics-file", prom], prepare))
+        result[name] = {"off_s": round(statistics.median(off), 3), "on_s": round(statistics.median(on), 3),
+                        "cost_percent": round((statistics.median(on) / statistics.median(off) - 1) * 100, 2)}
+        print(f"{name}: metrics off {result[name]['off_s']} s, on {result[name]['on_s']} s: {result[name]['cost_percent']:+.2f}%")
+    return result
+
+
+def make_queue(finished=10_000, running=100):
+    queue = os.path.join(ROOT, "q")
+    fresh(ROOT)
+    job = os.path.join(ROOT, "job.yaml")
+    with open(job, "w") as f:
+        f.write("version: 1\nstore: %s/store.sqlite\nentities:\n  Tick: { columns: { id: integer primary key } }\n"
+                "jobs:\n  tick:\n    steps:\n      - insert: { entity: Tick, rows: [{ id: 1 }] }\n" % ROOT)
+    subprocess.run([BIN, "submit", queue, job], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([BIN, "worker", queue, "--once", "-q"], check=True)
+    done = os.path.join(queue, "done")
+    [first] = [n for n in os.listdir(done) if n.endswith(".yaml")]
+    text, report, log = (open(os.path.join(done, first + suffix)).read() for suffix in ("", ".json", ".log"))
+    for number in range(2, finished + 1):
+        name = "20261126T%09d-0001-job.yaml" % number
+        for suffix, content in (("", text), (".json", report), (".log", log)):
+            with open(os.path.join(done, name + suffix), "w") as f:
+                f.write(content)
+    for number in range(running):
+        name = "20261126T%09d-0002-job.yaml" % number
+        with open(os.path.join(queue, "running", name), "w") as f:
+            f.write(text)
+        with open(os.path.join(queue, "running", name + ".progress"), "w") as f:   # as each run publishes it
+            json.dump({"pid": 10000 + number, "host": "bench", "jobs": ["tick"], "rows": 1000 * number,
+                       "fraction": number / running, "started_at": "2026-11-26T14:00:00Z"}, f)
+    return queue
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port, path="/"):
+    start = time.perf_counter()
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return time.perf_counter() - start, data
+
+
+def start_serve(queue, port):
+    process = subprocess.Popen([BIN, "serve", queue, "--listen", f"127.0.0.1:{port}"], stdout=subprocess.PIPE)
+    process.stdout.readline()   # `serving ... at ...`: listening
+    return process
+
+
+def live_page():
+    queue = make_queue()
+    firsts = []
+    for _ in range(5):
+        port = free_port()
+        serve = start_serve(queue, port)
+        seconds, page = get(port)
+        firsts.append(seconds)
+        serve.terminate()
+        serve.wait()
+    assert b"running (100)" in page and b"10000 done" in page, page[:2000]
+    port = free_port()
+    serve = start_serve(queue, port)
+    for _ in range(21):
+        get(port)
+        time.sleep(0.05)
+    with socket.create_connection(("127.0.0.1", port)) as s:   # 5 s of server-sent events
+        s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.settimeout(0.5)
+        until = time.time() + 5
+        while time.time() < until:
+            try:
+                s.recv(65536)
+            except socket.timeout:
+                pass
+    status = open(f"/proc/{serve.pid}/status").read()
+    peak_kb = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+    serve.terminate()
+    serve.wait()
+    result = {"first_load_ms": round(statistics.median(firsts) * 1000, 1), "first_loads_ms": [round(s * 1000, 1) for s in firsts],
+              "page_bytes": len(page), "serve_peak_mb": round(peak_kb / 1024, 1)}
+    print(f"serve, 10,000 finished + 100 running: first load {result['first_load_ms']} ms (median of 5), "
+          f"page {len(page):,} bytes, peak memory {result['serve_peak_mb']} MB")
+    return result
+
+
+if __name__ == "__main__":
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    fresh(ROOT)
+    summary = {"benchmark": "live", "binary": BIN, "serve": live_page()}
+    if os.environ.get("SKIP_METRICS_COST") != "1":
+        summary["metrics_cost"] = metrics_cost()
+    json.dump(summary, open(os.path.join(OUT, "live.json"), "w"), indent=2)
