@@ -13,13 +13,15 @@ public struct DatabaseFailure: Sendable, CustomStringConvertible {
     let failure: StoreFailure?
     /// The client's full description (result code, statement), as reports show it.
     public let description: String
+    /// The client's error, for the backend's own wording of it (`Store.describeFailure`).
+    let underlying: any Error
 
     /// `error` as a library user sees it: a database client's error becomes
     /// `StoreError.database`; any other error is left as it is.
     static func publicError(_ error: any Error) -> any Error {
         guard !(error is StoreError), let database = error as? any StoreDatabaseError else { return error }
         return StoreError.database(DatabaseFailure(message: database.databaseMessage, failure: database.storeFailure,
-                                                   description: "\(error)"))
+                                                   description: "\(error)", underlying: error))
     }
 
     /// Runs `body`, a database client's error thrown as `StoreError.database`.
