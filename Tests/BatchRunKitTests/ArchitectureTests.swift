@@ -18,7 +18,13 @@ struct ArchitectureTests {
         }
     }
 
-    @Test("the library's public face is what docs/library.md documents: at most 300 public declarations")
+    /// 300 before issue 34; raised by exactly the declarations issue 34 added and documented in
+    /// docs/library.md: `MainContext.mergePolicy` (1), `DatabaseFailure` with `message` and
+    /// `description` (3), `FetchRequest.sortedBy` (1), `existingObjects(with:)` on `Context` and
+    /// `MainContext` (2).
+    static let publicBound = 300 + 1 + 3 + 1 + 2
+
+    @Test("the library's public face is what docs/library.md documents: at most 307 public declarations")
     func publicFace() throws {
         let declarations = try Self.sources(in: "Sources/BatchRunKit").flatMap { file in
             file.text.split(separator: "\n").filter { line in
@@ -27,7 +33,25 @@ struct ArchitectureTests {
             }.map { "\(file.path): \($0)" }
         }
         #expect(declarations.count > 50, "the count found nothing: the walk is broken")
-        #expect(declarations.count <= 300, "\(declarations.count) public declarations")
+        #expect(declarations.count <= Self.publicBound, "\(declarations.count) public declarations; the bound is \(Self.publicBound): raise it only by what docs/library.md documents")
+    }
+
+    @Test("no database client's type appears in a public declaration: GRDB's and PostgresNIO's errors, values and connections stay inside")
+    func noClientTypesInPublicFace() throws {
+        let clientTypes = try Regex(#"\b(DatabaseError|DatabaseValue|DatabasePool|DatabaseQueue|Database|Row|RowCursor|StatementArguments|Statement|PSQLError|PostgresError|PostgresConnection|PostgresClient|PostgresRow|PostgresData|PostgresQuery|ByteBuffer|EventLoop\w*|Channel|NIO\w+)\b"#)
+        var publicLines = 0
+        for file in try Self.sources(in: "Sources/BatchRunKit") {
+            for line in file.text.split(separator: "\n") {
+                let trimmed = line.drop { $0 == " " }
+                guard trimmed.hasPrefix("public ") || trimmed.hasPrefix("open ") else { continue }
+                publicLines += 1
+                // Only the declaration, not a trailing comment that may name a client's type.
+                let code = trimmed.split(separator: "//", maxSplits: 1).first.map(String.init) ?? ""
+                let found = code.firstMatch(of: clientTypes).map { String($0.output[0].substring ?? "") }
+                #expect(found == nil, "\(file.path): a public declaration names \(found ?? ""): \(trimmed)")
+            }
+        }
+        #expect(publicLines > 50, "the walk found nothing")
     }
 
     @Test("the command is thin: at most 1,500 lines of Swift in Sources/batchrun")

@@ -105,7 +105,8 @@ struct ConflictResolver {
             } else {
                 conflict.outcome = policy == .rollback ? .rolledBack : policy == .recompute ? .recomputed : .keptStore
             }
-        case (.objectTrump, _?, false):
+        case (.objectTrump, _?, false), (.recompute, _?, false) where recompute?.assignments.isEmpty ?? true:
+            // An object save has no expressions to evaluate again: recompute is object-trump.
             try write(columns: Array(oursChanged), values: object.values, id: id)
             conflict.outcome = storeChanged.isSubset(of: oursChanged) ? .keptOurs : .merged
         case (.storeTrump, _?, false):

@@ -103,6 +103,10 @@ public actor Context {
     /// The registered object with this ID, read from the store if it is not registered.
     public func existingObject(with id: ObjectID) throws -> ManagedObject? { try core.existingObject(with: id) }
 
+    /// The objects with these IDs, in their order (nil where the row is gone): registered ones
+    /// as they are, the others read with one statement per entity.
+    public func existingObjects(with ids: [ObjectID]) throws -> [ManagedObject?] { try core.existingObjects(with: ids) }
+
     /// A new object, saved with the next `save()`.
     @discardableResult
     public func insert(into entity: String, values: [String: StoreValue]) throws -> ManagedObject {

@@ -52,11 +52,11 @@ final class ContextCore {
         defer { store.changeLog.close(read: opened) }
         let result: T
         do {
-            result = try store.backend.write(interruptedBy: interrupter) { db in
+            result = try DatabaseFailure.translating { try store.backend.write(interruptedBy: interrupter) { db in
                 self.transaction = db
                 defer { self.transaction = nil }
                 return try body()
-            }
+            } }
         } catch {
             store.changeLog.forget(sequences: pendingSaves.compactMap { $0.didSave?.sequence })
             pendingSaves = []
@@ -102,7 +102,7 @@ final class ContextCore {
             }
         } catch {
             if let sequence { store.changeLog.forget(sequences: [sequence]) }
-            throw error
+            throw DatabaseFailure.publicError(error)
         }
         let took = began.duration(to: .now).components
         BatchRunMetrics.batchCommitted(seconds: Double(took.seconds) + Double(took.attoseconds) * 1e-18)
@@ -181,12 +181,14 @@ final class ContextCore {
         guard let entity = store.model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
         let assigned = try assignedIndexes(request, entity: entity)
         let sequence = store.committedSequence, generation = store.changeGeneration
-        return try await store.backend.read { db in
+        do { return try await store.backend.read { db in
             var fetched = FetchedRows(sequence: sequence, generation: generation)
             try db.forEachRow(try db.prepare(request.sql(for: entity)), named: request.arguments(), positional: [], split: entity.columns.count, assigned: assigned) { values, changed in
                 fetched.rows.append((values, changed))
             }
             return fetched
+        } } catch {
+            throw DatabaseFailure.publicError(error)
         }
     }
 
@@ -222,8 +224,13 @@ final class ContextCore {
         return entity
     }
 
+    /// The entity's positions of the request's assigned columns; throws for an unknown column
+    /// among them or among the sort's.
     private static func assignedIndexes(_ request: FetchRequest, entity: Entity) throws -> [Int] {
-        try request.assigning.map { assignment in
+        for order in request.sortedBy where entity.position(ofColumn: order.name) == nil {
+            throw ContextError.unknownColumn(entity.name, order.name)
+        }
+        return try request.assigning.map { assignment in
             guard let index = entity.position(ofColumn: assignment.column) else {
                 throw ContextError.unknownColumn(entity.name, assignment.column)
             }
@@ -276,10 +283,32 @@ final class ContextCore {
         return try fetch(request).first
     }
 
+    /// The objects with these IDs, in their order (nil where the row is gone): registered ones as
+    /// they are, the others read in one statement per entity (as many keys as the database binds
+    /// in one statement: 32,766 on SQLite, 65,535 on PostgreSQL).
+    func existingObjects(with ids: [ObjectID]) throws -> [ManagedObject?] {
+        var missing: [ObjectID] = []
+        for id in ids where registered[id] == nil {
+            guard store.model[id.entity] != nil else { throw ContextError.unknownEntity(id.entity) }
+            missing.append(id)
+        }
+        if !missing.isEmpty {
+            beginRead()
+            let model = store.model
+            let rows = try read { db in try Self.currentRows(of: missing, model: model, in: db, keysPerStatement: .max) }
+            for (id, row) in zip(missing, rows) {
+                guard let row, let entity = model[id.entity] else { continue }
+                _ = register(row, changed: row, entity: entity, keyIndexes: entity.primaryKeyIndexes, assigned: [])
+            }
+            if registered.isEmpty && inserted.isEmpty { endRead() }
+        }
+        return ids.map { registered[$0] }
+    }
+
     /// Reads from a snapshot, or inside the transaction of `atomically`.
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
-        if let transaction { return try body(transaction) }
-        return try store.backend.read(interruptedBy: interrupter) { db in try body(db) }
+        if let transaction { return try DatabaseFailure.translating { try body(transaction) } }
+        return try DatabaseFailure.translating { try store.backend.read(interruptedBy: interrupter) { db in try body(db) } }
     }
 
     // MARK: Changing
@@ -509,16 +538,18 @@ final class ContextCore {
     }
 
     /// The current rows of `ids`, in their order (nil for a row that is gone), read with one
-    /// statement per entity and 500 keys.
-    static func currentRows(of ids: [ObjectID], model: Model, in db: any StoreConnection) throws -> [[StoreValue]?] {
+    /// statement per entity and `keysPerStatement` keys (at most what the database binds).
+    static func currentRows(of ids: [ObjectID], model: Model, in db: any StoreConnection,
+                            keysPerStatement: Int = 500) throws -> [[StoreValue]?] {
         var rows: [ObjectID: [StoreValue]] = [:]
         rows.reserveCapacity(ids.count)
         for (entityName, group) in Dictionary(grouping: ids, by: \.entity) {
             guard let entity = model[entityName] else { continue }
             let keys = entity.primaryKey.map(SQL.quote)
             let keyIndexes = entity.primaryKeyIndexes
-            for start in stride(from: 0, to: group.count, by: 500) {
-                let chunk = group[start..<min(start + 500, group.count)]
+            let size = max(1, min(keysPerStatement, db.parameterLimit / keys.count))
+            for start in stride(from: 0, to: group.count, by: size) {
+                let chunk = group[start..<min(start + size, group.count)]
                 let placeholder = keys.count == 1 ? "?" : "(" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
                 let match = keys.count == 1 ? keys[0] : "(" + keys.joined(separator: ", ") + ")"
                 let sql = "SELECT \(SQL.quoteList(entity.columnNames)) FROM \(SQL.quote(entity.tableName)) WHERE \(match) IN ("

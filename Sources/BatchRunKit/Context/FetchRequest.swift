@@ -17,6 +17,10 @@ public struct FetchRequest: Sendable {
     package var limit: Int?
     /// Only rows whose primary key sorts after this one (keyset pagination).
     public var after: ObjectID?
+    /// The objects' order: columns of the entity, each ascending or descending, the primary
+    /// key last (empty: primary-key order). NULL comes first ascending and last descending on
+    /// both backends; text compares as the database's collation does (SQLite: byte order).
+    public var sortedBy: [RowRequest.Order] = []
 
     public init(entity: String, where whereClause: String? = nil, params: [String: StoreValue] = [:], limit: Int? = nil) {
         self.entity = entity
@@ -38,7 +42,8 @@ public struct FetchRequest: Sendable {
         }
         var sql = "SELECT \(SQL.quoteList(keysOnly ? entity.primaryKey : entity.columnNames))\(computed) FROM \(SQL.quote(entity.tableName))"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += " ORDER BY " + keys.joined(separator: ", ")
+        let sorts = keysOnly ? [] : sortedBy.map { SQL.quote($0.name) + ($0.descending ? " DESC NULLS LAST" : " ASC NULLS FIRST") }
+        sql += " ORDER BY " + (sorts + keys).joined(separator: ", ")
         if let limit { sql += " LIMIT \(limit)" }
         return sql
     }

@@ -4,7 +4,7 @@
 ///
 /// Merges never hold the main actor long: a save is merged 5,000 IDs at a time, each slice
 /// in two short hops (find the objects; apply their rows, read off the main actor in between).
-/// `fetch` has an async form that reads off the main actor.
+/// `fetch` reads off the main actor; `fetchNow` reads on it, for small reads.
 ///
 /// ```swift
 /// @MainActor func show(_ store: Store) async throws {
@@ -27,9 +27,9 @@ public final class MainContext {
     /// IDs of a save looked up, and objects refreshed, per hop to the main actor.
     static let mergeSlice = 5_000
 
-    public init(store: Store) {
+    public init(store: Store, mergePolicy: MergePolicy = .error) {
         self.store = store
-        self.core = ContextCore(store: store, name: "main", mergePolicy: .error)
+        self.core = ContextCore(store: store, name: "main", mergePolicy: mergePolicy)
         self.mergedSequence = store.committedSequence
         let saves = store.didSaves()
         observation = Task { @MainActor [weak self] in
@@ -38,6 +38,14 @@ public final class MainContext {
                 await self.mergeOffMain(save)
             }
         }
+    }
+
+    /// How `save()` resolves a conflict between this context's unsaved changes and what was
+    /// saved since they were read (a background save merged meanwhile): the same six policies
+    /// as a private `Context`'s.
+    public var mergePolicy: MergePolicy {
+        get { core.mergePolicy }
+        set { core.mergePolicy = newValue }
     }
 
     isolated deinit {
@@ -80,8 +88,9 @@ public final class MainContext {
 
     // MARK: Reading
 
-    /// Fetches rows as objects, reading on the main actor: for small reads.
-    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] { try core.fetch(request) }
+    /// Fetches rows as objects now, reading on the main actor: for small reads. (`fetch` reads
+    /// off the main actor; the two are named apart so that neither is called for the other.)
+    public func fetchNow(_ request: FetchRequest) throws -> [ManagedObject] { try core.fetch(request) }
 
     /// Fetches rows as objects, reading off the main actor and registering them in one hop.
     public func fetch(_ request: FetchRequest) async throws -> [ManagedObject] {
@@ -92,7 +101,11 @@ public final class MainContext {
     /// Rows of values (counts, aggregates, groups), read off the main actor.
     public func fetch(_ request: RowRequest) async throws -> [ResultRow] {
         let model = store.model
-        return try await store.backend.read { db in try ContextCore.rows(request, model: model, in: db) }
+        do {
+            return try await store.backend.read { db in try ContextCore.rows(request, model: model, in: db) }
+        } catch {
+            throw DatabaseFailure.publicError(error)
+        }
     }
 
     /// Rows of values, read on the main actor.
@@ -102,6 +115,10 @@ public final class MainContext {
     public func count(_ request: FetchRequest) throws -> Int { try core.count(request) }
 
     public func existingObject(with id: ObjectID) throws -> ManagedObject? { try core.existingObject(with: id) }
+
+    /// The objects with these IDs, in their order (nil where the row is gone): registered ones
+    /// as they are, the others read with one statement per entity.
+    public func existingObjects(with ids: [ObjectID]) throws -> [ManagedObject?] { try core.existingObjects(with: ids) }
 
     package var registeredObjects: [ManagedObject] { core.registeredObjects }
 

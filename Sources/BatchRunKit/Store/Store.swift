@@ -160,7 +160,8 @@ public final class Store: Sendable {
 
     /// Why an operation on the store failed, as a user can act on it.
     func describeFailure(_ error: any Error) -> String {
-        backend.describeFailure(error)
+        if case .database(let failure) = error as? StoreError { return backend.describeFailure(failure.underlying) }
+        return backend.describeFailure(error)
     }
 
     // MARK: Saves

@@ -4,7 +4,7 @@ public enum StoreError: BatchRunError {
     package var isSchemaRefusal: Bool {
         switch self {
         case .schemaRefused, .schemaChangesRefused: true
-        case .cannotOpen, .fenced: false
+        case .cannotOpen, .fenced, .missingParameter, .database: false
         }
     }
 
@@ -17,6 +17,11 @@ public enum StoreError: BatchRunError {
     case cannotOpen(path: String, reason: String)
     /// A write's `WriteFence` found no row: nothing of the transaction was committed.
     case fenced(String)
+    /// A statement's `:name` placeholder has no value in the request's `params`: nothing ran.
+    case missingParameter(String)
+    /// The database refused or failed a statement (a syntax error, a constraint, a lock held
+    /// too long, a lost connection): its own message, without its client library's types.
+    case database(DatabaseFailure)
 
     package var code: String {
         switch self {
@@ -24,6 +29,8 @@ public enum StoreError: BatchRunError {
         case .schemaChangesRefused: "store.schema-changes-refused"
         case .cannotOpen: "store.cannot-open"
         case .fenced: "store.fenced"
+        case .missingParameter: "store.missing-parameter"
+        case .database: "store.database"
         }
     }
 
@@ -45,6 +52,10 @@ public enum StoreError: BatchRunError {
             return "cannot open store \(path): \(reason)"
         case .fenced(let refusal):
             return "\(refusal); nothing of this batch was committed"
+        case .missingParameter(let name):
+            return "the statement uses :\(name), but params has no \"\(name)\": give it a value (StoreValue.null for NULL)"
+        case .database(let failure):
+            return failure.description
         }
     }
 }

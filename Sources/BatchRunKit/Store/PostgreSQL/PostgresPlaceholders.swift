@@ -110,12 +110,15 @@ struct PostgresPlaceholders: Equatable {
         self.parameters = parameters
     }
 
-    /// The values for `$1`, `$2`, ... from the statement's arguments (a missing one is NULL).
-    func values(positional: [StoreValue], named: [String: StoreValue]) -> [StoreValue] {
-        parameters.map { parameter in
+    /// The values for `$1`, `$2`, ... from the statement's arguments (a missing `?` is NULL; a
+    /// missing `:name` throws `StoreError.missingParameter`).
+    func values(positional: [StoreValue], named: [String: StoreValue]) throws -> [StoreValue] {
+        try parameters.map { parameter in
             switch parameter {
             case .position(let index): return index < positional.count ? positional[index] : .null
-            case .name(let name): return named[name] ?? .null
+            case .name(let name):
+                guard let value = named[name] else { throw StoreError.missingParameter(name) }
+                return value
             }
         }
     }

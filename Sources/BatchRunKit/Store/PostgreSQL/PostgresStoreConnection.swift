@@ -69,7 +69,7 @@ final class PostgresStoreConnection: StoreConnection {
     func run(_ statement: PreparedStatement, values: [StoreValue], returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome {
         let text = Self.text(statement)
         return try refusable {
-            let rows = try query(text.sql, text.values(positional: values, named: [:]))
+            let rows = try query(text.sql, try text.values(positional: values, named: [:]))
             if let returned { for row in rows.values { returned(row) } }
         }
     }
@@ -119,7 +119,7 @@ final class PostgresStoreConnection: StoreConnection {
     func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
                     assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws {
         let text = Self.text(statement)
-        let rows = try query(text.sql, text.values(positional: positional, named: named))
+        let rows = try query(text.sql, try text.values(positional: positional, named: named))
         for row in rows.values {
             let read = split < row.count ? Array(row[0..<split]) : row
             if assigned.isEmpty {
@@ -134,14 +134,14 @@ final class PostgresStoreConnection: StoreConnection {
 
     func forEachRow(_ sql: String, _ arguments: SQLArguments, _ body: ([StoreValue]) throws -> Void) throws {
         let text = placeholders(sql)
-        for row in try query(text.sql, text.values(positional: arguments.positional, named: arguments.named)).values {
+        for row in try query(text.sql, try text.values(positional: arguments.positional, named: arguments.named)).values {
             try body(row)
         }
     }
 
     func namedRows(_ sql: String, _ arguments: SQLArguments) throws -> [NamedRow] {
         let text = placeholders(sql)
-        let rows = try query(text.sql, text.values(positional: arguments.positional, named: arguments.named))
+        let rows = try query(text.sql, try text.values(positional: arguments.positional, named: arguments.named))
         let positions = Dictionary(rows.columns.enumerated().map { ($1, $0) }) { first, _ in first }
         return rows.values.map { NamedRow(values: $0, positions: positions) }
     }

@@ -155,12 +155,18 @@ final class SQLiteBackend: StoreBackend {
     /// A store in a rollback journal is turned to WAL as it opens. When two processes do that
     /// at the same moment, SQLite answers one of them busy at once (waiting would deadlock
     /// them): that one tries again, within busy_timeout, and finds the store in WAL.
+    /// For tests that count statements: every statement run on a store opened at one of these
+    /// paths is handed to its closure (SQLite's trace). Read once, as the store opens.
+    package static let statementTraces = Mutex<[String: @Sendable (String) -> Void]>([:])
+
     private static func open(path: String, busyTimeout: Double, readOnlyWhenLocked: Bool) throws -> (DatabasePool, readOnly: Bool) {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.maximumReaderCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        let trace = statementTraces.withLock { $0[path] }
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if let trace { db.trace { event in trace("\(event)") } }
         }
         let deadline = Date().addingTimeInterval(busyTimeout)
         while true {

@@ -95,7 +95,9 @@ final class SQLiteConnection: StoreConnection {
         if count > 0 {
             for index in 1...count {
                 if let name = sqlite3_bind_parameter_name(handle, index) {
-                    try Self.bind(named[String(String(cString: name).dropFirst())] ?? .null, at: index, of: handle)
+                    let parameter = String(String(cString: name).dropFirst())
+                    guard let value = named[parameter] else { throw StoreError.missingParameter(parameter) }
+                    try Self.bind(value, at: index, of: handle)
                 } else if Int(index) <= positional.count {
                     try Self.bind(positional[Int(index) - 1], at: index, of: handle)
                 }

@@ -22,11 +22,12 @@ struct PostgresStoreTests {
     ])
 
     @Test("placeholders become $n; literals, identifiers, comments, casts and dollar quotes are left alone")
-    func placeholders() {
+    func placeholders() throws {
         let text = PostgresPlaceholders("SELECT '?', \"a?\", x::text, $$ :b ? $$ FROM t -- ? :c\nWHERE a = ? AND b = :b /* :d */ OR c = :b AND d = ?")
         #expect(text.sql == "SELECT '?', \"a?\", x::text, $$ :b ? $$ FROM t -- ? :c\nWHERE a = $1 AND b = $2 /* :d */ OR c = $2 AND d = $3")
         #expect(text.parameters == [.position(0), .name("b"), .position(1)])
-        #expect(text.values(positional: [1, 2], named: ["b": "x"]) == [1, "x", 2])
+        #expect(try text.values(positional: [1, 2], named: ["b": "x"]) == [1, "x", 2])
+        #expect(throws: StoreError.self) { try text.values(positional: [1, 2], named: [:]) }
         #expect(PostgresPlaceholders("SELECT 'it''s ?' WHERE a = ?").sql == "SELECT 'it''s ?' WHERE a = $1")
     }
 
