@@ -101,31 +101,12 @@ struct LivePageTests {
 
     /// The first server-sent event of `/events`.
     static func firstEvent(port: Int) -> String? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        func firstEvent(_ text: String) -> String? {
+            // Chunked: the first chunk's size line comes before the event.
+            guard let head = text.range(of: "\r\n\r\n"), text[head.upperBound...].contains("\n\n") else { return nil }
+            let body = text[head.upperBound...]
+            return body.range(of: "data: ").map { String(body[$0.lowerBound...]) }
         }
-        guard connected == 0 else { return nil }
-        let request = Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        guard write(fd, request, request.count) == request.count else { return nil }
-        var response: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            guard count > 0 else { return nil }
-            response += chunk[..<count]
-            let text = String(decoding: response, as: UTF8.self)
-            if let head = text.range(of: "\r\n\r\n"), text[head.upperBound...].contains("\n\n") {
-                // Chunked: the first chunk's size line comes before the event.
-                let body = text[head.upperBound...]
-                return body.range(of: "data: ").map { String(body[$0.lowerBound...]) }
-            }
-        }
+        return loopbackGet(port: port, path: "/events", close: false, until: { firstEvent($0) != nil }).flatMap(firstEvent)
     }
 }

@@ -125,9 +125,9 @@ struct TableOutput: OutputWriter {
     mutating func abandon() {}
 }
 
-/// JSON text for report and output values.
-enum JSONText {
-    static func string(_ text: String) -> String {
+/// JSON text for report and output values, log lines and the live page.
+package enum JSONText {
+    package static func string(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

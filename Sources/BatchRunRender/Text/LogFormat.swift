@@ -1,3 +1,4 @@
+import BatchRunKit
 import Foundation
 
 /// How `run` and `worker` write their lines: `text` for people (the default), `json` for log
@@ -15,21 +16,6 @@ package enum LogFormat: String, Sendable, CaseIterable {
             + "\"message\":\(quote(message))}\n"
     }
 
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
-    package static func quote(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
+    /// `text` as a JSON string (the library's one escaping of JSON text).
+    package static func quote(_ text: String) -> String { JSONText.string(text) }
 }

@@ -41,6 +41,15 @@ struct PrometheusSamples {
 
 /// A GET over a plain socket to 127.0.0.1: the body, or nil when nothing answers.
 func httpGet(port: Int, path: String) -> (status: Int, body: String)? {
+    guard let text = loopbackGet(port: port, path: path, close: true, until: { _ in false }),
+          let split = text.range(of: "\r\n\r\n") else { return nil }
+    let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+    return (status, String(text[split.upperBound...]))
+}
+
+/// Sends `GET path` to 127.0.0.1:`port` and reads the answer until the server closes or
+/// `done` says what arrived is enough: the whole answer (head and body), or nil when nothing answers.
+func loopbackGet(port: Int, path: String, close closing: Bool, until done: (String) -> Bool) -> String? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -52,7 +61,7 @@ func httpGet(port: Int, path: String) -> (status: Int, body: String)? {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
     guard connected == 0 else { return nil }
-    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(closing ? "Connection: close\r\n" : "")\r\n".utf8)
     guard write(fd, request, request.count) == request.count else { return nil }
     var response: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
@@ -60,11 +69,10 @@ func httpGet(port: Int, path: String) -> (status: Int, body: String)? {
         let count = read(fd, &chunk, chunk.count)
         guard count > 0 else { break }
         response += chunk[..<count]
+        let text = String(decoding: response, as: UTF8.self)
+        if done(text) { return text }
     }
-    let text = String(decoding: response, as: UTF8.self)
-    guard let split = text.range(of: "\r\n\r\n") else { return nil }
-    let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-    return (status, String(text[split.upperBound...]))
+    return response.isEmpty ? nil : String(decoding: response, as: UTF8.self)
 }
 
 /// The local addresses (hex, as /proc/net/tcp and tcp6 write them) listening on `port`.
