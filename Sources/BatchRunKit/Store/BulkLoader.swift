@@ -1,7 +1,7 @@
 /// An import's writes of many rows at once, as the store's database does them fastest: on
 /// SQLite, multi-row `INSERT` statements prepared once per shape and bound from the batch's
-/// cells; a PostgreSQL backend loads with `COPY`. One loader serves one insert step, batch
-/// after batch, on whichever connection each batch's transaction has.
+/// cells; on PostgreSQL, one `INSERT ... SELECT FROM unnest(...)` of column arrays. One loader
+/// serves one insert step, batch after batch, on whichever connection each batch's transaction has.
 ///
 /// Every call is all or nothing: when a row is refused (a key or unique value taken, a NOT
 /// NULL or CHECK constraint, a value of the wrong type), nothing of that call is written and
