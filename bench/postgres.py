@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PostgreSQL (issue 11), against a throwaway local server this script starts and stops, each
 figure beside its reference in the same run (medians of RUNS, default 5, alternating):
-  - import of the 1,000,000-row flight feed: batchrun (INSERT ... SELECT FROM unnest of column arrays; COPY before 2026-11-26) against `psql -c "\\copy ..."` into
+  - import of the 1,000,000-row flight feed: batchrun (COPY FROM STDIN, guarded by PostgresCopyRun; through unnest of column arrays for a day, 2026-11-26) against `psql -c "\\copy ..."` into
     the same table (target: at most 1.15x);
   - context batch-update over 1,000,000 rows in batches of 5,000 against one set-based UPDATE
     (target: at most 2x);

@@ -298,8 +298,8 @@ struct PostgresRunTests {
         #expect(awayBad.stderr.contains("group_bye"), "\(awayBad.stderr)")
     }
 
-    @Test("imports go in through COPY with every value intact: escapes, NULLs, booleans, datetimes, keys the server assigns; a re-import resolves taken keys")
-    func importThroughCopy() throws {
+    @Test("an import keeps every value intact (escapes, NULLs, booleans, datetimes), the keys the server assigns rise in feed order, and a re-import resolves taken keys (also when the sequence steps by 3)")
+    func importValuesKeysAndReimport() throws {
         let url = try PostgresServer.database("copy")
         let folder = try TemporaryFolder()
         var feed = ""
@@ -345,6 +345,52 @@ struct PostgresRunTests {
         #expect(third.status == 0, "\(third.stdout)\(third.stderr)")
         #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || (max(id) - min(id)) FROM thing WHERE name LIKE 'm%'")
                 == "300 300 \(3 * 299)")
+    }
+
+    @Test("an object-trump re-import giving NULL to a NOT NULL column with a default writes the default (batch and row-by-row conflicts), on PostgreSQL and SQLite alike, and the conflict records say so")
+    func objectTrumpNullTakesTheDefault() throws {
+        let url = try PostgresServer.database("trump_default")
+        for store in ["{ postgres: \"\(url)\" }", "{ sqlite: s.sqlite }"] {
+            let folder = try TemporaryFolder()
+            // 300 rows (the batch path of conflicts), then a one-row batch (the row-by-row path).
+            try folder.write("first.csv", "id,status,note\n" + (1...301).map { "\($0),done,n\($0)" }.joined(separator: "\n") + "\n")
+            try folder.write("again.csv", "id,status,note\n" + (1...300).map { "\($0),,again" }.joined(separator: "\n") + "\n")
+            try folder.write("one.csv", "id,status,note\n301,,again\n")
+            func job(_ feed: String) -> String {
+                """
+                version: 1
+                store: \(store)
+                entities:
+                  Task: { columns: { id: integer primary key, status: text not null default 'open', note: text } }
+                jobs:
+                  load:
+                    merge_policy: object-trump
+                    batch_size: 1000
+                    steps: [{ insert: { entity: Task, from: \(feed) } }]
+                """
+            }
+            try folder.write("first.yaml", job("first.csv"))
+            try folder.write("again.yaml", job("again.csv"))
+            try folder.write("one.yaml", job("one.csv"))
+            let first = try Batchrun.run(["first.yaml", "--quiet"], in: folder.url)
+            #expect(first.status == 0, "\(store): \(first.stdout)\(first.stderr)")
+            let again = try Batchrun.run(["again.yaml", "--quiet", "--report", "r.json"], in: folder.url)
+            #expect(again.status == 0, "\(store): \(again.stdout)\(again.stderr)")
+            let one = try Batchrun.run(["one.yaml", "--quiet", "--report", "r1.json"], in: folder.url)
+            #expect(one.status == 0, "\(store): \(one.stdout)\(one.stderr)")
+            let summary = "SELECT status || ' ' || note || ' ' || count(*) FROM task GROUP BY status, note"
+            let stored = store.contains("postgres")
+                ? try PostgresServer.psql(url, summary)
+                : try StoreInspector(path: folder.path("s.sqlite")).strings(summary).joined(separator: "\n")
+            #expect(stored == "open again 301", "\(store)")
+            for report in ["r.json", "r1.json"] {
+                let conflicts = try folder.json(report)["conflicts"] as? [[String: Any]] ?? []
+                let status = conflicts.first.flatMap { ($0["properties"] as? [[String: Any]])?.first { $0["name"] as? String == "status" } }
+                #expect(status?["store"] as? String == "done" && status?["ours"] is NSNull && status?["resolved"] as? String == "open",
+                        "\(store) \(report): \(String(describing: status))")
+            }
+            if store.contains("postgres") { try PostgresServer.psql(url, "DROP TABLE task; DROP TABLE _batchrun_runs, _batchrun_jobs, _batchrun_progress") }
+        }
     }
 
     @Test("a lock another session holds past busy_timeout fails the batch as busy (exit 1), saying so")

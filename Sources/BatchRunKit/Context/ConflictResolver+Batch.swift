@@ -58,7 +58,13 @@ extension ConflictResolver {
         for offset in writes { written[offset] = true }
         // Overwrite's INSERT OR REPLACE stores a NOT NULL column's default where ours is NULL, and
         // SQLite's affinity may change a value: what it wrote is read back (as `StoredRows.read` reads).
-        let replaced = resolution == .replace
+        // Object-trump's NULL for a NOT NULL column with a default stores the default: those rows
+        // are read back too.
+        let defaulted = fed.indices.filter { entity.columns[fed[$0]].notNull && entity.columns[fed[$0]].defaultLiteral != nil }
+        let tookDefaults = resolution == .ours && !defaulted.isEmpty && writes.contains { offset in
+            defaulted.contains { batch.cells[ours(offset, $0)].kind == .null }
+        }
+        let replaced = resolution == .replace || tookDefaults
             ? try StoredRows.read(writes.filter { !failed[$0] }.map { batch.value(at: ours($0, keyFed)) }, of: entity, in: db) : nil
         // Names stored once in the step's records.
         let jobName = records.name(job), entityName = records.name(entity.name)

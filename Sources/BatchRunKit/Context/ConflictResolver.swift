@@ -184,7 +184,14 @@ struct ConflictResolver {
     private func write(columns: [Int], values: [StoreValue], id: ObjectID) throws {
         let columns = columns.filter { !entity.primaryKeyIndexes.contains($0) }.sorted()
         guard !columns.isEmpty else { return }
-        let set = columns.map { "\(SQL.quote(entity.columns[$0].name)) = :_batchrun_v\($0)" }.joined(separator: ", ")
+        // A NULL for a NOT NULL column with a default takes the default, as in an insert.
+        let set = columns.map { index -> String in
+            let column = entity.columns[index]
+            if column.notNull, let literal = column.defaultLiteral {
+                return "\(SQL.quote(column.name)) = coalesce(:_batchrun_v\(index), \(literal))"
+            }
+            return "\(SQL.quote(column.name)) = :_batchrun_v\(index)"
+        }.joined(separator: ", ")
         var arguments = keyArguments(id)
         for index in columns { arguments.named["_batchrun_v\(index)"] = values[index] }
         try db.execute("UPDATE \(table) SET \(set) WHERE \(keyMatch)", arguments)

@@ -37,6 +37,7 @@ struct InsertWriter {
                     environment.checkpoint?.at(position, rejected: rejected - report.rows.rejected)
                 }
                 report.rows.rejected = rejected
+                if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
                 let columns = layouts.map(\.columns)
                 // The batch's conflict records go on after the step's, in the step's own array,
                 // moved over (not copied) for the batch: appending a batch's records to the step's

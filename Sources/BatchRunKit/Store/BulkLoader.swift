@@ -24,6 +24,11 @@ protocol BulkLoader: AnyObject {
     func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64])
 
+    /// The batch after the one about to be written brings `rows` rows (known when the feed is
+    /// read ahead): a loader may prepare for them while this batch loads (PostgreSQL draws
+    /// their keys on another session).
+    func expectNext(rows: Int)
+
     /// Writes `rows` whose (one-column) keys, `keys`, are taken, as a merge policy resolves
     /// them: see `BulkResolution`.
     func resolve(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],

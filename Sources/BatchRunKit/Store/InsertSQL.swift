@@ -22,10 +22,18 @@ enum InsertSQL {
     }
 
     /// `INSERT ... ON CONFLICT (key) DO UPDATE`: every fed column takes ours (`.ours`), or ours
-    /// only where the stored value is NULL (`.fillNulls`). Values are bound as they are.
+    /// only where the stored value is NULL (`.fillNulls`). A NULL for a NOT NULL column with a
+    /// default takes the default.
     static func upsert(_ entity: Entity, columns: [String], rows: Int, _ resolution: BulkResolution) -> String {
         let table = SQL.quote(entity.tableName)
-        let plain = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        // A NULL for a NOT NULL column with a default takes the default here too: `excluded`
+        // holds it, so the conflict's update writes the default, not the NULL.
+        let plain = "(" + columns.map { name -> String in
+            if let column = entity.column(named: name), column.notNull, let literal = column.defaultLiteral {
+                return "coalesce(?, \(literal))"
+            }
+            return "?"
+        }.joined(separator: ", ") + ")"
         let others = columns.filter { !entity.primaryKey.contains($0) }.map(SQL.quote)
         let set = others.map { column in
             resolution == .fillNulls ? "\(column) = coalesce(\(table).\(column), excluded.\(column))" : "\(column) = excluded.\(column)"

@@ -161,7 +161,13 @@ final class PostgresBackend: StoreBackend {
     }
 
     func makeBulkLoader(for entity: Entity) -> any BulkLoader {
-        PostgresBulkLoader(entity: entity)
+        // Keys drawn ahead go on a reader session, outside any transaction (a reader's
+        // transactions are read-only, and `nextval` writes).
+        PostgresBulkLoader(entity: entity, sideSession: { [connections] body in
+            let (connection, pid) = try connections.takeReader()
+            defer { connections.putBack(connection, pid: pid) }
+            try body(connection)
+        })
     }
 
     /// The control connection, made at first use: most runs never cancel or listen.

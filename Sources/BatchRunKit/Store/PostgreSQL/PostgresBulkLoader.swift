@@ -1,15 +1,16 @@
 #if PostgreSQL
-/// `BulkLoader` for PostgreSQL: a call's rows go in with one `INSERT ... SELECT ... FROM
+/// `BulkLoader` for PostgreSQL: a call's rows go in with `COPY ... FROM STDIN` (keys the server
+/// is to assign are drawn from the key's sequence first, one query for the whole call, or drawn
+/// while the batch before loaded: `PostgresKeyReserve`); rows that need a column's default for a
+/// NULL, or give keys for some rows and not others, go in with one `INSERT ... SELECT ... FROM
 /// unnest(...)` whose parameters are one array per column (a NULL that takes a column's default,
-/// a NULL integer key the next identity value); taken keys are resolved with `ON CONFLICT DO
+/// a NULL integer key the next identity value). Taken keys are resolved with `ON CONFLICT DO
 /// UPDATE`, or a delete then insert for overwrite. Each call runs in a savepoint, so a refused
 /// row leaves the transaction usable for the row-by-row path.
+/// A COPY that meets a server ending the session is made safe by `PostgresCopyRun`.
 /// Not a multi-row `INSERT ... VALUES` with a parameter per value: the server plans such a
 /// statement afresh at each run, and 1,000 rows of 19 columns took 45 ms to plan against 2.5 ms
 /// for the arrays' statement, which was 15 times COPY's time for an import.
-/// Not COPY: PostgresNIO (1.33) stops the process with a precondition failure when the server
-/// ends a session during a COPY (a restart, `pg_terminate_backend`), which no check on our side
-/// can rule out; an INSERT fails as an error, and the batch is retried.
 ///
 /// ```swift
 /// let loader = PostgresBulkLoader(entity: entity)
@@ -19,12 +20,20 @@ final class PostgresBulkLoader: BulkLoader {
     let entity: Entity
     private var statements: [String: PreparedStatement] = [:]
     private var connection: ObjectIdentifier?
+    /// Keys from the integer key's identity sequence, once it is looked up.
+    private var keys: PostgresKeyReserve?
+    /// Where keys are drawn ahead; nil: never.
+    private let sideSession: PostgresKeyReserve.SideSession?
+    /// Rows the batch after this one brings, when known.
+    private var expected: Int?
 
-    /// Rows per call, and per statement: the arrays' text grows with them, the statement's not.
+    /// Rows per call, and per statement: one COPY takes a whole batch; the arrays' text grows
+    /// with them, the statement's not.
     static let maximumCallRows = 10_000
 
-    init(entity: Entity) {
+    init(entity: Entity, sideSession: PostgresKeyReserve.SideSession? = nil) {
         self.entity = entity
+        self.sideSession = sideSession
     }
 
     func nextChunk(_ remaining: Int, columns: Int) -> Int {
@@ -33,6 +42,18 @@ final class PostgresBulkLoader: BulkLoader {
 
     func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
+        if rows.count > 1, let copier = connection as? PostgresStoreConnection, copier.copies,
+           !takesDefaults(rows, of: batch, columns: columns) {
+            if !assigningKeys {
+                return (try copier.copy(into: entity.tableName, columns: columns, rows: rows, of: batch), [])
+            }
+            if !columns.contains(entity.primaryKey[0]) {
+                let keys = try drawKeys(rows.count, in: connection)
+                let outcome = try copier.copy(into: entity.tableName, columns: columns + [entity.primaryKey[0]], rows: rows, of: batch,
+                                              extra: keys)
+                return (outcome, outcome.isDone ? keys : [])
+            }
+        }
         // Rows the INSERT statements take: one statement or several, all or nothing.
         let rows = Array(rows)
         var keys: [Int64] = []
@@ -67,13 +88,51 @@ final class PostgresBulkLoader: BulkLoader {
     /// Thrown to roll several statements back to their savepoint.
     private struct BackOut: Error {}
 
+    /// True when a row gives NULL for a NOT NULL column with a default: COPY would store the
+    /// NULL (and be refused); the INSERT statement takes the default.
+    private func takesDefaults(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String]) -> Bool {
+        let positions = columns.indices.filter { index in
+            entity.column(named: columns[index]).map { $0.notNull && $0.defaultLiteral != nil } ?? false
+        }
+        guard !positions.isEmpty else { return false }
+        return rows.contains { row in
+            let start = batch.cells(of: row).lowerBound
+            return positions.contains { batch.cells[start + $0].kind == .null }
+        }
+    }
+
+    /// `count` keys from the integer key's identity sequence (looked up once: finding it for
+    /// every row costs ten times drawing the value); keys for the rows expected next are drawn
+    /// meanwhile on another session.
+    private func drawKeys(_ count: Int, in connection: any StoreConnection) throws -> [Int64] {
+        let keys = try self.keys ?? reserveKeys(in: connection)
+        self.keys = keys
+        let drawn = try keys.take(count, in: connection)
+        if let expected {
+            keys.prepare(expected)
+            self.expected = nil
+        }
+        return drawn
+    }
+
+    private func reserveKeys(in connection: any StoreConnection) throws -> PostgresKeyReserve {
+        guard let sequence = try connection.value("SELECT \(PostgresSchemaSQL.keySequence(of: entity))")?.string else {
+            throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence")
+        }
+        return PostgresKeyReserve(sequence: sequence, side: sideSession)
+    }
+
+    func expectNext(rows: Int) {
+        expected = rows
+    }
+
     /// One `INSERT ... SELECT ... FROM unnest(...)` of all `rows`.
     private func insertStatement(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String], assigningKeys: Bool,
                                  in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
         var keys: [Int64] = []
         let table = valuesTable(columns, in: connection)
         let sql = "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) SELECT "
-            + selectList(columns, defaults: true) + " FROM " + table.sql
+            + selectList(columns) + " FROM " + table.sql
             + (assigningKeys ? " RETURNING \(SQL.quoteList(entity.primaryKey))" : "")
         let outcome = try connection.run(try statement(sql, in: connection), values: table.arguments(values(rows, of: batch)),
                                          returned: assigningKeys ? { row in
@@ -96,12 +155,11 @@ final class PostgresBulkLoader: BulkLoader {
         connection.valuesTable(of: columns.map { entity.column(named: $0)?.type ?? .text }, rows: Self.maximumCallRows)
     }
 
-    /// `v.column1, ...`; with `defaults`, a NULL takes the column's default where it is NOT
-    /// NULL and has one, and a NULL integer key the next identity value.
-    private func selectList(_ columns: [String], defaults: Bool) -> String {
+    /// `v.column1, ...`: a NULL takes the column's default where it is NOT NULL and has one,
+    /// and a NULL integer key the next identity value.
+    private func selectList(_ columns: [String]) -> String {
         columns.enumerated().map { offset, name -> String in
             let value = "v.column\(offset + 1)"
-            guard defaults else { return value }
             if entity.hasRowidKey, name == entity.primaryKey[0] {
                 return "coalesce(\(value), nextval(\(PostgresSchemaSQL.keySequence(of: entity))))"
             }
@@ -132,7 +190,9 @@ final class PostgresBulkLoader: BulkLoader {
             let set = others.map { column in
                 resolution == .fillNulls ? "\(column) = coalesce(\(tableName).\(column), excluded.\(column))" : "\(column) = excluded.\(column)"
             }
-            sql = insert + selectList(columns, defaults: false) + " FROM " + table.sql
+            // A NULL for a NOT NULL column with a default takes it here too (the update writes
+            // `excluded`'s value); the rows' keys are given, so no identity value is drawn.
+            sql = insert + selectList(columns) + " FROM " + table.sql
                 + " ON CONFLICT (\(SQL.quoteList(entity.primaryKey))) DO UPDATE SET " + set.joined(separator: ", ")
         case .replace:
             let key = entity.column(named: entity.primaryKey[0])?.type ?? .integer
@@ -140,7 +200,7 @@ final class PostgresBulkLoader: BulkLoader {
             let deleted = try connection.run(try statement(delete, in: connection), values: [.text(PostgresValues.arrayLiteral(keys))],
                                              returned: nil)
             guard case .done = deleted else { return deleted }
-            sql = insert + selectList(columns, defaults: true) + " FROM " + table.sql
+            sql = insert + selectList(columns) + " FROM " + table.sql
         }
         return try connection.run(try statement(sql, in: connection), values: table.arguments(values(rows, of: batch)), returned: nil)
     }

@@ -116,6 +116,39 @@ final class PostgresStoreConnection: StoreConnection {
         freshTransaction = begin
     }
 
+    /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
+    /// followed by `extra[i]` when given; in a savepoint, so a refused row backs out the whole
+    /// call and leaves the transaction usable: the outcome says why, as `run`'s does.
+    /// The rows go in pieces of `copyPieceRows`, each encoded on the connection's event loop
+    /// while the server reads the one before (encoding a whole batch first left the server idle
+    /// meanwhile); `PostgresCopyRun` keeps a session the server ends from stopping the process.
+    func copy(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch,
+              extra: [Int64]? = nil) throws -> StatementOutcome {
+        // PostgresNIO quotes the table name it is given; the name is quoted here already.
+        let quoted = String(SQL.quote(table).dropFirst().dropLast())
+        let bytesPerRow = 16 * max(columns.count, 1)
+        let pieces = stride(from: rows.startIndex, to: rows.endIndex, by: Self.copyPieceRows).map { $0 }
+        return try refusable {
+            try PostgresError.translating {
+                try finished(PostgresCopyRun(connection: connection, logger: logger)
+                    .copy(into: quoted, columns: columns, pieces: pieces.count) { index in
+                        let start = pieces[index], end = min(start + Self.copyPieceRows, rows.endIndex)
+                        let offset = start - rows.startIndex
+                        var buffer = ByteBuffer()
+                        buffer.reserveCapacity((end - start) * bytesPerRow)
+                        PostgresCopyText.append(rows[start..<end], of: batch, extra: extra?[offset..<(offset + end - start)], to: &buffer)
+                        return buffer
+                    })
+            }
+        }
+    }
+
+    /// Whether `copy` can run: PostgresNIO's channel is found (`PostgresCopyRun.channel`).
+    private(set) lazy var copies = PostgresCopyRun.channel(of: connection) != nil
+
+    /// Rows per piece of a COPY: about 100 KB of a 20-column feed.
+    static let copyPieceRows = 500
+
     func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
                     assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws {
         let text = Self.text(statement)

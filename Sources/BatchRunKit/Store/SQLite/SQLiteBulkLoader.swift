@@ -46,6 +46,9 @@ final class SQLiteBulkLoader: BulkLoader {
         self.entity = entity
     }
 
+    /// Nothing to prepare: SQLite assigns keys as it inserts, in the same process.
+    func expectNext(rows: Int) {}
+
     func nextChunk(_ remaining: Int, columns: Int) -> Int {
         let full = rowsPerStatement(columns: columns)
         if remaining >= full { return full }

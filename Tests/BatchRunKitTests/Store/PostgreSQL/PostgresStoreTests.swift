@@ -191,7 +191,7 @@ struct PostgresStoreTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM \"Reading\"") == "3")
     }
 
-    @Test("an import's rows carry every value as it was: integers of every length and sign, reals, text with tabs, backslashes and line breaks, NULL, bytes")
+    @Test("an import's rows (through COPY) carry every value as it was: integers of every length and sign, reals, text with tabs, backslashes and line breaks, NULL, bytes")
     func importedValues() throws {
         let url = try PostgresServer.database("copytext")
         let store = try Store(postgres: url, model: Self.model)
@@ -266,6 +266,35 @@ struct PostgresStoreTests {
         let message = error.map { "\($0)" } ?? ""
         #expect(message.contains("the connection to the server") || message.contains("terminating connection"), "\(message)")
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM \"Reading\"") == "0")
+    }
+
+    @Test("keys drawn ahead on a side session come after the ones drawn before, in order, and none is left unused when as many rows come")
+    func keysDrawnAhead() throws {
+        let url = try PostgresServer.database("keys")
+        let store = try Store(postgres: url, model: Self.model)
+        let sequence = try PostgresServer.psql(url, "SELECT pg_get_serial_sequence('\"Reading\"', 'id')")
+        // The side session: another store's writer, its server process recorded.
+        let other = try Store(postgres: url, model: Self.model)
+        let sidePIDs = Mutex<[StoreValue]>([])
+        let side: PostgresKeyReserve.SideSession = { body in
+            try other.backend.write(interruptedBy: nil) { connection in
+                let pid = try connection.value("SELECT pg_backend_pid()")!
+                sidePIDs.withLock { $0.append(pid) }
+                try body(connection)
+            }
+        }
+        let writerPID = try store.backend.write(interruptedBy: nil) { connection in
+            let keys = PostgresKeyReserve(sequence: sequence, side: side)
+            #expect(try keys.take(5, in: connection) == [1, 2, 3, 4, 5])
+            keys.prepare(4)
+            #expect(try keys.take(3, in: connection) == [6, 7, 8])       // drawn ahead
+            #expect(try keys.take(3, in: connection) == [9, 10, 11])     // one drawn ahead, two here
+            return try connection.value("SELECT pg_backend_pid()")!
+        }
+        #expect(sidePIDs.withLock { $0 }.count == 1)
+        #expect(sidePIDs.withLock { $0 }.first != writerPID)
+        // Nothing was drawn and left unused.
+        #expect(try PostgresServer.psql(url, "SELECT last_value FROM \(sequence)") == "11")
     }
 
     @Test("a queue claim fences its store: once another worker took the item over, the next write is rolled back, and the old claim can neither renew nor finish")

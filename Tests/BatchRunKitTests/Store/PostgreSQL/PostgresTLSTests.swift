@@ -237,6 +237,54 @@ struct PostgresTLSTests {
         #expect(byVariable.user == "batch" && byVariable.tls)
     }
 
+    @Test("a COPY over TLS whose session the server ends at random moments (pg_terminate_backend, 25 times) fails as a lost connection and never stops this process (PostgresNIO's copy precondition: over TLS the channel stays open while its state machine is already closing)")
+    func copyEndedOverTLS() throws {
+        let setup = try Self.setup.get()
+        let database = "copy_tls_\(UInt32.random(in: 0...UInt32.max))"
+        _ = try setup.cluster.psql("CREATE DATABASE \(database) OWNER trustuser")
+        let url = "postgresql://trustuser@localhost:\(setup.cluster.port)/\(database)?sslmode=verify-full&sslrootcert=\(setup.ca)"
+        let store = try Store(postgres: url, model: PostgresStoreTests.model)
+        let entity = PostgresStoreTests.model["Reading"]!
+        let rowsPerCall = 10_000
+        var lost = 0, done = 0
+        for attempt in 0..<25 {
+            var batch = RowBatch()
+            for row in 0..<rowsPerCall {
+                batch.beginRow(line: row + 1, layout: 0)
+                batch.append(.integer(Int64(attempt * rowsPerCall + row)))
+                batch.append(.text("sensor \(row) with some text to make the rows longer"))
+                batch.append(.real(Double(row) / 7))
+                batch.append(.text("s"))
+            }
+            // Ends the writer's session (the one in a write transaction) after 0-60 ms.
+            let ender = Thread {
+                Thread.sleep(forTimeInterval: Double.random(in: 0...0.06))
+                _ = try? setup.cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                            + "WHERE datname = '\(database)' AND backend_xid IS NOT NULL")
+            }
+            ender.start()
+            do {
+                let outcome = try store.backend.write(interruptedBy: nil) { connection in
+                    try PostgresBulkLoader(entity: entity).insert(Array(0..<rowsPerCall)[...], of: batch, layout: 0,
+                                                                  columns: ["id", "sensor", "value", "status"],
+                                                                  assigningKeys: false, in: connection).outcome
+                }
+                #expect(outcome.isDone)
+                done += 1
+            } catch {
+                #expect(StoreFailure(of: error) == .connectionLost, "\(error)")
+                lost += 1
+            }
+            while !ender.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(lost > 0, "no COPY met its session's end (\(done) went through)")
+        // What went through is whole: every committed call's rows, nothing of the others.
+        let stored = try store.backend.read(interruptedBy: nil) { connection in
+            try connection.value("SELECT count(*) FROM \"Reading\"")
+        }
+        #expect(stored == .integer(Int64(done * rowsPerCall)))
+    }
+
     @Test("md5 and trust logins")
     func md5AndTrust() throws {
         let setup = try Self.setup.get()
