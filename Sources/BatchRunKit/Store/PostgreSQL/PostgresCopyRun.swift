@@ -12,12 +12,13 @@ import PostgresNIO
 /// machine is `.closing`/`.closed` from the moment it meets a FATAL error (a restart's or
 /// `pg_terminate_backend`'s "terminating connection due to administrator command") or the
 /// socket's end, while the handler that guards the steps lets them through until it is removed
-/// from the pipeline, a later turn of the event loop. The earlier guard checked
-/// `connection.isClosed` inside the writer closure, but `copyFrom` itself ran on the concurrency
-/// pool, so the `CopyDone` after the closure returned, and the `CopyFail` after it threw, were
-/// sent from a later turn that nothing checked; and `isClosed` is the channel's state, which
-/// over TLS stays open while the machine is already `.closing` (the TLS close waits for the
-/// server's close_notify).
+/// from the pipeline, a later turn of the event loop. The earlier guard (an actor on the event
+/// loop checking `connection.isClosed` before each step) did not hold: `write`, `copyFrom` and
+/// its `CopyDone`/`CopyFail` are nonisolated async functions, which ran on the concurrency pool
+/// and reached the loop through `eventLoop.execute`, a later turn than the check (the crash,
+/// reproduced with that guard: `checkBackendCanReceiveCopyData` called from such a queued
+/// `write`); and `isClosed` is the channel's state, which over TLS stays open while the machine
+/// is already `.closing` (the TLS close waits for the server's close_notify).
 ///
 /// Here:
 /// - the whole COPY runs as a task whose executor is the connection's event loop
