@@ -118,8 +118,18 @@ public actor Context {
 
     public var hasChanges: Bool { core.hasChanges }
 
-    /// Every object the context holds.
+    /// Every object the context holds: those someone holds or that have unsaved changes, and
+    /// the inserts (every registered one with `retainsRegisteredObjects`).
     public var registeredObjects: [ManagedObject] { core.registeredObjects }
+
+    /// Core Data's `retainsRegisteredObjects`. False (the default): the context holds an object
+    /// only while it has unsaved changes; one nobody else holds is forgotten (a later fetch
+    /// reads it again), so saves and memory follow the changes, not the objects read or
+    /// saved. True: it holds every registered object until `reset()`.
+    public var retainsRegisteredObjects: Bool {
+        get { core.retainsRegisteredObjects }
+        set { core.retainsRegisteredObjects = newValue }
+    }
 
     // MARK: Saving and merging
 

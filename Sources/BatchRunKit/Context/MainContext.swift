@@ -122,6 +122,14 @@ public final class MainContext {
 
     package var registeredObjects: [ManagedObject] { core.registeredObjects }
 
+    /// As `Context.retainsRegisteredObjects`: false (the default), the main context holds an
+    /// object only while it has unsaved changes or someone holds it (a screen's objects are
+    /// held by the screen, and merged in place while they are).
+    public var retainsRegisteredObjects: Bool {
+        get { core.retainsRegisteredObjects }
+        set { core.retainsRegisteredObjects = newValue }
+    }
+
     // MARK: Changing
 
     /// A new object, saved with the next `save()`.
