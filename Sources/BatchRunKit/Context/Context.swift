@@ -188,11 +188,16 @@ public actor Context {
 public enum ContextError: BatchRunError {
     case unknownEntity(String)
     case unknownColumn(String, String)
+    /// A value written to a column (`set`, `insert`) that its declared type does not hold:
+    /// text into a `real` column, a `Date` into a `real` one. Checked as the value is written,
+    /// so nothing ill-typed ever waits in a context for its save.
+    case wrongType(entity: String, column: String, expected: ColumnType, given: StoreValue)
 
     package var code: String {
         switch self {
         case .unknownEntity: "context.unknown-entity"
         case .unknownColumn: "context.unknown-column"
+        case .wrongType: "context.wrong-type"
         }
     }
 
@@ -202,6 +207,16 @@ public enum ContextError: BatchRunError {
         switch self {
         case .unknownEntity(let name): return "no entity named \(name)"
         case .unknownColumn(let entity, let column): return "entity \(entity) has no column \(column)"
+        case .wrongType(let entity, let column, let expected, let given):
+            let value: String
+            switch given {
+            case .null: value = "NULL"
+            case .integer(let int): value = "integer \(int)"
+            case .real(let real): value = "real \(real)"
+            case .text(let text): value = "text \"\(text.count > 40 ? text.prefix(40) + "..." : text)\""
+            case .blob(let bytes): value = "a blob of \(bytes.count) bytes"
+            }
+            return "\(entity).\(column) is \(expected.rawValue): \(value) does not fit it; give \(expected.whatFits)"
         }
     }
 }

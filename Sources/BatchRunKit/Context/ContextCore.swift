@@ -324,7 +324,7 @@ final class ContextCore {
         var mask: UInt64 = 0
         for (column, value) in values {
             guard let index = entity.position(ofColumn: column) else { throw ContextError.unknownColumn(entityName, column) }
-            row[index] = value
+            row[index] = try entity.fitting(value, at: index)
             if index < 64 { mask |= 1 << UInt64(index) }
         }
         // Inserts of one shape share one list of assigned columns.

@@ -50,15 +50,17 @@ public final class ManagedObject {
         }
     }
 
-    /// Sets a column's value, marking the object updated; a column the entity does not have
-    /// throws `ContextError.unknownColumn` and changes nothing.
+    /// Sets a column's value, marking the object updated. A column the entity does not have
+    /// throws `ContextError.unknownColumn`, a value its type does not hold (text into a `real`
+    /// column) `ContextError.wrongType`; either changes nothing. An integer given to a `real`
+    /// column is stored as a real.
     ///
     /// ```swift
     /// try session.set("status", to: "stale")
     /// ```
     public func set(_ column: String, to value: StoreValue) throws {
         guard let index = index(of: column) else { throw ContextError.unknownColumn(entity.name, column) }
-        self[index] = value
+        self[index] = try entity.fitting(value, at: index)
     }
 
     /// A new object with `values` given to the columns in `assigned`.
