@@ -193,8 +193,9 @@ final class ContextCore {
         }
     }
 
-    /// Registers rows read off the context's isolation, as `fetch` does.
-    func register(_ fetched: FetchedRows, for request: FetchRequest) throws -> [ManagedObject] {
+    /// Registers rows read off the context's isolation (those in `range`, default all), as
+    /// `fetch` does.
+    func register(_ fetched: FetchedRows, rows range: Range<Int>? = nil, for request: FetchRequest) throws -> [ManagedObject] {
         let entity = try entity(named: request.entity)
         let assigned = try assignedIndexes(request, entity: entity)
         if readSequence == nil {
@@ -202,8 +203,9 @@ final class ContextCore {
             readGeneration = fetched.generation
             store.changeLog.open(read: fetched.sequence)
         }
-        return fetched.rows.map { register($0.read, changed: $0.changed, entity: entity, keyIndexes: entity.primaryKeyIndexes,
-                                           assigned: assigned) }
+        return fetched.rows[range ?? fetched.rows.indices].map {
+            register($0.read, changed: $0.changed, entity: entity, keyIndexes: entity.primaryKeyIndexes, assigned: assigned)
+        }
     }
 
     private func register(_ values: [StoreValue], changed: [StoreValue], entity: Entity, keyIndexes: [Int],
@@ -543,7 +545,12 @@ final class ContextCore {
 
     /// Drops the registered objects `save` deleted, unless they have changes.
     func dropDeleted(in save: DidSave) {
-        for id in save.deleted.values.joined() {
+        dropDeleted(save.deleted.values.joined())
+    }
+
+    /// Drops the registered objects with these IDs (rows deleted), unless they have changes.
+    func dropDeleted(_ ids: some Sequence<ObjectID>) {
+        for id in ids {
             if let object = registered[id], !object.hasChanges { registered.remove(id) }
         }
     }
