@@ -21,10 +21,12 @@ struct ArchitectureTests {
     /// 300 before issue 34; raised by exactly the declarations issue 34 added and documented in
     /// docs/library.md: `MainContext.mergePolicy` (1), `DatabaseFailure` with `message` and
     /// `description` (3), `FetchRequest.sortedBy` (1), `existingObjects(with:)` on `Context` and
-    /// `MainContext` (2).
-    static let publicBound = 300 + 1 + 3 + 1 + 2
+    /// `MainContext` (2); `retainsRegisteredObjects` on `Context` and `MainContext` (2: objects
+    /// held weakly, as Core Data's, so saves follow the changes), `FetchRequest.fetchBatchSize`
+    /// (1: the main context registers an async fetch's objects in hops).
+    static let publicBound = 300 + 1 + 3 + 1 + 2 + 2 + 1
 
-    @Test("the library's public face is what docs/library.md documents: at most 307 public declarations")
+    @Test("the library's public face is what docs/library.md documents: at most 310 public declarations")
     func publicFace() throws {
         let declarations = try Self.sources(in: "Sources/BatchRunKit").flatMap { file in
             file.text.split(separator: "\n").filter { line in

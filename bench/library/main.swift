@@ -49,6 +49,38 @@ func objectInsertRate() async throws -> Double {
     return Double(insertRows) / seconds
 }
 
+/// The process's resident memory now, in MB (Linux's /proc/self/statm).
+func residentMB() -> Double {
+    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "0 0"
+    let pages = Double(statm.split(separator: " ")[1]) ?? 0
+    return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
+
+/// Issue 34: rows per second of `Context.insert` + plain `save()` (no reset: the Core Data
+/// habit) every 10,000, 500,000 rows by default, and the resident memory after the first and
+/// the last save (flat when saved objects nobody holds are not kept).
+func plainSaveInsertRate(rows: Int) async throws -> (rate: Double, firstMB: Double, lastMB: Double) {
+    let (store, folder) = try freshStore()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let context = Context(store: store, name: "insert")
+    let start = DispatchTime.now()
+    let memory = try await context.perform { context -> [Double] in
+        var memory: [Double] = []
+        for first in stride(from: 1, through: rows, by: 10_000) {
+            for id in first..<min(first + 10_000, rows + 1) {
+                try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s\(id % 50)",
+                                                             "value": .real(Double(id) / 10), "taken_at": "2026-01-31T08:15:00Z",
+                                                             "ok": true])
+            }
+            try context.save()
+            memory.append(residentMB())
+        }
+        return memory
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    return (Double(rows) / seconds, memory.first!, memory.last!)
+}
+
 /// Measures the longest gap between ticks of a task on the main actor while `work` runs.
 @MainActor
 func worstStall(during work: () async throws -> Void) async rethrows -> Double {
@@ -103,13 +135,53 @@ func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
     return (stall, fetchStall)
 }
 
+let plainSaveRows = Int(ProcessInfo.processInfo.environment["PLAIN_SAVE_ROWS"] ?? "") ?? 500_000
+if ProcessInfo.processInfo.environment["BENCH_ONLY_PLAIN_SAVE"] != nil {   // issue 34's figure alone
+    for _ in 0..<runs {
+        let (rate, firstMB, lastMB) = try await plainSaveInsertRate(rows: plainSaveRows)
+        print(Int(rate), "rows/s; resident", Int(firstMB), "MB after the first save,", Int(lastMB), "MB after the last")
+    }
+    exit(0)
+}
+/// Issue 34: the worst main-actor stall (a 1 ms ticker's longest gap) while a main context
+/// fetches 200,000 objects asynchronously (registered 2,000 per hop by default).
+@MainActor
+func largeFetchStall(rows: Int) async throws -> Double {
+    let (store, folder) = try freshStore()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try await Context(store: store, name: "seed").perform { context in
+        for id in 1...rows { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
+        try context.saveAndReset()
+    }
+    let main = MainContext(store: store)
+    var count = 0
+    let stall = try await worstStall { count = try await main.fetch(FetchRequest(entity: "Reading")).count }
+    precondition(count == rows)
+    return stall
+}
+
+let largeFetchRows = Int(ProcessInfo.processInfo.environment["LARGE_FETCH_ROWS"] ?? "") ?? 200_000
+if ProcessInfo.processInfo.environment["BENCH_ONLY_STALLS"] != nil {   // issue 34's stall figures alone
+    for _ in 0..<runs {
+        let (merge, _) = try await mergeStall()
+        print("merge of 60,000:", merge, "ms; async fetch of \(largeFetchRows):", try await largeFetchStall(rows: largeFetchRows), "ms")
+    }
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["BENCH_ONLY_INSERTS"] != nil {   // for profiling the insert path
     for _ in 0..<runs { print(Int(try await objectInsertRate())) }
     exit(0)
 }
 var rates: [Double] = [], stalls: [Double] = [], fetchStalls: [Double] = []
+var largeFetchStalls: [Double] = []
+var plainRates: [Double] = [], plainGrowth: [Double] = [], plainLast: [Double] = []
 for _ in 0..<runs {
     rates.append(try await objectInsertRate())
+    let plain = try await plainSaveInsertRate(rows: plainSaveRows)
+    plainRates.append(plain.rate)
+    plainGrowth.append(plain.lastMB - plain.firstMB)
+    plainLast.append(plain.lastMB)
+    largeFetchStalls.append(try await largeFetchStall(rows: largeFetchRows))
     let (stall, fetchStall) = try await mergeStall()
     stalls.append(stall)
     fetchStalls.append(fetchStall)
@@ -119,6 +191,10 @@ let result: [String: Any] = [
     "object_inserts_per_s_median": Int(median(rates)), "object_inserts_target": 500_000,
     "merge_stall_ms_median": (median(stalls) * 10).rounded() / 10, "merge_stall_ms_worst": (stalls.max()! * 10).rounded() / 10,
     "async_fetch_stall_ms_median": (median(fetchStalls) * 10).rounded() / 10, "stall_target_ms": 16,
+    "large_fetch_rows": largeFetchRows, "large_fetch_stall_ms_median": (median(largeFetchStalls) * 10).rounded() / 10,
+    "large_fetch_stall_ms_worst": (largeFetchStalls.max()! * 10).rounded() / 10,
+    "plain_save_rows": plainSaveRows, "plain_save_inserts_per_s_median": Int(median(plainRates)), "plain_save_target": 400_000,
+    "plain_save_rss_growth_mb_median": Int(median(plainGrowth)), "plain_save_rss_last_mb_median": Int(median(plainLast)),
 ]
 let data = try JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys])
 print(String(decoding: data, as: UTF8.self))

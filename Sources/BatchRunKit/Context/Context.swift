@@ -118,8 +118,18 @@ public actor Context {
 
     public var hasChanges: Bool { core.hasChanges }
 
-    /// Every object the context holds.
+    /// Every object the context holds: those someone holds or that have unsaved changes, and
+    /// the inserts (every registered one with `retainsRegisteredObjects`).
     public var registeredObjects: [ManagedObject] { core.registeredObjects }
+
+    /// Core Data's `retainsRegisteredObjects`. False (the default): the context holds an object
+    /// only while it has unsaved changes; one nobody else holds is forgotten (a later fetch
+    /// reads it again), so saves and memory follow the changes, not the objects read or
+    /// saved. True: it holds every registered object until `reset()`.
+    public var retainsRegisteredObjects: Bool {
+        get { core.retainsRegisteredObjects }
+        set { core.retainsRegisteredObjects = newValue }
+    }
 
     // MARK: Saving and merging
 
@@ -178,11 +188,16 @@ public actor Context {
 public enum ContextError: BatchRunError {
     case unknownEntity(String)
     case unknownColumn(String, String)
+    /// A value written to a column (`set`, `insert`) that its declared type does not hold:
+    /// text into a `real` column, a `Date` into a `real` one. Checked as the value is written,
+    /// so nothing ill-typed ever waits in a context for its save.
+    case wrongType(entity: String, column: String, expected: ColumnType, given: StoreValue)
 
     package var code: String {
         switch self {
         case .unknownEntity: "context.unknown-entity"
         case .unknownColumn: "context.unknown-column"
+        case .wrongType: "context.wrong-type"
         }
     }
 
@@ -192,6 +207,16 @@ public enum ContextError: BatchRunError {
         switch self {
         case .unknownEntity(let name): return "no entity named \(name)"
         case .unknownColumn(let entity, let column): return "entity \(entity) has no column \(column)"
+        case .wrongType(let entity, let column, let expected, let given):
+            let value: String
+            switch given {
+            case .null: value = "NULL"
+            case .integer(let int): value = "integer \(int)"
+            case .real(let real): value = "real \(real)"
+            case .text(let text): value = "text \"\(text.count > 40 ? text.prefix(40) + "..." : text)\""
+            case .blob(let bytes): value = "a blob of \(bytes.count) bytes"
+            }
+            return "\(entity).\(column) is \(expected.rawValue): \(value) does not fit it; give \(expected.whatFits)"
         }
     }
 }

@@ -15,7 +15,8 @@ final class ContextCore {
     /// Called after every successful save (Core Data's per-save notification for this context).
     var didSaveBlock: (@Sendable (SaveResult) -> Void)?
 
-    private var registered: [ObjectID: ManagedObject] = [:]
+    /// Registered objects, weakly unless changed (or `retainsRegisteredObjects`), and which changed.
+    let registered = ObjectRegistry()
     private var inserted: [ManagedObject] = []
     /// The assigned columns of the last insert, shared by the inserts of the same shape.
     private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
@@ -192,8 +193,9 @@ final class ContextCore {
         }
     }
 
-    /// Registers rows read off the context's isolation, as `fetch` does.
-    func register(_ fetched: FetchedRows, for request: FetchRequest) throws -> [ManagedObject] {
+    /// Registers rows read off the context's isolation (those in `range`, default all), as
+    /// `fetch` does.
+    func register(_ fetched: FetchedRows, rows range: Range<Int>? = nil, for request: FetchRequest) throws -> [ManagedObject] {
         let entity = try entity(named: request.entity)
         let assigned = try assignedIndexes(request, entity: entity)
         if readSequence == nil {
@@ -201,8 +203,9 @@ final class ContextCore {
             readGeneration = fetched.generation
             store.changeLog.open(read: fetched.sequence)
         }
-        return fetched.rows.map { register($0.read, changed: $0.changed, entity: entity, keyIndexes: entity.primaryKeyIndexes,
-                                           assigned: assigned) }
+        return fetched.rows[range ?? fetched.rows.indices].map {
+            register($0.read, changed: $0.changed, entity: entity, keyIndexes: entity.primaryKeyIndexes, assigned: assigned)
+        }
     }
 
     private func register(_ values: [StoreValue], changed: [StoreValue], entity: Entity, keyIndexes: [Int],
@@ -215,7 +218,7 @@ final class ContextCore {
             return existing
         }
         let object = ManagedObject(entity: entity, values: changed, snapshot: values, id: id, changed: !assigned.isEmpty)
-        registered[id] = object
+        registered.add(object, id: id)
         return object
     }
 
@@ -296,11 +299,14 @@ final class ContextCore {
             beginRead()
             let model = store.model
             let rows = try read { db in try Self.currentRows(of: missing, model: model, in: db, keysPerStatement: .max) }
+            var found: [ObjectID: ManagedObject] = [:]   // holds them: the registry does not
+            found.reserveCapacity(missing.count)
             for (id, row) in zip(missing, rows) {
                 guard let row, let entity = model[id.entity] else { continue }
-                _ = register(row, changed: row, entity: entity, keyIndexes: entity.primaryKeyIndexes, assigned: [])
+                found[id] = register(row, changed: row, entity: entity, keyIndexes: entity.primaryKeyIndexes, assigned: [])
             }
             if registered.isEmpty && inserted.isEmpty { endRead() }
+            return ids.map { registered[$0] ?? found[$0] }
         }
         return ids.map { registered[$0] }
     }
@@ -320,7 +326,7 @@ final class ContextCore {
         var mask: UInt64 = 0
         for (column, value) in values {
             guard let index = entity.position(ofColumn: column) else { throw ContextError.unknownColumn(entityName, column) }
-            row[index] = value
+            row[index] = try entity.fitting(value, at: index)
             if index < 64 { mask |= 1 << UInt64(index) }
         }
         // Inserts of one shape share one list of assigned columns.
@@ -342,23 +348,34 @@ final class ContextCore {
             inserted.removeAll { $0 === object }
         } else {
             object.isDeleted = true
+            registered.objectChanged(object)
         }
     }
 
+    /// Inserts, or changed objects whose values differ from their snapshots: the changed
+    /// objects only are looked at, not every registered one.
     var hasChanges: Bool {
-        !inserted.isEmpty || registered.values.contains { $0.hasChanges }
+        !inserted.isEmpty || registered.changed.values.contains { $0.hasChanges }
     }
 
-    /// Every object the context holds.
-    var registeredObjects: [ManagedObject] { Array(registered.values) + inserted }
+    /// Every object the context holds: the registered ones still alive and the inserts.
+    var registeredObjects: [ManagedObject] { registered.objects + inserted }
+
+    /// Core Data's `retainsRegisteredObjects`: false, the context holds an object only while it
+    /// has unsaved changes (or someone else holds it); true, it holds every registered object.
+    var retainsRegisteredObjects: Bool {
+        get { registered.retainsObjects }
+        set { registered.retainsObjects = newValue }
+    }
 
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     func rollback() {
         inserted.removeAll()
-        for object in registered.values {
+        for object in registered.changed.values {
             object.isDeleted = false
-            if let snapshot = object.snapshot { object.values = snapshot }
+            if let snapshot = object.snapshot { object.refresh(with: snapshot) }
         }
+        registered.clearChanged()
     }
 
     /// Forgets every object (changes included), as a fresh context.
@@ -376,6 +393,9 @@ final class ContextCore {
     /// `forgetting`: the caller resets right after, so saved objects need no new snapshots.
     func save(bulk: BulkChange? = nil, forgetting: Bool = false, checkpoint: CheckpointWrite? = nil) throws -> SaveResult {
         guard hasChanges || checkpoint != nil else { return SaveResult() }
+        // Inserts nobody but the context holds would be forgotten right after the save (the
+        // registry holds objects weakly): they need neither their rows read back nor registering.
+        let kept = forgetting ? [] : registered.retainsObjects ? inserted : heldInserts()
         let inserts = inserted
         let readSequence = self.readSequence ?? store.committedSequence
         let readGeneration = self.readGeneration
@@ -384,20 +404,28 @@ final class ContextCore {
             if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
                 // Every row is as read, and the statement rewrites the row of every object given
                 // a value: those are the changed ones (no comparing each object's values).
-                objects = self.registered.values.filter(\.wasWritten)
+                objects = self.registered.changed.values.filter(\.wasWritten)
                 try self.writeBulk(bulk, objects: objects, in: db, into: &changes)
             } else {
-                objects = self.registered.values.filter { $0.hasChanges }
-                try self.write(inserts: inserts, objects: objects, in: db, readSequence: readSequence, readBack: !forgetting,
+                objects = self.registered.changed.values.filter { $0.hasChanges }
+                try self.write(inserts: inserts, objects: objects, in: db, readSequence: readSequence, readBack: !kept.isEmpty,
                                into: &changes)
             }
         }
         if forgetting {
             reset()
         } else {
-            afterSave(inserts: inserts, changes: objects, conflicts: result.conflicts)
+            afterSave(inserts: kept, changes: objects, conflicts: result.conflicts)
         }
         return result
+    }
+
+    /// The inserted objects someone besides the context holds (checked before `inserted` is
+    /// copied: a copy's elements are not uniquely referenced).
+    private func heldInserts() -> [ManagedObject] {
+        var held: [ManagedObject] = []
+        for index in inserted.indices where !isKnownUniquelyReferenced(&inserted[index]) { held.append(inserted[index]) }
+        return held
     }
 
     /// The fast save: nothing was committed since the read, so no row can conflict and the
@@ -478,21 +506,25 @@ final class ContextCore {
     }
 
     /// After a save: snapshots become the saved values, deleted and conflicting objects are
-    /// dropped (the next fetch reads them as they are now), inserted objects are registered.
+    /// dropped (the next fetch reads them as they are now), `inserts` (those kept) are registered.
     private func afterSave(inserts: [ManagedObject], changes: [ManagedObject], conflicts: [MergeConflict]) {
         let conflicting = Set(conflicts.map(\.objectID))
         for object in changes {
             guard let id = object.objectID else { continue }
             if object.isDeleted || (!conflicting.isEmpty && conflicting.contains(id)) {
-                registered[id] = nil
+                registered.remove(id, ifItIs: object)
             } else {
-                object.snapshot = object.values
+                object.refresh(with: object.values)
             }
         }
+        // Objects given their own values again had nothing to save: they are unchanged now too.
+        for object in registered.changed.values where !object.hasChanges { object.refresh(with: object.values) }
+        registered.clearChanged()
+        registered.reserveCapacity(registered.count + inserts.count)
         for object in inserts {
             guard let id = object.objectID, !conflicting.contains(id) else { continue }
-            object.snapshot = object.values
-            registered[id] = object
+            object.refresh(with: object.values)
+            registered.add(object, id: id)
         }
         inserted.removeAll()
         endRead()
@@ -513,8 +545,13 @@ final class ContextCore {
 
     /// Drops the registered objects `save` deleted, unless they have changes.
     func dropDeleted(in save: DidSave) {
-        for id in save.deleted.values.joined() {
-            if let object = registered[id], !object.hasChanges { registered[id] = nil }
+        dropDeleted(save.deleted.values.joined())
+    }
+
+    /// Drops the registered objects with these IDs (rows deleted), unless they have changes.
+    func dropDeleted(_ ids: some Sequence<ObjectID>) {
+        for id in ids {
+            if let object = registered[id], !object.hasChanges { registered.remove(id) }
         }
     }
 
@@ -533,7 +570,7 @@ final class ContextCore {
     /// since they were found keep their changes. No hashing: the rows come in the objects' order.
     func apply(_ rows: [[StoreValue]?], to objects: [ManagedObject]) {
         for (object, row) in zip(objects, rows) where !object.hasChanges {
-            if let row { object.refresh(with: row) } else if let id = object.objectID, registered[id] === object { registered[id] = nil }
+            if let row { object.refresh(with: row) } else if let id = object.objectID { registered.remove(id, ifItIs: object) }
         }
     }
 

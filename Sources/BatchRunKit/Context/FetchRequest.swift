@@ -21,6 +21,10 @@ public struct FetchRequest: Sendable {
     /// key last (empty: primary-key order). NULL comes first ascending and last descending on
     /// both backends; text compares as the database's collation does (SQLite: byte order).
     public var sortedBy: [RowRequest.Order] = []
+    /// Objects `MainContext.fetch` registers on the main actor per hop, yielding it between
+    /// hops (Core Data's `fetchBatchSize`, for the main actor's sake); 0, the default: 2,000.
+    /// The rows are read at once, off the main actor, from one snapshot either way.
+    public var fetchBatchSize = 0
 
     public init(entity: String, where whereClause: String? = nil, params: [String: StoreValue] = [:], limit: Int? = nil) {
         self.entity = entity

@@ -2,9 +2,10 @@
 /// store by itself, refreshing the objects it holds in place, so code on the main actor
 /// (completion blocks among it) reads what the jobs saved.
 ///
-/// Merges never hold the main actor long: a save is merged 5,000 IDs at a time, each slice
+/// Merges never hold the main actor long: a save is merged 2,000 IDs at a time, each slice
 /// in two short hops (find the objects; apply their rows, read off the main actor in between).
-/// `fetch` reads off the main actor; `fetchNow` reads on it, for small reads.
+/// `fetch` reads off the main actor and registers the objects on it 2,000 at a time
+/// (`fetchBatchSize`), yielding between; `fetchNow` reads on it, for small reads.
 ///
 /// ```swift
 /// @MainActor func show(_ store: Store) async throws {
@@ -25,7 +26,15 @@ public final class MainContext {
     private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
     /// IDs of a save looked up, and objects refreshed, per hop to the main actor.
-    static let mergeSlice = 5_000
+    static let mergeSlice = 2_000
+    /// Objects `fetch` registers per hop when the request's `fetchBatchSize` is 0.
+    static let registerSlice = 2_000
+    /// Async fetches registering their objects now: while there are any, merges leave the
+    /// IDs they refreshed or deleted in `mergedDuringFetches`.
+    private var fetchesInFlight = 0
+    /// Saves merged while fetches were in flight (their number and IDs): what a fetch's rows,
+    /// read before, may not show; it refreshes those of its objects once registered.
+    private var mergedDuringFetches: [(sequence: UInt64, ids: [ObjectID])] = []
 
     public init(store: Store, mergePolicy: MergePolicy = .error) {
         self.store = store
@@ -67,8 +76,13 @@ public final class MainContext {
     /// find the registered objects without changes, then (after their rows were read and
     /// matched to them off the main actor) refresh them in place.
     private func mergeOffMain(_ save: DidSave) async {
-        core.dropDeleted(in: save)
         let ids = save.refreshedIDs
+        let deleted = Array(save.deleted.values.joined())
+        if fetchesInFlight > 0 { mergedDuringFetches.append((save.sequence, ids + deleted)) }
+        for start in stride(from: 0, to: deleted.count, by: Self.mergeSlice) {
+            if start > 0 { await Task.yield() }
+            core.dropDeleted(deleted[start..<min(start + Self.mergeSlice, deleted.count)])
+        }
         var start = 0
         while start < ids.count {
             let objects = core.unchangedObjects(with: ids[start..<min(start + Self.mergeSlice, ids.count)])
@@ -92,10 +106,41 @@ public final class MainContext {
     /// off the main actor; the two are named apart so that neither is called for the other.)
     public func fetchNow(_ request: FetchRequest) throws -> [ManagedObject] { try core.fetch(request) }
 
-    /// Fetches rows as objects, reading off the main actor and registering them in one hop.
+    /// Fetches rows as objects: reads them off the main actor, then registers them on it
+    /// `fetchBatchSize` (default 2,000) at a time, yielding the main actor between hops. A save
+    /// merged meanwhile is not undone: its rows among the objects are read again at the end.
     public func fetch(_ request: FetchRequest) async throws -> [ManagedObject] {
+        fetchesInFlight += 1
+        defer {
+            fetchesInFlight -= 1
+            if fetchesInFlight == 0 { mergedDuringFetches = [] }
+        }
         let read = try await ContextCore.readOffMain(request, store: store)
-        return try core.register(read, for: request)
+        let slice = request.fetchBatchSize > 0 ? request.fetchBatchSize : Self.registerSlice
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(read.rows.count)
+        for start in stride(from: 0, to: read.rows.count, by: slice) {
+            if start > 0 { await Task.yield() }
+            objects += try core.register(read, rows: start..<min(start + slice, read.rows.count), for: request)
+        }
+        await refresh(objects, changedAfter: read.sequence)
+        return objects
+    }
+
+    /// Reads again the rows of `objects` (those without changes) that saves merged after
+    /// `sequence` touched, in slices as a merge does.
+    private func refresh(_ objects: [ManagedObject], changedAfter sequence: UInt64) async {
+        let touched = Set(mergedDuringFetches.filter { $0.sequence > sequence }.flatMap(\.ids))
+        guard !touched.isEmpty else { return }
+        let stale = objects.filter { object in object.objectID.map { touched.contains($0) } ?? false }
+        for start in stride(from: 0, to: stale.count, by: Self.mergeSlice) {
+            let slice = stale[start..<min(start + Self.mergeSlice, stale.count)].filter { !$0.hasChanges }
+            let ids = slice.map { $0.objectID! }
+            let store = self.store
+            if let rows = try? await store.backend.read({ db in try ContextCore.currentRows(of: ids, model: store.model, in: db) }) {
+                core.apply(rows, to: slice)
+            }
+        }
     }
 
     /// Rows of values (counts, aggregates, groups), read off the main actor.
@@ -121,6 +166,14 @@ public final class MainContext {
     public func existingObjects(with ids: [ObjectID]) throws -> [ManagedObject?] { try core.existingObjects(with: ids) }
 
     package var registeredObjects: [ManagedObject] { core.registeredObjects }
+
+    /// As `Context.retainsRegisteredObjects`: false (the default), the main context holds an
+    /// object only while it has unsaved changes or someone holds it (a screen's objects are
+    /// held by the screen, and merged in place while they are).
+    public var retainsRegisteredObjects: Bool {
+        get { core.retainsRegisteredObjects }
+        set { core.retainsRegisteredObjects = newValue }
+    }
 
     // MARK: Changing
 

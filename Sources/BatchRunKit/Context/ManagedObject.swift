@@ -24,6 +24,10 @@ public final class ManagedObject {
     /// the others get their defaults.
     /// In column order.
     private(set) var assignedColumns: [Int] = []
+    /// The registry of the context the object is registered in, told of the object's first
+    /// write since its snapshot (so a save looks at changed objects only); nil when the object
+    /// is not registered (an insert not yet saved, or an object its context forgot).
+    weak var registry: ObjectRegistry?
 
     /// `changed` says the values may differ from the snapshot (a fetch that assigned columns).
     init(entity: Entity, values: [StoreValue], snapshot: [StoreValue]?, id: ObjectID? = nil, changed: Bool = false) {
@@ -46,15 +50,17 @@ public final class ManagedObject {
         }
     }
 
-    /// Sets a column's value, marking the object updated; a column the entity does not have
-    /// throws `ContextError.unknownColumn` and changes nothing.
+    /// Sets a column's value, marking the object updated. A column the entity does not have
+    /// throws `ContextError.unknownColumn`, a value its type does not hold (text into a `real`
+    /// column) `ContextError.wrongType`; either changes nothing. An integer given to a `real`
+    /// column is stored as a real.
     ///
     /// ```swift
     /// try session.set("status", to: "stale")
     /// ```
     public func set(_ column: String, to value: StoreValue) throws {
         guard let index = index(of: column) else { throw ContextError.unknownColumn(entity.name, column) }
-        self[index] = value
+        self[index] = try entity.fitting(value, at: index)
     }
 
     /// A new object with `values` given to the columns in `assigned`.
@@ -72,7 +78,10 @@ public final class ManagedObject {
         get { values[index] }
         set {
             values[index] = newValue
-            written = true
+            if !written {
+                written = true
+                if snapshot != nil { registry?.objectChanged(self) }
+            }
             if snapshot == nil {
                 if let at = assignedColumns.firstIndex(where: { $0 >= index }) {
                     if assignedColumns[at] != index { assignedColumns.insert(index, at: at) }
@@ -110,7 +119,10 @@ public final class ManagedObject {
         var values = self.values
         for column in columns { values[column] = changed[column] }
         self.values = values
-        written = true
+        if !written {
+            written = true
+            registry?.objectChanged(self)
+        }
     }
 
     func refresh(with row: [StoreValue]) {

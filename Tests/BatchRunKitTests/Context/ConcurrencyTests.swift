@@ -108,6 +108,7 @@ struct ConcurrencyTests {
 
         let holder = Context(store: test.store, name: "holder")
         try await holder.perform { context in
+            context.retainsRegisteredObjects = true   // its objects are looked at again below
             let objects = try context.fetch(FetchRequest(entity: "Account"))
             try objects[0].set("status", to: .text("mine"))     // a pending change on row 1 only
         }

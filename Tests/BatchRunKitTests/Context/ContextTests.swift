@@ -19,7 +19,8 @@ struct ContextTests {
         let context = Context(store: test.store, name: "job_a", mergePolicy: policy)
         if let rule { await context.perform { $0.recomputeRules["Account"] = rule } }
         let objects = try await context.perform { context in
-            try context.fetch(FetchRequest(entity: "Account")).count
+            context.retainsRegisteredObjects = true   // the object is found again below, through registeredObjects
+            return try context.fetch(FetchRequest(entity: "Account")).count
         }
         #expect(objects == 1)
         try test.outside(outside)

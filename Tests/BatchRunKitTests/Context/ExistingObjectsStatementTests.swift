@@ -33,7 +33,10 @@ struct ExistingObjectsStatementTests {
         }
         let before = statements.selects(of: "Ledger").count
         let ids = (1...4_165).map { ObjectID(entity: "Ledger", key: [StoreValue($0 * 1)]) }
-        let found = try await context.perform { context in try context.existingObjects(with: ids).count { $0 != nil } }
+        let found = try await context.perform { context in
+            context.retainsRegisteredObjects = true   // kept, to be found again below without a statement
+            return try context.existingObjects(with: ids).count { $0 != nil }
+        }
         #expect(found == 4_165)
         let selects = statements.selects(of: "Ledger").dropFirst(before)
         #expect(selects.count == 1, "\(selects.count) statements")

@@ -76,7 +76,10 @@ struct PostgresStoreTests {
             try context.save()
         }
         // Columns: id, sensor, value, taken_at, ok, raw, status.
-        let rows = try await context.perform { context in try context.fetch(FetchRequest(entity: "Reading")).map(\.values) }
+        let rows = try await context.perform { context in
+            context.retainsRegisteredObjects = true   // found again below, through registeredObjects
+            return try context.fetch(FetchRequest(entity: "Reading")).map(\.values)
+        }
         #expect(rows.count == 301)
         #expect(rows[0] == [1, "s1", .real(0.25), StoreValue(taken), 0, .blob([0, 255, 1]), "open"])
         #expect(rows[1] == [2, "s2", .real(0.5), StoreValue(taken), 1, .blob([0, 255, 2]), "open"])
@@ -114,6 +117,7 @@ struct PostgresStoreTests {
         try await context.perform { context in
             for id in 1...3 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
             try context.saveAndReset()
+            context.retainsRegisteredObjects = true   // found again below, through registeredObjects
             _ = try context.fetch(FetchRequest(entity: "Reading"))
         }
         try PostgresServer.psql(url, "UPDATE \"Reading\" SET sensor = 'outside' WHERE id = 2")
