@@ -3,7 +3,7 @@ import Testing
 @testable import BatchRunKit
 
 /// Replays what fuzzing found (`fuzz/regressions/TARGET/`) and the seed corpora through the real
-/// job-file loader and feed readers: each input must end in a result or a clean error, quickly.
+/// job-file loader and feed readers: each input must end in a result or a clean error, without hanging.
 @Suite("Fuzz regressions")
 struct FuzzRegressionTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -32,7 +32,9 @@ struct FuzzRegressionTests {
         } catch {
             #expect(!error.diagnostics.isEmpty)
         }
-        #expect(Date().timeIntervalSince(started) < 2, "\(input) took too long")
+        // A hang detector, not a speed test: these inputs once blew up exponentially (minutes);
+        // a loaded CI machine takes 2 s for what takes milliseconds when idle.
+        #expect(Date().timeIntervalSince(started) < 60, "\(input) took too long")
     }
 
     @Test("feeds read to the end or fail with a feed error", arguments:
