@@ -105,7 +105,10 @@ struct ConflictResolver {
             } else {
                 conflict.outcome = policy == .rollback ? .rolledBack : policy == .recompute ? .recomputed : .keptStore
             }
-        case (.objectTrump, _?, false), (.recompute, _?, false) where recompute?.assignments.isEmpty ?? true:
+        case (.recompute, _?, false) where !(recompute?.assignments.isEmpty ?? true):
+            try recomputeUpdate(id)
+            conflict.outcome = .recomputed
+        case (.objectTrump, _?, false), (.recompute, _?, false):
             // An object save has no expressions to evaluate again: recompute is object-trump.
             try write(columns: Array(oursChanged), values: object.values, id: id)
             conflict.outcome = storeChanged.isSubset(of: oursChanged) ? .keptOurs : .merged
@@ -118,9 +121,6 @@ struct ConflictResolver {
             conflict.outcome = .overwritten
         case (.rollback, _, _):
             conflict.outcome = .rolledBack
-        case (.recompute, _?, false):
-            try recomputeUpdate(id)
-            conflict.outcome = .recomputed
         case (.objectTrump, _?, true), (.overwrite, _?, true):
             try db.execute("DELETE FROM \(table) WHERE \(keyMatch)", keyArguments(id))
             conflict.outcome = policy == .overwrite ? .overwritten : .keptOurs

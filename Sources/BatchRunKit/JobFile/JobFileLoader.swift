@@ -110,7 +110,7 @@ public struct JobFileLoader: Sendable {
     private static func pauseForTestsAfterCheck(path: String, environment: [String: String]) {
         guard let folder = environment["BATCHRUN_TEST_PAUSE_AFTER_CHECK"], !folder.isEmpty else { return }
         let paused = folder + "/paused", go = folder + "/go"
-        FileManager.default.createFile(atPath: paused, contents: Data(path.utf8))
+        _ = FileManager.default.createFile(atPath: paused, contents: Data(path.utf8))
         while !FileManager.default.fileExists(atPath: go) { Thread.sleep(forTimeInterval: 0.02) }
         try? FileManager.default.removeItem(atPath: go)
         try? FileManager.default.removeItem(atPath: paused)

@@ -222,7 +222,7 @@ struct SchemaMigration {
 
     private static func pauseForTests() {
         guard let path = ProcessInfo.processInfo.environment[testPauseVariable], !path.isEmpty else { return }
-        FileManager.default.createFile(atPath: path, contents: Data())
+        _ = FileManager.default.createFile(atPath: path, contents: Data())
         Thread.sleep(forTimeInterval: ProcessInfo.processInfo.environment[testPauseVariable + "_SECONDS"].flatMap(Double.init) ?? 60)
     }
 
