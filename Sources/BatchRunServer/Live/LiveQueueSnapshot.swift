@@ -31,6 +31,15 @@ package struct LiveQueueSnapshot: Sendable {
         package var endedAt: Date?
         package var orphaned = false
         package var cancelling = false
+
+        /// What its run published of its progress.
+        mutating func show(_ progress: ItemProgress) {
+            process = "\(progress.pid)@\(progress.host)"
+            jobs = progress.jobs
+            rows = progress.rows
+            fraction = progress.fraction
+            startedAt = progress.startedAt
+        }
     }
 
     /// How many finished (and failed) items are listed, newest first.
@@ -80,7 +89,8 @@ package struct LiveQueueSnapshot: Sendable {
         schedules = ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }
     }
 
-    /// A queue in PostgreSQL: its rows (their progress is not in the row: rows are not shown).
+    /// A queue in PostgreSQL: its rows, a running item's with the progress its run publishes
+    /// into the row (`ItemProgress`; none until the run's first second, none once the claim ended).
     package init(postgres queue: PostgresQueue) throws {
         location = queue.location
         let rows = try queue.items()
@@ -91,6 +101,10 @@ package struct LiveQueueSnapshot: Sendable {
                             error: row.error?.split(separator: "\n").first.map(String.init))
             item.endedAt = row.endedAt.flatMap(Self.postgresDate)
             item.cancelling = row.cancelling == true
+            if row.state == .running {
+                item.orphaned = (row.leaseLeft ?? 0) < 0
+                if let progress = row.progress.flatMap({ ItemProgress.decode(Data($0.utf8)) }) { item.show(progress) }
+            }
             switch row.state {
             case .running: running.append(item)
             case .scheduled, .retryable: waiting.append(item)
@@ -110,12 +124,7 @@ package struct LiveQueueSnapshot: Sendable {
         var item = Item(name: name, key: name, state: .running)
         item.orphaned = !queue.isLocked(name)
         item.cancelling = FileManager.default.fileExists(atPath: queue.itemPath(name, in: .running) + ".cancel")
-        guard let progress = ItemProgress.read(queue.itemPath(name, in: .running) + ".progress") else { return item }
-        item.process = "\(progress.pid)@\(progress.host)"
-        item.jobs = progress.jobs
-        item.rows = progress.rows
-        item.fraction = progress.fraction
-        item.startedAt = progress.startedAt
+        if let progress = ItemProgress.read(queue.itemPath(name, in: .running) + ".progress") { item.show(progress) }
         return item
     }
 
