@@ -193,4 +193,18 @@ struct HTMLRenderingTests {
         #expect(page.elements(class: "conflicts").first?.elements("tr").count == 1 + 100 * 2)
         #expect(page.root.text.contains("The first 100 of 5,000 conflicts; the other 4,900 are in the JSON report."))
     }
+
+    @Test("timestamps as a DateFormatter in UTC writes them, without one")
+    func timestamps() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        for seconds in [0, 1_764_165_787.9, 951_782_400, 4_102_444_799, 1_735_689_599.999] {
+            let date = Date(timeIntervalSince1970: seconds)
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+            #expect(ReportTheme.timestamp(date) == formatter.string(from: date))
+            formatter.dateFormat = "yyyy-MM-dd HH:mm"
+            #expect(ReportTheme.timestamp(date, seconds: false) == formatter.string(from: date))
+        }
+    }
 }

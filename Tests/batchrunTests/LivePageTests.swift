@@ -25,11 +25,14 @@ struct LivePageTests {
     /// The page as Chromium has it once loaded and its script ran (`--dump-dom`).
     static func dom(_ url: String) throws -> String {
         let browser = try #require(chromium, "headless Chromium is needed: `make test-deps` installs Debian's chromium")
+        let profile = NSTemporaryDirectory() + "/batchrun-chromium-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: profile) }
         let process = Process()
-        // Bounded: a browser that hangs fails the test instead of holding it.
+        // Bounded: a browser that hangs fails the test instead of holding it. A profile of its own:
+        // a second Chromium on the same profile hands its URL to the first and prints nothing.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
         process.arguments = ["120", browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                             "--user-data-dir=\(NSTemporaryDirectory())/batchrun-chromium-\(getpid())", "--dump-dom", url]
+                             "--user-data-dir=\(profile)", "--dump-dom", url]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -97,6 +100,68 @@ struct LivePageTests {
         // Server-sent events carry the live part.
         let events = try #require(Self.firstEvent(port: listening))
         #expect(events.hasPrefix("data: {\"html\":"))
+    }
+
+    /// `batchrun serve QUEUE` on a free loopback port, started in `folder`; the process and its port.
+    static func serve(_ queue: String, in folder: TemporaryFolder) throws -> (Process, Int) {
+        let output = folder.url.appendingPathComponent("serve-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let serve = try Batchrun.start(["serve", queue, "--listen", "127.0.0.1:0"], in: folder, output: try FileHandle(forWritingTo: output))
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "at http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {
+                return (serve, port)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        serve.terminate()
+        serve.waitUntilExit()
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "serve never said where it listens"])
+    }
+
+    /// The long item on the SQLite store beside it (absolute paths: a PostgreSQL queue's item runs elsewhere).
+    static func slowItem(in folder: TemporaryFolder) -> String {
+        slowItem.replacingOccurrences(of: "from: feed.csv", with: "from: \(folder.path("feed.csv"))")
+            .replacingOccurrences(of: "store: slow.sqlite", with: "store: \(folder.path("slow.sqlite"))")
+    }
+
+    /// Waits (up to 120 s) until the page shows the running item's rows.
+    static func waitForRows(port: Int) {
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline, (httpGet(port: port, path: "/").map { rowsSoFar($0.body) ?? 0 } ?? 0) == 0 {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    @Test("a PostgreSQL queue's page in headless Chromium while an item runs: the progress its run writes into the item's row, numbers that move")
+    func livePagePostgres() throws {
+        let url = try PostgresServer.database("live")
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("slow.yaml", Self.slowItem(in: folder))
+        let submitted = try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let worker = try Batchrun.start(["worker", url, "--trust-submitters", "-q"], in: folder)
+        defer { worker.terminate(); worker.waitUntilExit() }
+        let (serve, port) = try Self.serve(url, in: folder)
+        defer { serve.terminate(); serve.waitUntilExit() }
+        Self.waitForRows(port: port)
+        let page = "http://127.0.0.1:\(port)/"
+        let first = try Self.dom(page)
+        #expect(first.contains("<h2>running (1)</h2>"), "\(first.prefix(2000))")
+        #expect(first.contains("slow.yaml</td>"))
+        #expect(first.contains("<progress class=\"item-progress\""))
+        #expect(first.contains("max=\"1\""), "the feed's size is known: a determinate bar")
+        Thread.sleep(forTimeInterval: 2.5)   // the run publishes once a second
+        let second = try Self.dom(page)
+        let (before, after) = (Self.rowsSoFar(first), Self.rowsSoFar(second))
+        #expect(before != nil && after != nil)
+        #expect((after ?? 0) > (before ?? 0), "rows so far moved between two loads")
+        // The run's process, from the progress in the row (the worker names itself PID@HOST too, but never its child).
+        let published = try PostgresServer.psql(url, "SELECT progress::json->>'pid' FROM _batchrun_queue WHERE state = 'running'")
+        #expect(!published.isEmpty && published != String(worker.processIdentifier))
+        #expect(second.contains(">\(published)@"), "the running item's process is its run's")
     }
 
     /// The first server-sent event of `/events`.

@@ -41,6 +41,8 @@ package final class PostgresQueue: Sendable {
         Column(name: "cancel_requested", type: .boolean, notNull: true, defaultLiteral: "false"),
         Column(name: "schedule", type: .text),
         Column(name: "scheduled_for", type: .datetime),
+        // A running item's progress (`ItemProgress` JSON), written by its run while it holds the claim.
+        Column(name: "progress", type: .text),
     ], primaryKey: ["id"], indexes: [["state", "id"]])
 
     /// The schedules (`batchrun schedule`): each a job file with its params and cron line.
@@ -177,7 +179,8 @@ package final class PostgresQueue: Sendable {
                     WITH next AS (\(next))
                     UPDATE _batchrun_queue AS q SET state = 'running', token = q.token + 1, worker = ?,
                         lease_until = clock_timestamp() + ? * interval '1 millisecond', attempts = q.attempts + 1,
-                        started_at = coalesce(q.started_at, clock_timestamp()), cancel_requested = q.cancel_requested AND next.state = 'running'
+                        started_at = coalesce(q.started_at, clock_timestamp()), cancel_requested = q.cancel_requested AND next.state = 'running',
+                        progress = NULL
                     FROM next WHERE q.id = next.id
                     RETURNING q.id, q.token, q.name, q.job_text, q.params, q.directory, next.state = 'running' AS taken_over,
                         q.failures, q.max_attempts, q.backoff
@@ -240,6 +243,7 @@ package final class PostgresQueue: Sendable {
             let held = try db.execute("""
                 UPDATE _batchrun_queue SET state = ?, status = ?, report = coalesce(?, report), log = log || ?, error = ?,
                     ended_at = CASE WHEN ? IN ('pending', 'retryable') THEN NULL ELSE clock_timestamp() END, worker = NULL, lease_until = NULL,
+                    progress = NULL,
                     failures = failures + CASE WHEN ? = 'retryable' THEN 1 ELSE 0 END,
                     run_at = CASE WHEN ? = 'retryable' THEN \(Self.now) + ?::double precision * interval '1 second' ELSE run_at END
                 WHERE id = ? AND token = ? AND state = 'running'
@@ -249,6 +253,18 @@ package final class PostgresQueue: Sendable {
             if held { whileHeld() }
             return held
         } }
+    }
+
+    /// Publishes how far the run of item `id` claimed with `token` is (`progress`, JSON), as the
+    /// run's fence would commit: only while the token is still the item's and its lease has not
+    /// run out. False when the claim is no longer held (nothing is written).
+    package func publishProgress(_ progress: String, item id: Int64, token: Int64) throws -> Bool {
+        try store.writeRecords { db in
+            try db.execute("""
+                UPDATE _batchrun_queue SET progress = ?
+                WHERE id = ? AND token = ? AND state = 'running' AND lease_until > clock_timestamp()
+                """, [.text(progress), .integer(id), .integer(token)]) == 1
+        }
     }
 
     // MARK: Cancelling
@@ -296,7 +312,8 @@ package final class PostgresQueue: Sendable {
                     priority, worker, extract(epoch FROM lease_until - clock_timestamp()) AS lease_left, attempts, failures, max_attempts,
                     CASE WHEN state IN ('scheduled', 'retryable') AND run_at > \(Self.now)
                         THEN to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END AS run_at,
-                    submitted_at, ended_at, status, error, cancel_requested, schedule
+                    submitted_at, ended_at, status, error, cancel_requested, schedule,
+                    CASE WHEN state = 'running' THEN progress END AS progress
                 FROM _batchrun_queue ORDER BY id
                 """, []).map { row in
                 let state = QueueItemState(rawValue: row["state"].string ?? "") ?? .pending
@@ -307,7 +324,7 @@ package final class PostgresQueue: Sendable {
                             maxAttempts: row["max_attempts"].int ?? 1, runAt: row["run_at"].string,
                             submittedAt: row["submitted_at"].string ?? "", endedAt: row["ended_at"].string, status: row["status"].int,
                             error: row["error"].string, cancelling: state == .running && row["cancel_requested"].bool == true ? true : nil,
-                            schedule: row["schedule"].string)
+                            schedule: row["schedule"].string, progress: row["progress"].string)
             }
         }
     }

@@ -26,6 +26,8 @@ package struct PostgresQueueItemRow: Sendable, Codable {
     package var cancelling: Bool?
     /// The schedule that queued it.
     package var schedule: String?
+    /// A running item's progress as its run last published it (`ItemProgress` JSON); not listed.
+    package var progress: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, name, state, priority, worker, claims, attempts, status, error, cancelling, schedule

@@ -154,7 +154,10 @@ package struct QueueFolder: Sendable {
             let path = itemPath(name, in: .running)
             guard let descriptor = Self.lock(path) else { continue }
             // Still in running/ once locked: it was not finished and moved meanwhile.
-            if FileManager.default.fileExists(atPath: path) { return Claim(name: name, path: path, orphan: true, descriptor: descriptor) }
+            if FileManager.default.fileExists(atPath: path) {
+                unlink(path + ".progress")   // the dead run's: the page shows none until this claim's run publishes
+                return Claim(name: name, path: path, orphan: true, descriptor: descriptor)
+            }
             close(descriptor)
         }
         promoteDue(now: now)
@@ -234,6 +237,7 @@ package struct QueueFolder: Sendable {
     /// adds to it); to `retryable/` with its log and failure count, due at `retryAt`.
     package func finish(_ claim: Claim, as state: QueueItemState, retryAt: Date? = nil) throws {
         unlink(claim.path + ".cancel")
+        unlink(claim.path + ".progress")   // left by a run that was killed before it could remove it
         if state == .retryable {
             let failures = self.failures(of: claim.name) + 1
             try Data("\(failures)\n".utf8).write(to: URL(fileURLWithPath: claim.path + ".failures"))

@@ -283,6 +283,7 @@ public final class JobFileRun: Sendable {
             // An atomic job's one transaction is lost with its connection: nothing to carry on.
             environment.reconnect = job.atomic ? 0 : context.store.reconnectWindow
             environment.onRetry = { reason in state.emit(.retrying(job: job.name, reason: reason)) }
+            environment.expecting = { rows in state.setLiveEstimate(rows, step: index, for: job.name) }
             if !job.atomic, let recording {
                 environment.resumeAt = earlier?.position
                 let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)

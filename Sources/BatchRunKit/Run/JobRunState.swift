@@ -9,6 +9,8 @@ final class JobRunState: Sendable {
     private let liveRows = Mutex<[String: [Int: Int]]>([:])
     /// Bytes read and size of each running step's feed, by job and step (at its last checkpoint).
     private let liveFeeds = Mutex<[String: [Int: (read: Int64, size: Int64)]]>([:])
+    /// Rows each running batch-update step expects to change (its estimate), by job and step.
+    private let liveEstimates = Mutex<[String: [Int: Int]]>([:])
     private let recordingState = Mutex<RunRecording?>(nil)
     /// Per job of this attempt: rows over all attempts, once known; and the jobs done earlier.
     private let jobs = Mutex<(ran: Set<String>, doneEarlier: [String: RowCounts], rowsTotal: [String: RowCounts])>(([], [:], [:]))
@@ -61,6 +63,12 @@ final class JobRunState: Sendable {
     func clearLive(for job: String) {
         _ = liveRows.withLock { $0.removeValue(forKey: job) }
         _ = liveFeeds.withLock { $0.removeValue(forKey: job) }
+        _ = liveEstimates.withLock { $0.removeValue(forKey: job) }
+    }
+
+    /// A batch-update step's estimate of the rows it changes.
+    func setLiveEstimate(_ rows: Int, step: Int, for job: String) {
+        liveEstimates.withLock { $0[job, default: [:]][step] = rows }
     }
 
     /// A step's feed position at its checkpoint: `read` bytes of `size`.
@@ -68,14 +76,25 @@ final class JobRunState: Sendable {
         liveFeeds.withLock { $0[job, default: [:]][step] = (read, size) }
     }
 
-    /// How much of its feeds each running job has read (0...1), for jobs reading one.
+    /// How far each running job is (0...1), for jobs whose step says how much is to come: its
+    /// feeds' bytes read of their size, or, when its latest such step is a batch-update, that
+    /// step's rows so far of its estimate.
     func liveFractions() -> [String: Double] {
-        liveFeeds.withLock { feeds in
+        var fractions = liveFeeds.withLock { feeds in
             feeds.compactMapValues { steps in
                 let (read, size) = steps.values.reduce((Int64(0), Int64(0))) { ($0.0 + $1.read, $0.1 + $1.size) }
                 return size > 0 ? min(1, Double(read) / Double(size)) : nil
             }
         }
+        let estimates = liveEstimates.withLock { $0 }
+        guard !estimates.isEmpty else { return fractions }
+        let feedSteps = liveFeeds.withLock { $0.mapValues { $0.keys.max() ?? -1 } }
+        let rows = liveRows.withLock { $0 }
+        for (job, steps) in estimates {
+            guard let latest = steps.max(by: { $0.key < $1.key }), latest.key > feedSteps[job] ?? -1, latest.value > 0 else { continue }
+            fractions[job] = min(1, Double(rows[job]?[latest.key] ?? 0) / Double(latest.value))
+        }
+        return fractions
     }
 
     func live() -> [(job: String, rows: Int)] {

@@ -51,6 +51,11 @@ package enum BatchUpdateRunner {
         context.recomputeRules[environment.entity.name] = RecomputeRule(
             assignments: step.set.map { ($0.column, $0.expression) }, params: environment.params)
         var request = FetchRequest(entity: environment.entity.name, where: step.whereClause, params: environment.params)
+        // The rows left to update (after a resumed step's last key), for a progress bar; best
+        // effort: a count that fails shows none.
+        var left = request
+        if case .key(let key)? = environment.resumeAt { left.after = ObjectID(entity: environment.entity.name, key: key) }
+        if let estimate = try? context.count(left) { environment.expecting(estimate) }
         request.assigning = step.set.map { ($0.column, $0.expression) }
         try ContextBatches.run(request, in: environment, context: context, report: &report, change: .update) { first, last in
             BulkChange.keyRange(environment.entity, from: first, to: last, params: environment.params) { range in

@@ -13,6 +13,9 @@ package struct StepEnvironment: Sendable {
     package var isCancelled: @Sendable () -> Bool
     /// Called after each committed batch with the step's running totals.
     package var progress: @Sendable (RowCounts) -> Void
+    /// Told, before the first batch, how many rows the step expects to change (a batch-update's
+    /// estimate), so that its progress can be shown as a part of the whole.
+    package var expecting: @Sendable (Int) -> Void = { _ in }
     /// How many times a batch that failed on a busy or locked store, or on a conflict under
     /// `error`, is tried again from a fresh read.
     package var retries = 0

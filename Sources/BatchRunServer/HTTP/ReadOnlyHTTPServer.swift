@@ -1,3 +1,4 @@
+import Dispatch
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -25,8 +26,9 @@ package final class ReadOnlyHTTPServer: Sendable {
         self.port = channel.localAddress?.port ?? 0
     }
 
-    /// Listens on `host:port` (one event-loop thread) and answers by `route`, called on that
-    /// thread.
+    /// Listens on `host:port` (one event-loop thread) and answers by `route`, called off that
+    /// thread (a route may wait: on a PostgreSQL queue's snapshot, which must never block an
+    /// event loop).
     package static func start(host: String, port: Int, route: @escaping @Sendable (String) -> HTTPResponse) throws -> ReadOnlyHTTPServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
@@ -73,35 +75,46 @@ private final class RouteHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
-            let response: HTTPResponse
-            if head.method == .GET || head.method == .HEAD {
-                let path = String(head.uri.prefix { $0 != "?" && $0 != "#" })
-                response = route(path)
-            } else {
-                response = HTTPResponse(status: 405, contentType: "text/plain; charset=utf-8", text: "read-only: GET only\n")
+            guard head.method == .GET || head.method == .HEAD else {
+                return respond(HTTPResponse(status: 405, contentType: "text/plain; charset=utf-8", text: "read-only: GET only\n"),
+                               to: head, context: context)
             }
-            if let events = response.events, head.method == .GET { return stream(events, context: context, version: head.version) }
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: response.contentType)
-            headers.add(name: "Content-Length", value: String(response.body.count))
-            headers.add(name: "Cache-Control", value: "no-store")
-            headers.add(name: "X-Content-Type-Options", value: "nosniff")
-            let keepAlive = head.isKeepAlive
-            if !keepAlive { headers.add(name: "Connection", value: "close") }
-            let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
-            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-            if head.method != .HEAD {
-                var buffer = context.channel.allocator.buffer(capacity: response.body.count)
-                buffer.writeBytes(response.body)
-                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            let path = String(head.uri.prefix { $0 != "?" && $0 != "#" })
+            let answered = context.eventLoop.makePromise(of: HTTPResponse.self)
+            let route = route
+            DispatchQueue.global().async { answered.succeed(route(path)) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            answered.futureResult.whenSuccess { response in
+                let (handler, context) = bound.value
+                handler.respond(response, to: head, context: context)
             }
-            let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-            let channel = context.channel
-            if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
         }
     }
 
-    /// Server-sent events: an event now and every second after, until the client goes.
+    /// Writes `response` (on the event loop).
+    private func respond(_ response: HTTPResponse, to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        if let events = response.events, head.method == .GET { return stream(events, context: context, version: head.version) }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: response.contentType)
+        headers.add(name: "Content-Length", value: String(response.body.count))
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        let keepAlive = head.isKeepAlive
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+        if head.method != .HEAD {
+            var buffer = context.channel.allocator.buffer(capacity: response.body.count)
+            buffer.writeBytes(response.body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        let channel = context.channel
+        if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
+    }
+
+    /// Server-sent events: an event now and every second after, until the client goes; each
+    /// made off the event loop.
     private func stream(_ events: @escaping @Sendable () -> String, context: ChannelHandlerContext, version: HTTPVersion) {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/event-stream; charset=utf-8")
@@ -109,10 +122,12 @@ private final class RouteHandler: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: headers))), promise: nil)
         let channel = context.channel
         let send: @Sendable () -> Void = {
-            let data = events().split(separator: "\n", omittingEmptySubsequences: false).map { "data: \($0)\n" }.joined() + "\n"
-            var buffer = channel.allocator.buffer(capacity: data.utf8.count)
-            buffer.writeString(data)
-            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            DispatchQueue.global().async {
+                let data = events().split(separator: "\n", omittingEmptySubsequences: false).map { "data: \($0)\n" }.joined() + "\n"
+                var buffer = channel.allocator.buffer(capacity: data.utf8.count)
+                buffer.writeString(data)
+                channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            }
         }
         send()
         let task = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in send() }

@@ -24,27 +24,72 @@ package struct ItemProgress: Codable, Sendable {
         case startedAt = "started_at"
     }
 
+    /// `run`'s progress now (`startedAt`: when its publishing began).
+    static func current(_ run: JobFileRun, startedAt: Date, host: String) -> ItemProgress {
+        let live = run.liveProgress()
+        let fractions = run.liveFractions()
+        return ItemProgress(pid: getpid(), host: host, jobs: live.map(\.job), rows: live.reduce(0) { $0 + $1.rows },
+                            fraction: fractions.isEmpty ? nil : fractions.values.reduce(0, +) / Double(fractions.count),
+                            startedAt: startedAt)
+    }
+
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    /// The task that publishes a queue item's run: to `file` beside a folder item, or into a
+    /// PostgreSQL item's row under its `fence`; nil for a run that is no queue item's.
+    package static func publisher(_ run: JobFileRun, file: String?, fence: QueueFence?) -> Task<Void, Never>? {
+        if let file { return Task { await publish(run, to: file) } }
+        if let fence { return Task { await publish(run, to: fence) } }
+        return nil
+    }
+
     /// Writes `run`'s progress to `path` once a second until cancelled, then removes the file.
     package static func publish(_ run: JobFileRun, to path: String) async {
         let startedAt = Date()
         let host = ProcessInfo.processInfo.hostName
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        let encoder = Self.encoder
         while !Task.isCancelled {
-            let live = run.liveProgress()
-            let fractions = run.liveFractions()
-            let progress = ItemProgress(pid: getpid(), host: host, jobs: live.map(\.job), rows: live.reduce(0) { $0 + $1.rows },
-                                        fraction: fractions.isEmpty ? nil : fractions.values.reduce(0, +) / Double(fractions.count),
-                                        startedAt: startedAt)
-            if let data = try? encoder.encode(progress) { try? data.write(to: URL(fileURLWithPath: path), options: .atomic) }
+            if let data = try? encoder.encode(current(run, startedAt: startedAt, host: host)) {
+                try? data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            }
             try? await Task.sleep(for: .seconds(1))
         }
         try? FileManager.default.removeItem(atPath: path)
     }
 
+    /// Writes `run`'s progress into its PostgreSQL item's row (the `progress` column) once a
+    /// second until cancelled, from its first second on (a shorter item costs no connection),
+    /// fenced as its writes are: never once another worker took the item over or its lease ran
+    /// out. Best effort: a failed write is tried again the next second; the worker clears the
+    /// column when it ends the claim, and the next claim starts without it.
+    package static func publish(_ run: JobFileRun, to fence: QueueFence) async {
+        let startedAt = Date()
+        let host = ProcessInfo.processInfo.hostName
+        let encoder = Self.encoder
+        var queue: PostgresQueue?
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+            guard let data = try? encoder.encode(current(run, startedAt: startedAt, host: host)) else { continue }
+            do {
+                if queue == nil { queue = try PostgresQueue(url: fence.queue) }
+                if try queue?.publishProgress(String(decoding: data, as: UTF8.self), item: fence.item, token: fence.token) == false { return }
+            } catch {
+                continue
+            }
+        }
+    }
+
     /// The progress published at `path`, if any.
     package static func read(_ path: String) -> ItemProgress? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        FileManager.default.contents(atPath: path).flatMap(decode)
+    }
+
+    /// Progress as published (JSON).
+    static func decode(_ data: Data) -> ItemProgress? {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return try? decoder.decode(ItemProgress.self, from: data)

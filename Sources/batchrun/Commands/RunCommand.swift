@@ -125,7 +125,7 @@ struct RunCommand: AsyncParsableCommand {
             let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: load.paramValues)
             interrupts.watch(run)
             let ticker = printer.showsProgress ? Task { await printer.tickProgress(run) } : nil
-            let publisher = progressFile.map { path in Task { await ItemProgress.publish(run, to: path) } }
+            let publisher = ItemProgress.publisher(run, file: progressFile, fence: fence.flatMap(QueueFence.init(argument:)))
             let result = await run.run { event in printer.event(event) }
             ticker?.cancel()
             publisher?.cancel()
