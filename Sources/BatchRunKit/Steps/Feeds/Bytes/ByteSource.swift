@@ -17,8 +17,12 @@ protocol ByteSource: AnyObject {
 
 /// Why a feed's bytes could not be read: a file truncated while read, a corrupt or truncated
 /// compressed stream. Readers turn it into a `FeedError` naming the feed and the line reached.
-struct ByteSourceError: Error, Sendable {
-    var message: String
+package struct ByteSourceError: Error, Sendable {
+    package var message: String
+
+    package init(message: String) {
+        self.message = message
+    }
 }
 
 extension ByteSource {
