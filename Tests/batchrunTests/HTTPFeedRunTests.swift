@@ -77,7 +77,8 @@ extension HTTPFeedRunTests {
         let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try Self.csvRows(folder) == expected)
-        #expect(Self.rangeStarts(server, "/csv-feed.csv").contains(size / 3), "\(server.requests)")
+        // From the byte the client had when the connection broke (at most what the server sent).
+        #expect(Self.rangeStarts(server, "/csv-feed.csv").contains { $0 > 0 && $0 <= size / 3 }, "\(server.requests)")
         #expect(server.requests.contains { $0.header("If-Range") != nil }, "\(server.requests)")
     }
 
@@ -248,7 +249,7 @@ extension HTTPFeedRunTests {
         for text in texts {
             #expect(!text.contains("headersecret") && !text.contains("querysecret"), "\(text)")
         }
-        #expect(texts[1].contains("/missing.csv?…"), "\(texts[1])")
+        #expect((texts[0] + texts[1]).contains("/missing.csv?…"), "\(texts[0])\(texts[1])")
         // The store's run state, every table, as bytes (WAL included).
         for file in folder.files() where file.hasPrefix("store.sqlite") {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: folder.path(file)))
