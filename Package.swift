@@ -13,7 +13,9 @@ let package = Package(
     // `.package(url: ..., traits: [])`. The fuzz build does (`make fuzz-build`).
     traits: [
         .trait(name: "PostgreSQL", description: "PostgreSQL stores and queues (PostgresNIO)"),
-        .default(enabledTraits: ["PostgreSQL"]),
+        // `http://` and `https://` feeds (AsyncHTTPClient); off, a remote feed is a job-file error.
+        .trait(name: "NetworkFeeds", description: "HTTP(S) feeds (AsyncHTTPClient)"),
+        .default(enabledTraits: ["PostgreSQL", "NetworkFeeds"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -25,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        // Remote feeds (section 14), behind the NetworkFeeds trait.
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         .target(
@@ -35,6 +40,10 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["NetworkFeeds"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NetworkFeeds"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["NetworkFeeds"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["NetworkFeeds"])),
                 "CBatchRunZlib",
                 "CBatchRunZstd",
             ]
@@ -94,6 +103,13 @@ let package = Package(
         // What the tests that need a PostgreSQL server share: a throwaway server they start.
         .target(
             name: "TestSupport",
+            dependencies: [
+                // The HTTP(S) server the remote-feed tests start (HTTPFeedServer).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             path: "Tests/TestSupport",
             exclude: ["pg-throwaway.sh"]
         ),

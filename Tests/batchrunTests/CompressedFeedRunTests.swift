@@ -246,7 +246,7 @@ struct CompressedFeedRunTests {
 }
 
 extension CompressedFeedRunTests {
-    @Test("an http://, https:// or s3:// from: or output: is a job-file error saying it is not supported yet (exit 2)")
+    @Test("an s3:// from: or output:, or an https:// output:, is a job-file error saying it is not supported yet (exit 2)")
     func remoteRefused() throws {
         let folder = try TemporaryFolder()
         try folder.write("job.yaml", """
@@ -257,14 +257,14 @@ extension CompressedFeedRunTests {
             jobs:
               csv:
                 steps:
-                  - insert: { entity: CsvRow, from: "https://example.com/feed.csv.gz?token=secret" }
+                  - fetch: { entity: CsvRow, output: "https://example.com/out.csv?token=secret" }
                   - insert: { entity: CsvRow, from: s3://bucket/feed.csv }
                   - fetch: { entity: CsvRow, output: s3://bucket/out.csv }
             """)
         let result = try Batchrun.run(["job.yaml"], in: folder.url)
         #expect(result.status == 2)
         #expect(result.stderr.contains("job.yaml:8:"), "\(result.stderr)")
-        #expect(result.stderr.contains("from: https:// feeds and outputs are not supported yet"), "\(result.stderr)")
+        #expect(result.stderr.contains("output: https:// feeds and outputs are not supported yet"), "\(result.stderr)")
         #expect(result.stderr.contains("job.yaml:9:") && result.stderr.contains("from: s3:// feeds"), "\(result.stderr)")
         #expect(result.stderr.contains("job.yaml:10:") && result.stderr.contains("output: s3:// feeds"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.path("store.sqlite")))

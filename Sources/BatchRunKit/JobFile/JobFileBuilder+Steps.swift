@@ -5,7 +5,7 @@ extension JobFileBuilder {
     static let stepKinds = ["fetch", "insert", "delete", "batch-update"]
     static let fetchKeys = ["entity", "where", "select", "group_by", "order_by", "limit", "output", "as", "params", "batch_size"]
     static let insertKeys = ["entity", "rows", "from", "format", "compression", "nulls", "columns", "bad_rows", "replace", "params",
-                             "batch_size"]
+                             "batch_size"] + remoteFeedKeys
     static let deleteKeys = ["entity", "where", "params", "batch_size"]
     static let updateKeys = ["entity", "where", "set", "direct", "params", "batch_size"]
 
@@ -178,6 +178,8 @@ extension JobFileBuilder {
         }
         let rowsNode = fields["rows"], fromNode = fields["from"]
         var source: InsertStep.Source?
+        var remote: RemoteFeed?
+        var feedName = fromNode?.scalarText ?? ""
         switch (rowsNode, fromNode) {
         case (.some, .some):
             reader.error(fields.keys["from"] ?? fields.node, "insert takes exactly one of 'rows' or 'from', not both")
@@ -186,7 +188,16 @@ extension JobFileBuilder {
         case (let rows?, nil):
             source = inlineRows(rows, entity: entity, columnMap: columnMap).map(InsertStep.Source.rows)
         case (nil, let from?):
-            if let text = reader.string(from, "from (a feed file)"), remoteRefused(text, from, "from") {
+            if let text = reader.string(from, "from (a feed file)"), RemoteFeed.isRemote(text) {
+                feedName = RemoteFeed.withoutQuery(text)
+                remote = remoteFeed(text, from, fields)
+                if let format = feedFormat(fields, named: feedName) {
+                    source = .file(path: text, format: format)
+                } else {
+                    reader.error(from, "feed \(RemoteFeed.redacted(text)) must end in .csv, .tsv, .json, .ndjson or .jsonl (before an "
+                        + "optional .gz or .zst and the query string), or say which with format: csv, tsv, json or ndjson")
+                }
+            } else if let text = reader.string(from, "from (a feed file)"), remoteRefused(text, from, "from") {
                 let path = resolve(text)
                 let outside = loader.confinement?.violation(of: path)
                 if let format = feedFormat(fields, named: text) {
@@ -206,8 +217,10 @@ extension JobFileBuilder {
         if rowsNode != nil, let node = fields.keys["format"] ?? fields.keys["compression"] {
             reader.error(node, "format and compression describe a feed file (from:), not inline rows")
         }
+        if remote == nil { refuseRemoteKeys(fields) }
         var step = InsertStep(entity: entity.name, source: source ?? .rows([]))
-        step.compression = feedCompression(fields, named: fromNode?.scalarText ?? "")
+        step.compression = feedCompression(fields, named: feedName)
+        step.remote = remote
         step.confinement = loader.confinement
         step.columns = columnMap
         step.params = stepParams(fields["params"], job: job)

@@ -43,9 +43,21 @@ package struct RunContinuation: Sendable {
             for (index, step) in job.steps.enumerated() {
                 guard case .insert(let insert) = step, case .file(let path, _) = insert.source,
                       let progress = steps[job.name]?[index], !progress.done, case .feed(let position)? = progress.position else { continue }
-                if !FeedFingerprint.matches(position, path: path, compressed: insert.compression != .none,
-                                             confinement: insert.confinement) {
-                    throw ResumeError.feedChanged(path: path, job: job.name, run: runID)
+                if let remote = insert.remote {
+                    // A remote feed: its identity now (one request) against the checkpoint's.
+                    let now: RemoteIdentity
+                    do {
+                        now = try RemoteFeeds.identity(of: remote, displayPath: displayPath(path))
+                    } catch {
+                        throw ResumeError.feedChanged(path: path, job: job.name, run: runID, detail: "it cannot be read now: \(error.message)")
+                    }
+                    guard let then = position.remote, then.isSame(as: now) else {
+                        throw ResumeError.feedChanged(path: path, job: job.name, run: runID,
+                                                      detail: "it was \(position.remote?.description ?? "a local file"), it is \(now) now")
+                    }
+                } else if !FeedFingerprint.matches(position, path: path, compressed: insert.compression != .none,
+                                                    confinement: insert.confinement) {
+                    throw ResumeError.feedChanged(path: path, job: job.name, run: runID, detail: nil)
                 }
             }
         }
@@ -55,7 +67,8 @@ package struct RunContinuation: Sendable {
 /// Why `--resume` refused to continue a run.
 package enum ResumeError: BatchRunError {
     case stillRunning(run: Int64, pid: Int32, host: String)
-    case feedChanged(path: String, job: String, run: Int64)
+    /// `detail`: what differs, for a remote feed (its identity then and now).
+    case feedChanged(path: String, job: String, run: Int64, detail: String?)
 
     package var code: String {
         switch self {
@@ -71,9 +84,9 @@ package enum ResumeError: BatchRunError {
         switch self {
         case .stillRunning(let run, let pid, let host):
             return "run \(run) of this file is still running (process \(pid) on \(host)); it cannot be resumed while it runs"
-        case .feedChanged(let path, let job, let run):
-            return "\(displayPath(path)) changed since run \(run) read it (job \(job)); resuming would not be exactly once. "
-                + "Run without --resume to start over"
+        case .feedChanged(let path, let job, let run, let detail):
+            return "\(displayPath(path)) changed since run \(run) read it (job \(job)\(detail.map { "; \($0)" } ?? "")); "
+                + "resuming would not be exactly once. Run without --resume to start over"
         }
     }
 }

@@ -43,6 +43,8 @@ package struct InsertStep: Sendable, Hashable {
     /// The folders a queue worker lets the item read its feed from and write its rejected rows
     /// in (nil: anywhere).
     package var confinement: PathConfinement?
+    /// An `http(s)://` feed's URL, headers, CA file and timeouts (then `source`'s path is the URL).
+    package var remote: RemoteFeed?
 
     package init(entity: String, source: Source) {
         self.entity = entity

@@ -165,6 +165,7 @@ package struct StepError: BatchRunError, UnderlyingError {
 
 /// A path as users want to read it: relative to the current folder when it is inside it.
 package func displayPath(_ path: String) -> String {
+    if path.contains("://") { return RemoteFeed.redacted(path) }   // a URL: its query may hold a token
     let current = FileManager.default.currentDirectoryPath
     let prefix = current.hasSuffix("/") ? current : current + "/"
     return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path

@@ -33,6 +33,9 @@ struct FeedBatcher {
     private var raw = RawRow()
     /// Inline rows read so far (rejected ones included).
     private var inlineRead = 0
+    /// A remote feed's identity, from its first request or the checkpoint resumed from: each
+    /// checkpoint records it, every request must find the same object.
+    private var remoteIdentity: RemoteIdentity?
 
     private enum Source {
         case csv
@@ -60,19 +63,27 @@ struct FeedBatcher {
             var start: FeedOffset?
             if case .feed(let position)? = resumeAt {
                 start = FeedOffset(offset: position.offset, line: position.line)
-                if step.badRows == .skip { rejected = try RejectedRows(feedPath: path, resumingAt: position.rejectedBytes,
-                                                                                       confinement: step.confinement) }
+                remoteIdentity = position.remote
+                if step.badRows == .skip { rejected = try RejectedRows(feedPath: step.remote?.rejectedBase ?? path,
+                                                                       resumingAt: position.rejectedBytes, confinement: step.confinement) }
+            }
+            var remote = step.remote
+            if let feed = remote {
+                if remoteIdentity == nil { remoteIdentity = try RemoteFeeds.identity(of: feed, displayPath: feedName) }
+                remote?.expected = remoteIdentity
             }
             switch format {
             case .csv, .tsv:
                 let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName,
-                                           startingAt: start, compression: step.compression, confinement: step.confinement)
+                                           startingAt: start, compression: step.compression, confinement: step.confinement,
+                                           remote: remote)
                 source = .csv
                 csv = reader
                 _ = try layout(for: reader.header, line: 1)
             case .json, .ndjson:
                 source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName, startingAt: start,
-                                                       compression: step.compression, confinement: step.confinement))
+                                                       compression: step.compression, confinement: step.confinement,
+                                                       remote: remote))
             }
         }
     }
@@ -89,6 +100,11 @@ struct FeedBatcher {
 
     private func filePosition(_ next: FeedOffset) -> StepPosition? {
         guard case .file(let path, _) = step.source else { return nil }
+        if let remoteIdentity {
+            return .feed(FeedPosition(offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0,
+                                      feedSize: remoteIdentity.length ?? -1, feedModified: 0, headHash: 0, tailHash: 0,
+                                      remote: remoteIdentity))
+        }
         return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0,
                                         compressed: step.compression != .none, confinement: step.confinement)
             .map(StepPosition.feed)
@@ -192,7 +208,7 @@ struct FeedBatcher {
         guard step.badRows == .skip, case .file(let path, _) = step.source else {
             throw FeedFailure(message: "\(place(line)): \(reason)")
         }
-        if rejected == nil { rejected = try RejectedRows(feedPath: path, confinement: step.confinement) }
+        if rejected == nil { rejected = try RejectedRows(feedPath: step.remote?.rejectedBase ?? path, confinement: step.confinement) }
         try rejected?.append(line: line, fields: fields, values: values, reason: reason)
         rejectedCount += 1
     }
@@ -202,7 +218,7 @@ struct FeedBatcher {
         if let rejected {
             try rejected.finish()
         } else if step.badRows == .skip, case .file(let path, _) = step.source {
-            RejectedRows.removeStale(forFeed: path, confinement: step.confinement)
+            RejectedRows.removeStale(forFeed: step.remote?.rejectedBase ?? path, confinement: step.confinement)
         }
     }
 

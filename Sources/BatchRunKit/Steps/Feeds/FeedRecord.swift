@@ -50,16 +50,17 @@ package enum FeedReaders {
     /// header is still read from the top); `compression`: how the file is compressed (its
     /// offsets are then in the decompressed bytes).
     package static func open(path: String, format: FeedFormat, displayPath: String, startingAt start: FeedOffset? = nil,
-                            compression: FeedCompression = .none, confinement: PathConfinement? = nil) throws(FeedError) -> any FeedReader {
+                            compression: FeedCompression = .none, confinement: PathConfinement? = nil,
+                            remote: RemoteFeed? = nil) throws(FeedError) -> any FeedReader {
         switch format {
         case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath, startingAt: start,
-                                        compression: compression, confinement: confinement)
+                                        compression: compression, confinement: confinement, remote: remote)
         case .tsv: return try CSVReader(path: path, delimiter: UInt8(ascii: "\t"), displayPath: displayPath, startingAt: start,
-                                        compression: compression, confinement: confinement)
+                                        compression: compression, confinement: confinement, remote: remote)
         case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath, startingAt: start, compression: compression,
-                                              confinement: confinement)
+                                              confinement: confinement, remote: remote)
         case .json: return try JSONArrayReader(path: path, displayPath: displayPath, startingAt: start, compression: compression,
-                                               confinement: confinement)
+                                               confinement: confinement, remote: remote)
         }
     }
 }

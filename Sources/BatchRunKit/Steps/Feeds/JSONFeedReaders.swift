@@ -8,9 +8,10 @@ package struct NDJSONReader: FeedReader {
     private var bytes: [UInt8] = []
 
     package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
-                 compression: FeedCompression = .none, confinement: PathConfinement? = nil) throws(FeedError) {
+                 compression: FeedCompression = .none, confinement: PathConfinement? = nil,
+                 remote: RemoteFeed? = nil) throws(FeedError) {
         stream = try ByteStream(feed: path, displayPath: displayPath, compression: compression, startingAt: start?.offset ?? 0,
-                                confinement: confinement)
+                                confinement: confinement, remote: remote)
         self.displayPath = displayPath
         line = (start?.line ?? 1) - 1
     }
@@ -50,9 +51,10 @@ package struct JSONArrayReader: FeedReader {
 
     /// `startingAt` must be a place this reader gave as `nextRecord` (after an element).
     package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
-                 compression: FeedCompression = .none, confinement: PathConfinement? = nil) throws(FeedError) {
+                 compression: FeedCompression = .none, confinement: PathConfinement? = nil,
+                 remote: RemoteFeed? = nil) throws(FeedError) {
         stream = try ByteStream(feed: path, displayPath: displayPath, compression: compression, startingAt: start?.offset ?? 0,
-                                confinement: confinement)
+                                confinement: confinement, remote: remote)
         self.displayPath = displayPath
         if let start, start.offset > 0 {
             line = start.line

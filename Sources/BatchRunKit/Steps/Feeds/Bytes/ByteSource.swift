@@ -17,8 +17,15 @@ protocol ByteSource: AnyObject {
 
 /// Why a feed's bytes could not be read: a file truncated while read, a corrupt or truncated
 /// compressed stream. Readers turn it into a `FeedError` naming the feed and the line reached.
-struct ByteSourceError: Error, Sendable {
-    var message: String
+package struct ByteSourceError: BatchRunError {
+    package var message: String
+
+    package var code: String { "feed.bytes" }
+    package var description: String { message }
+
+    package init(message: String) {
+        self.message = message
+    }
 }
 
 extension ByteSource {

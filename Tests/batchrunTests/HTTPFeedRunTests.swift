@@ -1,0 +1,306 @@
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+
+/// Remote feeds (section 14) imported by the real binary from `HTTPFeedServer`, a small HTTP
+/// server the tests start on 127.0.0.1: each format and compression gives the tables the local
+/// files give; a connection broken mid-feed is resumed by a Range request; a killed import
+/// resumes with `Range: bytes=N-`; a changed object is refused; status errors, HTML pages,
+/// refused connections and untrusted certificates fail naming the feed; secrets never show.
+@Suite("HTTP(S) feeds, end to end")
+struct HTTPFeedRunTests {
+    /// The feeds of `CompressedFeedRunTests` in `data/`, served by a new server.
+    static func served() throws -> (TemporaryFolder, HTTPFeedServer) {
+        let folder = try TemporaryFolder()
+        try CompressedFeedRunTests.prepareFeeds(folder)
+        return (folder, try HTTPFeedServer(root: folder.path("data")))
+    }
+
+    /// A job file importing every format from `base/FORMAT-feed.FORMAT` + `suffix`.
+    static func jobFile(base: String, suffix: String, batchSize: Int = 1_000, extra: String = "") -> String {
+        CompressedFeedRunTests.jobFile(suffix: suffix, batchSize: batchSize)
+            .replacingOccurrences(of: "from: data/", with: "from: \(base)/")
+            .replacingOccurrences(of: suffix + " }", with: suffix + extra + " }")
+    }
+
+    @Test("every format from HTTP, plain, .gz and .zst, gives the tables the local files give", arguments: ["", ".gz", ".zst"])
+    func sameTables(suffix: String) throws {
+        let expected = try CompressedFeedRunTests.reference()
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        try folder.write("job.yaml", Self.jobFile(base: server.url, suffix: suffix))
+        let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try CompressedFeedRunTests.tables(folder) == expected)
+        #expect(server.requests.contains { $0.uri == "/csv-feed.csv\(suffix)" && $0.method == "GET" }, "\(server.requests)")
+    }
+}
+
+extension HTTPFeedRunTests {
+    /// A job importing `url` into `CsvRow` (the CSV feed's columns), with `extra` keys.
+    static func singleFeedJob(_ url: String, batchSize: Int = 1_000, extra: String = "") -> String {
+        """
+        version: 1
+        store: store.sqlite
+        entities:
+          CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
+        jobs:
+          csv:
+            batch_size: \(batchSize)
+            steps:
+              - insert: { entity: CsvRow, from: "\(url)"\(extra) }
+        """
+    }
+
+    static func csvRows(_ folder: TemporaryFolder) throws -> [String] {
+        try CompressedFeedRunTests.tables(folder)["CsvRow"] ?? []
+    }
+
+    /// The N of each `Range: bytes=N-` the server saw for `path`.
+    static func rangeStarts(_ server: HTTPFeedServer, _ path: String) -> [Int] {
+        server.requests.filter { $0.uri.hasPrefix(path) }.compactMap { request in
+            guard let range = request.range, range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
+            return Int(range.dropFirst(6).dropLast())
+        }
+    }
+
+    @Test("a connection broken once mid-feed is resumed with a Range request: the run ends ok, each row exactly once",
+          arguments: ["", ".gz"])
+    func brokenOnce(suffix: String) throws {
+        let expected = try CompressedFeedRunTests.reference()["CsvRow"]
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        let size = try Data(contentsOf: URL(fileURLWithPath: folder.path("data/csv-feed.csv\(suffix)"))).count
+        server.breakOnce(afterBytes: size / 3)
+        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/csv-feed.csv\(suffix)", batchSize: 500))
+        let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Self.csvRows(folder) == expected)
+        // From the byte the client had when the connection broke (at most what the server sent).
+        #expect(Self.rangeStarts(server, "/csv-feed.csv").contains { $0 > 0 && $0 <= size / 3 }, "\(server.requests)")
+        #expect(server.requests.contains { $0.header("If-Range") != nil }, "\(server.requests)")
+    }
+
+    /// A feed of `rows` CSV rows in `data/big.csv` (and `.gz`), long enough to be killed mid-import.
+    static func bigFeed(_ folder: TemporaryFolder, rows: Int = 150_000) throws {
+        try folder.write("data/big.csv", "id,v,note\n" + (1...rows).map { "\($0),\(Double($0) / 4),n\($0)\n" }.joined())
+        try CompressedFeedRunTests.program("gzip", ["-q", "-k", "-f", folder.path("data/big.csv")])
+    }
+
+    /// Starts the import and kills it (SIGKILL) once `CsvRow` has at least `rows` rows.
+    static func killAfter(rows: Int, _ folder: TemporaryFolder) throws {
+        let process = try Batchrun.start(["job.yaml", "--quiet"], in: folder)
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning, Date() < deadline {
+            if let store = try? StoreInspector(path: folder.path("store.sqlite")),
+               let count = try? store.count("SELECT count(*) FROM CsvRow"), count >= rows { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    @Test("kill -9 mid-import, then --resume: the server sees Range: bytes=N- with N > 0; each row exactly once",
+          arguments: ["", ".gz"])
+    func killedAndResumed(suffix: String) throws {
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        try Self.bigFeed(folder)
+        let local = try TemporaryFolder()
+        try Self.bigFeed(local)
+        try local.write("job.yaml", Self.singleFeedJob("data/big.csv"))
+        #expect(try Batchrun.run(["job.yaml", "--quiet"], in: local.url).status == 0)
+        let expected = try Self.csvRows(local)
+        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/big.csv\(suffix)", batchSize: 100))
+        try Self.killAfter(rows: 30_000, folder)
+        let before = try Self.csvRows(folder).count
+        #expect(before >= 30_000 && before < expected.count, "killed after \(before) rows")
+        let seen = server.requests.count
+        let result = try Batchrun.run(["job.yaml", "--resume", "--quiet"], in: folder.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Self.csvRows(folder) == expected)
+        let resumed = Array(server.requests.dropFirst(seen))
+        if suffix.isEmpty {
+            // Only what is left is downloaded: a Range from the checkpoint's byte, past the first 30,000 rows.
+            #expect(resumed.contains { ($0.range.flatMap { Int($0.dropFirst(6).dropLast()) } ?? 0) > 500_000 }, "\(resumed)")
+        } else {
+            // A compressed feed is read again from its start, decompressed up to the checkpoint.
+            #expect(resumed.contains { $0.method == "GET" && $0.range == nil }, "\(resumed)")
+        }
+    }
+
+    @Test("--resume after the object changed: exit 2 naming the feed, the store untouched")
+    func changedObjectRefused() throws {
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        try Self.bigFeed(folder)
+        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/big.csv?sig=querysecret", batchSize: 100))
+        try Self.killAfter(rows: 5_000, folder)
+        let before = try Self.csvRows(folder)
+        #expect(before.count >= 5_000)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path("data/big.csv")))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("999999,1.5,added\n".utf8))
+        try handle.close()
+        let result = try Batchrun.run(["job.yaml", "--resume"], in: folder.url)
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("\(server.url)/big.csv?…"), "\(result.stderr)")
+        #expect(result.stderr.contains("changed since run"), "\(result.stderr)")
+        #expect(!(result.stdout + result.stderr).contains("querysecret"))
+        #expect(try Self.csvRows(folder) == before)
+    }
+
+    @Test("a 404 fails the job naming the URL (without its query) and the status; batches committed before stay")
+    func notFound() throws {
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
+            jobs:
+              csv:
+                steps:
+                  - insert: { entity: CsvRow, from: "\(server.url)/csv-feed.csv" }
+                  - insert: { entity: CsvRow, from: "\(server.url)/missing.csv?token=querysecret" }
+            """)
+        let result = try Batchrun.run(["job.yaml", "--report", "report.json"], in: folder.url)
+        #expect(result.status == 1)
+        let output = result.stdout + result.stderr
+        #expect(output.contains("\(server.url)/missing.csv?…") && output.contains("404"), "\(output)")
+        #expect(!output.contains("querysecret"), "\(output)")
+        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+    }
+
+    @Test("an HTML page where a CSV was expected is a clear error naming the feed")
+    func htmlPage() throws {
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        try folder.write("data/page.csv", "<html><body>Please log in</body></html>\n")
+        server.contentType("text/html; charset=utf-8", forSuffix: "page.csv")
+        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/page.csv"))
+        let result = try Batchrun.run(["job.yaml"], in: folder.url)
+        #expect(result.status == 1)
+        let output = result.stdout + result.stderr
+        #expect(output.contains("\(server.url)/page.csv") && output.contains("HTML page"), "\(output)")
+    }
+
+    @Test("a refused connection is an error naming the feed")
+    func connectionRefused() throws {
+        let (folder, server) = try Self.served()
+        let url = "\(server.url)/csv-feed.csv"
+        server.stop()
+        try folder.write("job.yaml", Self.singleFeedJob(url))
+        let result = try Batchrun.run(["job.yaml"], in: folder.url)
+        #expect(result.status == 1)
+        let output = result.stdout + result.stderr
+        #expect(output.contains(url) && output.contains("connection refused"), "\(output)")
+    }
+
+    @Test("a redirect is followed")
+    func redirect() throws {
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        server.redirect("/moved.csv", to: "/csv-feed.csv")
+        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/moved.csv"))
+        let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+        #expect(server.requests.map(\.uri).contains("/csv-feed.csv"))
+    }
+
+    @Test("a header's ${env.VAR} secret and the URL's query never show: stdout, stderr, JSON and HTML reports, run state")
+    func secretsNeverShown() throws {
+        let (folder, server) = try Self.served()
+        defer { server.stop() }
+        server.breakOnce(afterBytes: 50_000)
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
+            jobs:
+              csv:
+                batch_size: 500
+                steps:
+                  - insert:
+                      entity: CsvRow
+                      from: "\(server.url)/csv-feed.csv?sig=querysecret"
+                      headers: { Authorization: "Bearer ${env.FEED_TOKEN}", X-Note: "${env.FEED_TOKEN}" }
+              broken:
+                needs: csv
+                steps:
+                  - insert:
+                      entity: CsvRow
+                      from: "\(server.url)/missing.csv?sig=querysecret"
+                      headers: { Authorization: "Bearer ${env.FEED_TOKEN}" }
+            """)
+        let result = try Batchrun.run(["job.yaml", "--report", "report.json", "--html", "report.html"], in: folder.url,
+                                      environment: ["FEED_TOKEN": "headersecret"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+        #expect(server.requests.contains { $0.header("Authorization") == "Bearer headersecret" }, "the header was sent")
+        let runs = try Batchrun.run(["runs", "job.yaml", "--format", "json"], in: folder.url)
+        let texts = [result.stdout, result.stderr, runs.stdout, runs.stderr,
+                     try String(contentsOfFile: folder.path("report.json"), encoding: .utf8),
+                     try String(contentsOfFile: folder.path("report.html"), encoding: .utf8)]
+        for text in texts {
+            #expect(!text.contains("headersecret") && !text.contains("querysecret"), "\(text)")
+        }
+        #expect((texts[0] + texts[1]).contains("/missing.csv?…"), "\(texts[0])\(texts[1])")
+        // The store's run state, every table, as bytes (WAL included).
+        for file in folder.files() where file.hasPrefix("store.sqlite") {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: folder.path(file)))
+            #expect(bytes.range(of: Data("headersecret".utf8)) == nil && bytes.range(of: Data("querysecret".utf8)) == nil, "\(file)")
+        }
+    }
+
+    @Test("https with ca_file: works; without it the run fails with a message saying certificate")
+    func https() throws {
+        let folder = try TemporaryFolder()
+        try CompressedFeedRunTests.prepareFeeds(folder)
+        let (certificate, key) = try HTTPFeedServer.makeCertificate(in: folder.url.path)
+        let server = try HTTPFeedServer(root: folder.path("data"), certificate: certificate, key: key)
+        defer { server.stop() }
+        #expect(server.url.hasPrefix("https://"))
+        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/csv-feed.csv.gz", extra: ", ca_file: server-cert.pem"))
+        let trusted = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+        let other = try TemporaryFolder()
+        try other.write("job.yaml", Self.singleFeedJob("\(server.url)/csv-feed.csv.gz"))
+        let untrusted = try Batchrun.run(["job.yaml"], in: other.url)
+        #expect(untrusted.status == 1)
+        #expect((untrusted.stdout + untrusted.stderr).contains("certificate"), "\(untrusted.stdout)\(untrusted.stderr)")
+    }
+}
+
+extension HTTPFeedRunTests {
+    @Test("the README's remote, compressed example runs against a local server and imports what the local file holds")
+    func readmeExample() throws {
+        let readme = try String(contentsOf: Batchrun.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "**Feeds from a server.**"))
+        let start = try #require(readme.range(of: "```yaml\n", range: section.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
+        let example = String(readme[start.upperBound..<end.lowerBound])
+        #expect(example.contains("http://127.0.0.1:8000/sessions.csv.gz"))
+        let folder = try TemporaryFolder()
+        try folder.copyFromPackage("examples")
+        let server = try HTTPFeedServer(root: folder.path("examples/data"))
+        defer { server.stop() }
+        try folder.write("import_remote.yaml", example.replacingOccurrences(of: "http://127.0.0.1:8000", with: server.url))
+        let result = try Batchrun.run(["import_remote.yaml"], in: folder.url, environment: ["FEEDS_TOKEN": "demo"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(server.requests.contains { $0.header("Authorization") == "Bearer demo" })
+        try folder.write("import_local.yaml", example.replacingOccurrences(of: "http://127.0.0.1:8000/sessions.csv.gz?version=1",
+                                                                           with: "examples/data/sessions.csv.gz")
+            .replacingOccurrences(of: "var/remote.sqlite", with: "var/local.sqlite")
+            .replacingOccurrences(of: "          headers: { Authorization: \"Bearer ${env.FEEDS_TOKEN}\" }\n", with: ""))
+        #expect(try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url).status == 0)
+        let remote = try StoreInspector(path: folder.path("var/remote.sqlite")).count("SELECT count(*) FROM Session")
+        let local = try StoreInspector(path: folder.path("var/local.sqlite")).count("SELECT count(*) FROM Session")
+        #expect(remote == local && remote > 0, "\(remote) rows from the server, \(local) from the file")
+    }
+}
