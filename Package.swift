@@ -13,7 +13,9 @@ let package = Package(
     // `.package(url: ..., traits: [])`. The fuzz build does (`make fuzz-build`).
     traits: [
         .trait(name: "PostgreSQL", description: "PostgreSQL stores and queues (PostgresNIO)"),
-        .default(enabledTraits: ["PostgreSQL"]),
+        // `http://` and `https://` feeds (AsyncHTTPClient); off, a remote feed is a job-file error.
+        .trait(name: "NetworkFeeds", description: "HTTP(S) feeds (AsyncHTTPClient)"),
+        .default(enabledTraits: ["PostgreSQL", "NetworkFeeds"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -25,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        // S3 feeds and outputs: SigV4's HMAC-SHA256 and SHA-256 (already built for PostgresNIO).
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
     ],
     targets: [
         .target(
@@ -35,6 +39,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["NetworkFeeds"])),
                 "CBatchRunZlib",
                 "CBatchRunZstd",
             ]
@@ -95,7 +100,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             path: "Tests/TestSupport",
-            exclude: ["pg-throwaway.sh"]
+            exclude: ["pg-throwaway.sh", "moto-throwaway.sh", "moto-s3.py"]
         ),
         .testTarget(
             name: "BatchRunKitTests",
@@ -103,7 +108,9 @@ let package = Package(
                 "BatchRunKit",
                 "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            // SigV4 vectors: AWS's test suite and botocore's signatures (their README names the sources).
+            exclude: ["Steps/Feeds/Fixtures"]
         ),
         .testTarget(
             name: "BatchRunServerTests",
