@@ -13,6 +13,8 @@ SYSTEM_PACKAGES += zlib1g-dev libzstd-dev zstd
 TEST_PACKAGES := postgresql
 # The live page's test (batchrun serve) loads it in headless Chromium.
 TEST_PACKAGES += chromium
+# The S3 tests make a virtual environment with moto's server in it (Tests/TestSupport/moto-throwaway.sh).
+TEST_PACKAGES += python3-venv
 
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180
