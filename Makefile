@@ -15,6 +15,8 @@ TEST_PACKAGES := postgresql
 TEST_PACKAGES += chromium
 # The HTTPS feed tests make a self-signed certificate with the openssl program.
 TEST_PACKAGES += openssl
+# The S3 tests make a virtual environment with moto's server in it (Tests/TestSupport/moto-throwaway.sh).
+TEST_PACKAGES += python3-venv
 
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180

@@ -30,6 +30,8 @@ let package = Package(
         // Remote feeds (section 14), behind the NetworkFeeds trait.
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        // S3 feeds and outputs: SigV4's HMAC-SHA256 and SHA-256 (already built for PostgresNIO).
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
     ],
     targets: [
         .target(
@@ -44,6 +46,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NetworkFeeds"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["NetworkFeeds"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["NetworkFeeds"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["NetworkFeeds"])),
                 "CBatchRunZlib",
                 "CBatchRunZstd",
             ]
@@ -111,7 +114,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/TestSupport",
-            exclude: ["pg-throwaway.sh"]
+            exclude: ["pg-throwaway.sh", "moto-throwaway.sh", "moto-s3.py"]
         ),
         .testTarget(
             name: "BatchRunKitTests",
@@ -119,7 +122,9 @@ let package = Package(
                 "BatchRunKit",
                 "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            // SigV4 vectors: AWS's test suite and botocore's signatures (their README names the sources).
+            exclude: ["Steps/Feeds/Fixtures"]
         ),
         .testTarget(
             name: "BatchRunServerTests",

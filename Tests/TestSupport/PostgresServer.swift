@@ -120,7 +120,7 @@ public enum PostgresServer {
 
     /// Runs a program and waits for it with `posix_spawn` and `waitpid` (Foundation's `Process`
     /// missed the exit of the start script inside this static initializer and waited forever).
-    private static func run(_ executable: String, _ arguments: [String]) throws -> String {
+    static func run(_ executable: String, _ arguments: [String]) throws -> String {
         var output: [Int32] = [0, 0]
         guard pipe(&output) == 0 else { throw ServerError(message: "pipe: \(errno)") }
         var actions = posix_spawn_file_actions_t()
