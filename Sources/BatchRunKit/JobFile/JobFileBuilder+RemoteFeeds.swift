@@ -1,7 +1,8 @@
 import Foundation
 
-/// `from: https://...` (section 14): the URL and the keys that go with it, `headers`,
-/// `ca_file`, `connect_timeout` and `read_timeout`.
+/// `from: https://...` or `from: s3://BUCKET/KEY` (section 14): the URL and the keys that go
+/// with it, `headers` (HTTP only: S3 requests carry their signature), `ca_file`,
+/// `connect_timeout` and `read_timeout`.
 extension JobFileBuilder {
     static let remoteFeedKeys = ["headers", "ca_file", "connect_timeout", "read_timeout"]
 
@@ -13,13 +14,23 @@ extension JobFileBuilder {
         return nil
         #else
         let path = RemoteFeed.withoutQuery(url)
+        if url.lowercased().hasPrefix("s3://") {
+            guard S3Location(url: url) != nil else {
+                reader.error(node, "from: \(url) names no object; write s3://BUCKET/KEY (s3://feeds/2026/flights.csv.gz)")
+                return nil
+            }
+            if let headers = fields.keys["headers"] {
+                reader.error(headers, "headers applies to an http:// or https:// feed; an s3:// feed is signed with the AWS "
+                    + "credentials of the environment (AWS_ACCESS_KEY_ID, AWS_PROFILE), never named in the job file")
+            }
+        }
         guard let host = URL(string: url)?.host, !host.isEmpty else {
             reader.error(node, "from: \(RemoteFeed.redacted(url)) is not a URL with a host (http://HOST/PATH or https://HOST/PATH)")
             return nil
         }
         let name = FeedCompression.strip(path).split(separator: "/").last.map(String.init) ?? "feed"
         var feed = RemoteFeed(url: url, rejectedBase: resolve(name))
-        if let headers = fields["headers"] {
+        if let headers = fields["headers"], !feed.isS3 {
             for (name, key, value) in reader.namedEntries(headers, "headers") {
                 guard let text = reader.string(value, "header \(name)") else { continue }
                 if name.contains(where: { $0 == ":" || $0 == " " || $0 == "\n" }) || name.isEmpty {
@@ -50,7 +61,7 @@ extension JobFileBuilder {
     func refuseRemoteKeys(_ fields: Fields) {
         for key in Self.remoteFeedKeys {
             if let node = fields.keys[key] {
-                reader.error(node, "\(key) applies to an http:// or https:// feed (from: https://...), not to a local file or inline rows")
+                reader.error(node, "\(key) applies to an http://, https:// or s3:// feed (from: https://...), not to a local file or inline rows")
             }
         }
     }

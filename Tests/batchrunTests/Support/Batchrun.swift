@@ -64,12 +64,16 @@ struct Batchrun {
     }
 
     /// Starts `batchrun ARGUMENTS` in `folder` without waiting; its output goes to `output`
-    /// (nowhere by default).
-    static func start(_ arguments: [String], in folder: TemporaryFolder, output: FileHandle = .nullDevice) throws -> Process {
+    /// (nowhere by default); `environment` adds to this process's.
+    static func start(_ arguments: [String], in folder: TemporaryFolder, output: FileHandle = .nullDevice,
+                      environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = folder.url
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = output
         process.standardError = output
         try process.run()

@@ -36,7 +36,7 @@ final class HTTPByteSource: ByteSource {
     init(feed: RemoteFeed, requests: (any RangedRequestBuilder)? = nil, expected: RemoteIdentity? = nil,
          startingAt offset: Int64 = 0, retries: Int = 3) throws(ByteSourceError) {
         self.feed = feed
-        self.requests = requests ?? PlainRangedRequests(feed: feed)
+        self.requests = try Self.requests(for: feed, given: requests)
         self.retries = retries
         identity = expected
         position = offset
@@ -62,7 +62,7 @@ final class HTTPByteSource: ByteSource {
 
     private init(feed: RemoteFeed, requests: (any RangedRequestBuilder)?, startingAt offset: Int64, probe: Bool) throws(ByteSourceError) {
         self.feed = feed
-        self.requests = requests ?? PlainRangedRequests(feed: feed)
+        self.requests = try Self.requests(for: feed, given: requests)
         retries = 0
         position = offset
         client = try Self.client(for: feed)
@@ -72,6 +72,17 @@ final class HTTPByteSource: ByteSource {
             close()
             throw error
         }
+    }
+
+    /// The requests of `feed` (`given` when there are): signed for S3 (`s3://`), plain for HTTP(S).
+    static func requests(for feed: RemoteFeed, given: (any RangedRequestBuilder)? = nil) throws(ByteSourceError)
+        -> any RangedRequestBuilder {
+        if let given { return given }
+        guard feed.isS3 else { return PlainRangedRequests(feed: feed) }
+        guard let location = S3Location(url: feed.url) else {
+            throw ByteSourceError(message: "\(feed.url) names no object; write s3://BUCKET/KEY")
+        }
+        return try S3RangedRequests(location: location)
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(ByteSourceError) -> Int {

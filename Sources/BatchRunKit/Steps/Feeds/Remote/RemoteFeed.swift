@@ -1,6 +1,6 @@
 import Foundation
 
-/// An `http://` or `https://` feed as the job file names it (section 14): the URL, the headers
+/// An `http://`, `https://` or `s3://` feed as the job file names it (section 14): the URL, the headers
 /// sent with every request (`${env.VAR}` in values, resolved when the feed is opened), a CA
 /// file trusted besides the system's, and timeouts. The URL's query string and the headers'
 /// values may be secrets: nothing shows them; messages use `displayURL`.
@@ -26,11 +26,14 @@ package struct RemoteFeed: Sendable, Hashable {
         self.rejectedBase = rejectedBase
     }
 
-    /// True for a URL this build would read remotely (`http://`, `https://`).
+    /// True for a URL this build would read remotely (`http://`, `https://`, `s3://`).
     package static func isRemote(_ location: String) -> Bool {
         let lowered = location.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") || lowered.hasPrefix("s3://")
     }
+
+    /// True for an `s3://BUCKET/KEY` feed: its requests are signed (`S3RangedRequests`).
+    package var isS3: Bool { url.lowercased().hasPrefix("s3://") }
 
     /// The URL as messages, reports and run state show it: its query string replaced by `?…`
     /// (it often carries a token), its user and password dropped.

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `s3://` feeds (section 14) imported by the real binary from moto (`MotoServer`, an
+/// S3-compatible endpoint with authentication on): plain and gzip feeds give the tables the
+/// local files give; a missing key and a wrong secret fail naming the bucket, the key and S3's
+/// error code, with no secret anywhere; an object changed since a killed run is refused by
+/// `--resume` (exit 2, store untouched).
+@Suite("S3 feeds, end to end", .serialized)
+struct S3FeedRunTests {
+    /// The feeds of `CompressedFeedRunTests` ending in `suffix`, put in a new bucket; the folder and the bucket.
+    static func uploaded(_ moto: MotoServer, suffix: String) throws -> (TemporaryFolder, String) {
+        let folder = try TemporaryFolder()
+        try CompressedFeedRunTests.prepareFeeds(folder)
+        let bucket = try moto.bucket("feeds")
+        for format in CompressedFeedRunTests.formats {
+            let name = "\(format)-feed.\(format)\(suffix)"
+            try moto.put(bucket: bucket, key: "in/\(name)", file: folder.path("data/\(name)"))
+        }
+        return (folder, bucket)
+    }
+
+    @Test("every format from S3, plain and .gz, gives the tables the local files give", arguments: ["", ".gz"])
+    func sameTables(suffix: String) throws {
+        let moto = try MotoServer.shared
+        let expected = try CompressedFeedRunTests.reference()
+        let (folder, bucket) = try Self.uploaded(moto, suffix: suffix)
+        try FileManager.default.removeItem(atPath: folder.path("data"))
+        try folder.write("job.yaml", HTTPFeedRunTests.jobFile(base: "s3://\(bucket)/in", suffix: suffix))
+        let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url, environment: moto.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try CompressedFeedRunTests.tables(folder) == expected)
+    }
+
+    @Test("a missing key fails the job naming the bucket, the key and NoSuchKey")
+    func missingKey() throws {
+        let moto = try MotoServer.shared
+        let folder = try TemporaryFolder()
+        let bucket = try moto.bucket("missing")
+        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/in/absent.csv"))
+        let result = try Batchrun.run(["job.yaml"], in: folder.url, environment: moto.environment)
+        #expect(result.status == 1)
+        let output = result.stdout + result.stderr
+        #expect(output.contains("bucket \"\(bucket)\"") && output.contains("key \"in/absent.csv\"") && output.contains("NoSuchKey"),
+                "\(output)")
+    }
+
+    @Test("a wrong secret fails naming SignatureDoesNotMatch; the secret is nowhere: output, report, run state")
+    func wrongSecret() throws {
+        let moto = try MotoServer.shared
+        let (folder, bucket) = try Self.uploaded(moto, suffix: "")
+        let secret = "WrongSecretKeyForBatchrunTests0123456789"
+        var environment = moto.environment
+        environment["AWS_SECRET_ACCESS_KEY"] = secret
+        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/in/csv-feed.csv"))
+        let result = try Batchrun.run(["job.yaml", "--report", "report.json"], in: folder.url, environment: environment)
+        #expect(result.status == 1)
+        let output = result.stdout + result.stderr
+        #expect(output.contains("SignatureDoesNotMatch") && output.contains("bucket \"\(bucket)\""), "\(output)")
+        let report = try String(contentsOfFile: folder.path("report.json"), encoding: .utf8)
+        #expect(report.contains("SignatureDoesNotMatch"), "\(report)")
+        for text in [output, report] {
+            #expect(!text.contains(secret) && !text.contains(moto.secretAccessKey))
+        }
+        // The run state (store.sqlite and its journal files) holds no secret either.
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("store.sqlite") }
+        #expect(!files.isEmpty)
+        for file in files {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: folder.path(file)))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(file) holds the secret")
+        }
+    }
+
+    @Test("--resume after the object changed: exit 2 naming the feed, the store untouched")
+    func changedObjectRefused() throws {
+        let moto = try MotoServer.shared
+        let folder = try TemporaryFolder()
+        try HTTPFeedRunTests.bigFeed(folder)
+        let bucket = try moto.bucket("changed")
+        try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
+        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/big.csv", batchSize: 100))
+        let process = try Batchrun.start(["job.yaml", "--quiet"], in: folder, environment: moto.environment)
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning, Date() < deadline {
+            if let store = try? StoreInspector(path: folder.path("store.sqlite")),
+               let count = try? store.count("SELECT count(*) FROM CsvRow"), count >= 5_000 { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let before = try HTTPFeedRunTests.csvRows(folder)
+        #expect(before.count >= 5_000 && before.count < 150_000, "killed after \(before.count) rows")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path("data/big.csv")))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("999999,1.5,added\n".utf8))
+        try handle.close()
+        try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
+        let result = try Batchrun.run(["job.yaml", "--resume"], in: folder.url, environment: moto.environment)
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("s3://\(bucket)/big.csv") && result.stderr.contains("changed since run"), "\(result.stderr)")
+        #expect(try HTTPFeedRunTests.csvRows(folder) == before)
+    }
+}
