@@ -104,11 +104,12 @@ extension JobFileBuilder {
             }
         }
         if let node = fields["limit"] { step.limit = reader.integer(node, "limit", in: 0...Int(Int32.max)) }
-        if let node = fields["output"], let text = reader.string(node, "output"), remoteRefused(text, node, "output") {
+        if let node = fields["output"], let text = reader.string(node, "output"), outputAccepted(text, node) {
             if text == "-" {
                 step.output = .table
             } else {
-                let path = confined(resolve(text), node, "output")
+                // An s3:// output is no path of the worker's: neither resolved nor confined.
+                let path = S3Location(url: text) != nil ? text : confined(resolve(text), node, "output")
                 step.confinement = loader.confinement
                 switch URL(fileURLWithPath: FeedCompression.strip(text)).pathExtension.lowercased() {
                 case "csv": step.output = .csv(path)
@@ -333,8 +334,24 @@ extension JobFileBuilder {
         return .none
     }
 
-    /// False (with an error) for an `http://`, `https://` or `s3://` feed or output: this build
-    /// reads and writes local files only (docs/feeds.md).
+    /// True for a local output or an `s3://BUCKET/KEY` one this build can write (section 14);
+    /// false, with an error, for another URL, an `s3://` URL without a key, or any `s3://` URL
+    /// without network feeds.
+    func outputAccepted(_ text: String, _ node: YAMLNode) -> Bool {
+        #if NetworkFeeds
+        if text.lowercased().hasPrefix("s3://") {
+            guard S3Location(url: text) != nil else {
+                reader.error(node, "output: \(text) names no object; write s3://BUCKET/KEY (s3://exports/daily/flights.csv.gz)")
+                return false
+            }
+            return true
+        }
+        #endif
+        return remoteRefused(text, node, "output")
+    }
+
+    /// False (with an error) for an `http://`, `https://` or `s3://` location where this build
+    /// takes local files only (docs/feeds.md).
     func remoteRefused(_ text: String, _ node: YAMLNode, _ key: String) -> Bool {
         let lowered = text.lowercased()
         guard let scheme = ["http://", "https://", "s3://"].first(where: { lowered.hasPrefix($0) }) else { return true }

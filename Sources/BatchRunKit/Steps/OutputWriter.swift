@@ -12,6 +12,7 @@ protocol OutputWriter {
 enum OutputWriters {
     /// `confinement`: the folders a queue worker lets the item write in (nil: anywhere).
     /// A file whose name ends in `.gz` or `.zst` (after its format's suffix) is compressed.
+    /// An `s3://BUCKET/KEY` output goes up to S3 (section 14), whole or not at all.
     static func make(_ output: FetchStep.Output, columns: [String], confinement: PathConfinement? = nil) throws -> any OutputWriter {
         switch output {
         case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns, confinement: confinement)
@@ -23,18 +24,15 @@ enum OutputWriters {
 }
 
 /// CSV (RFC 4180, with a header), a JSON array of objects, or NDJSON, gzip- or zstd-compressed
-/// when its name ends in `.gz` or `.zst`. The file is made and moved into place relative to its
-/// folder's descriptor (`ConfinedFolder`), opened once.
+/// when its name ends in `.gz` or `.zst`. A local file is made and moved into place relative to
+/// its folder's descriptor (`ConfinedFolder`), opened once; an `s3://` one is uploaded.
 struct FileOutput: OutputWriter {
     enum Format { case csv, json, ndjson }
 
     let path: String
-    let folder: ConfinedFolder
-    /// The name the rows are written to, in `folder`, until they are complete.
-    let temporaryName: String
     let format: Format
     let columns: [String]
-    let handle: FileHandle
+    let sink: any OutputSink
     let compressor: StreamCompressor?
     var buffer = ""
     var rows = 0
@@ -43,9 +41,7 @@ struct FileOutput: OutputWriter {
         self.path = path
         self.format = format
         self.columns = columns
-        folder = try ConfinedFolder.holding(path, within: confinement, creating: true)
-        temporaryName = folder.name + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
-        handle = try folder.openForWriting(temporaryName, truncating: true)
+        sink = try OutputSinks.open(path, confinement: confinement)
         compressor = try StreamCompressor(FeedCompression(path: path))
         switch format {
         case .csv: buffer = columns.map(Self.csvField).joined(separator: ",") + "\n"
@@ -70,19 +66,17 @@ struct FileOutput: OutputWriter {
     mutating func finish() throws {
         if format == .json { buffer += rows == 0 ? "]\n" : "\n]\n" }
         try flush()
-        if let compressor { try handle.write(contentsOf: compressor.finish()) }
-        try handle.close()
-        try folder.rename(temporaryName, to: folder.name)
+        if let compressor { try sink.write(compressor.finish()) }
+        try sink.finish()
     }
 
     mutating func abandon() {
-        try? handle.close()
-        folder.remove(temporaryName)
+        sink.abandon()
     }
 
     private mutating func flush() throws {
         let bytes = Data(buffer.utf8)
-        try handle.write(contentsOf: compressor.map { try $0.compress(bytes) } ?? bytes)
+        try sink.write(compressor.map { try $0.compress(bytes) } ?? bytes)
         buffer = ""
     }
 
