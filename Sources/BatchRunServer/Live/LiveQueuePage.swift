@@ -149,10 +149,29 @@ package enum LiveQueuePage {
     }
 
     private static func links(_ cell: inout Markup, _ item: LiveQueueSnapshot.Item) {
-        let key = item.key.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._"))) ?? ""
+        let key = pathSegment(item.key)
         cell.element("a", ["href": "items/\(key)/report.html"], text: "report")
         cell.text(" · ")
         cell.element("a", ["href": "items/\(key)/log"], text: "log")
+    }
+
+    /// `text` percent-encoded for a URL's path segment: ASCII letters, digits and `-._` kept,
+    /// every other byte of its UTF-8 as `%XX` (without Foundation's CharacterSet, whose
+    /// `.alphanumerics` loads ICU's Unicode data into `serve`).
+    static func pathSegment(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A password in a URL (`scheme://user:secret@host`) as `***`.

@@ -6,7 +6,8 @@ import Synchronization
 /// `batchrun serve QUEUE`: the live page at `/`, its server-sent events at `/events`, and each
 /// finished item's HTML report and log at `/items/KEY/report.html` and `/items/KEY/log`, where
 /// KEY must name a finished item of the queue (nothing else is read: no path escapes). A
-/// snapshot of the queue is taken at most once a second, whoever asks.
+/// snapshot of the queue is taken at most once a second, whoever asks; a queue folder's
+/// finished items are indexed between snapshots (`FinishedFolderIndex`).
 ///
 /// ```swift
 /// let server = try LiveQueueServer.start(queue: "var/queue", listen: ListenAddress("127.0.0.1:8080")!)
@@ -23,6 +24,8 @@ package final class LiveQueueServer: Sendable {
         var rates: [String: Double] = [:]
         /// Each running item's rows when they last changed, and when.
         var seen: [String: (rows: Int, at: Date)] = [:]
+        /// A queue folder's finished states as last listed (`FinishedFolderIndex`).
+        var finished: [QueueItemState: FinishedFolderIndex] = [:]
     }
 
     private let source: Source
@@ -81,7 +84,7 @@ package final class LiveQueueServer: Sendable {
             if let snapshot = cache.snapshot, Date().timeIntervalSince(snapshot.takenAt) < 1 { return (snapshot, cache.rates) }
             let snapshot: LiveQueueSnapshot
             switch source {
-            case .folder(let folder): snapshot = LiveQueueSnapshot(folder: folder)
+            case .folder(let folder): snapshot = LiveQueueSnapshot(folder: folder, finished: &cache.finished)
             case .postgres(let queue):
                 snapshot = (try? LiveQueueSnapshot(postgres: queue)) ?? LiveQueueSnapshot(location: queue.location)
             }

@@ -61,6 +61,19 @@ package struct LiveQueueSnapshot: Sendable {
 
     /// A queue folder: running, scheduled and retryable items described, the newest finished ones too.
     package init(folder queue: QueueFolder) {
+        var finished = Self.finishedIndexes(of: queue)
+        self.init(folder: queue, finished: &finished)
+    }
+
+    /// The indexes of a queue folder's finished states, empty until their first refresh.
+    static func finishedIndexes(of queue: QueueFolder) -> [QueueItemState: FinishedFolderIndex] {
+        Dictionary(uniqueKeysWithValues: [QueueItemState.done, .cancelled, .failed].map { ($0, FinishedFolderIndex(folder: queue.folder($0))) })
+    }
+
+    /// A queue folder, its finished states through `finished` (kept by the caller between
+    /// snapshots: a folder that did not change is not listed again, an item seen before not
+    /// stat'ed again). Only what is shown is read: the shown failed items' first error lines.
+    init(folder queue: QueueFolder, finished indexes: inout [QueueItemState: FinishedFolderIndex]) {
         location = queue.path
         for state in QueueItemState.allCases {
             switch state {
@@ -73,47 +86,25 @@ package struct LiveQueueSnapshot: Sendable {
                 counts[state] = names.count
                 waiting += names.map { Self.item(QueueListing.item($0, state: state, in: queue)) }
             case .done, .cancelled, .failed:
-                // Newest first, by the time each item's report was written (its end): a stat of
-                // each, and only the shown ones read (a failed one's first error; a finished one
-                // needs nothing but its name).
-                let ended = Self.endTimes(in: queue.folder(state))
-                counts[state] = ended.count
-                let newest = ended.sorted { $0.ended > $1.ended }.prefix(Self.finishedShown)
-                let items = newest.map { name, date in
+                var index = indexes[state] ?? FinishedFolderIndex(folder: queue.folder(state))
+                index.refresh(shown: Self.finishedShown, now: takenAt)
+                indexes[state] = index
+                counts[state] = index.count
+                let items = index.newest.map { name, date in
                     var item = state == .failed ? Self.item(QueueListing.item(name, state: state, in: queue))
                         : Item(name: name, key: name, state: state)
                     item.endedAt = date
                     return item
                 }
-                if state == .failed { failed = items } else { finished = (finished + items).sorted { ($0.endedAt ?? .distantPast) > ($1.endedAt ?? .distantPast) } }
+                if state == .failed { failed = items } else { finished += items }
             case .pending:
                 counts[state] = queue.items(in: state).count
             }
         }
-        finished = Array(finished.prefix(Self.finishedShown))
+        finished = Array(finished.sorted { ($0.endedAt ?? .distantPast) > ($1.endedAt ?? .distantPast) }.prefix(Self.finishedShown))
         schedules = ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }
     }
 
-    /// The items of a finished state's folder, each with when it ended: its report's
-    /// modification time, else its own. One `readdir` and an `fstatat` an item (a folder of
-    /// 10,000 finished items holds 30,000 files; FileManager's listing and path-built stats
-    /// cost several times as much).
-    static func endTimes(in folder: String) -> [(name: String, ended: Date)] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        let descriptor = dirfd(directory)
-        var ended: [(name: String, ended: Date)] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            guard QueueFolder.isItem(name) else { continue }
-            var info = stat()
-            if fstatat(descriptor, name + ".json", &info, 0) != 0, fstatat(descriptor, name, &info, 0) != 0 { continue }
-            ended.append((name, Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)))
-        }
-        return ended
-    }
     /// A queue in PostgreSQL: its rows, a running item's with the progress its run publishes
     /// into the row (`ItemProgress`; none until the run's first second, none once the claim ended).
     package init(postgres queue: PostgresQueue) throws {
@@ -160,10 +151,8 @@ package struct LiveQueueSnapshot: Sendable {
              orphaned: listed.orphaned == true, cancelling: listed.cancelling == true)
     }
 
-    /// `2026-11-26 14:03:07.12+00`, as PostgreSQL writes a timestamptz as text.
+    /// `2026-11-26 14:03:07.12+00`, as PostgreSQL writes a timestamptz as text (a session in UTC).
     private static func postgresDate(_ text: String) -> Date? {
-        var trimmed = String(text.prefix(19)).replacingOccurrences(of: " ", with: "T")
-        trimmed += "Z"
-        return try? Date(trimmed, strategy: .iso8601)
+        ItemProgress.date(String(text.prefix(19)).replacingOccurrences(of: " ", with: "T") + "Z")
     }
 }
