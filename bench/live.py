@@ -2,13 +2,17 @@
 """Seeing it live (issue 35). Three figures:
   1. metrics' cost: the 1,000,000-row flight import (bench/import/flights.yaml) and the
      1,000,000-row context update (bench/update_context.yaml), each without and with
-     `--metrics-file` (metrics recorded into swift-prometheus), alternated, medians of RUNS
-     (target: at most 2% more);
+     `--metrics-file` (metrics recorded into swift-prometheus), alternated, medians of RUNS of
+     the wall time and of the run's CPU time (user + system, which a loaded machine disturbs
+     less) (target: at most 2% more); each metrics file must hold the run's batches;
   2. `batchrun serve`'s first page load on a queue folder of 10,000 finished items and 100
      running ones: the time of the first GET / after the server starts (a cold snapshot),
-     median of 5 starts (target: under 200 ms);
+     median of 5 starts, with the CPU time `serve` spent on it (/proc/PID/stat, 10 ms ticks)
+     (target: under 200 ms);
   3. `serve`'s peak memory (VmHWM) after that page, 20 more loads and 5 s of server-sent
-     events (target: under 30 MB).
+     events (target: under 30 MB), and what its resident memory is made of then
+     (/proc/PID/smaps_rollup: file-backed, anonymous, PSS, private dirty), the same for a
+     queue of one item.
 Writes .build-bench/live.json.
     bench/live.py [ROWS]        (a release build; BIN=path overrides, e.g. .build/debug/batchrun)
 """
@@ -27,11 +31,19 @@ def fresh(path):
 
 
 def timed(command, prepare=None):
+    """Wall seconds and CPU seconds (user + system) of one run of `command`."""
     if prepare:
         subprocess.run(prepare, shell=True, check=True)
+    before = os.times()
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def percent(on, off):
+    return round((statistics.median(on) / statistics.median(off) - 1) * 100, 2)
 
 
 def metrics_cost():
@@ -57,16 +69,27 @@ def metrics_cost():
         off, on = [], []
         for _ in range(RUNS):   # alternated: the machine's speed moves between minutes
             off.append(timed(command, prepare))
+            if os.path.exists(prom):
+                os.remove(prom)
             on.append(timed(command + ["--metrics-file", prom], prepare))
-        result[name] = {"off_s": round(statistics.median(off), 3), "on_s": round(statistics.median(on), 3),
-                        "cost_percent": round((statistics.median(on) / statistics.median(off) - 1) * 100, 2)}
-        print(f"{name}: metrics off {result[name]['off_s']} s, on {result[name]['on_s']} s: {result[name]['cost_percent']:+.2f}%")
+            batches = [line for line in open(prom) if line.startswith("batchrun_batch_duration_seconds_count")]
+            assert batches and float(batches[0].split()[-1]) > 0, f"{prom} holds no batches: metrics were not recorded"
+        wall_off, wall_on = [w for w, _ in off], [w for w, _ in on]
+        cpu_off, cpu_on = [c for _, c in off], [c for _, c in on]
+        result[name] = {"runs": RUNS, "off_s": round(statistics.median(wall_off), 3), "on_s": round(statistics.median(wall_on), 3),
+                        "cost_percent": percent(wall_on, wall_off),
+                        "cpu_off_s": round(statistics.median(cpu_off), 3), "cpu_on_s": round(statistics.median(cpu_on), 3),
+                        "cpu_cost_percent": percent(cpu_on, cpu_off),
+                        "wall_off_all_s": [round(w, 3) for w in wall_off], "wall_on_all_s": [round(w, 3) for w in wall_on],
+                        "cpu_off_all_s": [round(c, 3) for c in cpu_off], "cpu_on_all_s": [round(c, 3) for c in cpu_on]}
+        r = result[name]
+        print(f"{name} (medians of {RUNS}): metrics off {r['off_s']} s, on {r['on_s']} s: {r['cost_percent']:+.2f}%; "
+              f"CPU off {r['cpu_off_s']} s, on {r['cpu_on_s']} s: {r['cpu_cost_percent']:+.2f}%")
     return result
 
 
-def make_queue(finished=10_000, running=100):
-    queue = os.path.join(ROOT, "q")
-    fresh(ROOT)
+def make_queue(finished=10_000, running=100, name="q"):
+    queue = os.path.join(ROOT, name)
     job = os.path.join(ROOT, "job.yaml")
     with open(job, "w") as f:
         f.write("version: 1\nstore: %s/store.sqlite\nentities:\n  Tick: { columns: { id: integer primary key } }\n"
@@ -113,17 +136,29 @@ def start_serve(queue, port):
     return process
 
 
-def live_page():
-    queue = make_queue()
-    firsts = []
-    for _ in range(5):
-        port = free_port()
-        serve = start_serve(queue, port)
-        seconds, page = get(port)
-        firsts.append(seconds)
-        serve.terminate()
-        serve.wait()
-    assert b"running (100)" in page and b"10000 done" in page, page[:2000]
+def cpu_ms(pid):
+    """CPU time (user + system) of a process so far, in ms (10 ms ticks)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 // os.sysconf("SC_CLK_TCK")
+
+
+def memory(pid):
+    """What a process's resident memory is made of (KB -> MB as VmHWM is divided)."""
+    rollup = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{pid}/smaps_rollup") if line.split()[-1:] == ["kB"]}
+    status = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.rstrip().endswith("kB")}
+    mb = lambda kb: round(kb / 1024, 1)
+    return {"rss_mb": mb(status["VmRSS"]), "peak_mb": mb(status["VmHWM"]), "file_mb": mb(status["RssFile"]),
+            "anon_mb": mb(status["RssAnon"]), "pss_mb": mb(rollup["Pss"]), "private_dirty_mb": mb(rollup["Private_Dirty"]),
+            "private_clean_mb": mb(rollup["Private_Clean"]), "shared_clean_mb": mb(rollup["Shared_Clean"])}
+
+
+def described(m):
+    return (f"peak {m['peak_mb']} MB (now {m['rss_mb']}: file-backed {m['file_mb']}, anonymous {m['anon_mb']}; "
+            f"PSS {m['pss_mb']}, private dirty {m['private_dirty_mb']}, shared clean {m['shared_clean_mb']})")
+
+
+def watched(queue):
+    """`serve` on `queue` after 21 loads and 5 s of server-sent events: its memory."""
     port = free_port()
     serve = start_serve(queue, port)
     for _ in range(21):
@@ -138,14 +173,34 @@ def live_page():
                 s.recv(65536)
             except socket.timeout:
                 pass
-    status = open(f"/proc/{serve.pid}/status").read()
-    peak_kb = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+    result = memory(serve.pid)
     serve.terminate()
     serve.wait()
+    return result
+
+
+def live_page():
+    queue = make_queue()
+    firsts, cpus = [], []
+    for _ in range(5):
+        port = free_port()
+        serve = start_serve(queue, port)
+        before = cpu_ms(serve.pid)
+        seconds, page = get(port)
+        cpus.append(cpu_ms(serve.pid) - before)
+        firsts.append(seconds)
+        serve.terminate()
+        serve.wait()
+    assert b"running (100)" in page and b"10000 done" in page, page[:2000]
+    loaded = watched(queue)
+    one = watched(make_queue(finished=1, running=0, name="small"))
     result = {"first_load_ms": round(statistics.median(firsts) * 1000, 1), "first_loads_ms": [round(s * 1000, 1) for s in firsts],
-              "page_bytes": len(page), "serve_peak_mb": round(peak_kb / 1024, 1)}
-    print(f"serve, 10,000 finished + 100 running: first load {result['first_load_ms']} ms (median of 5), "
-          f"page {len(page):,} bytes, peak memory {result['serve_peak_mb']} MB")
+              "first_load_cpu_ms": statistics.median(cpus), "first_loads_cpu_ms": cpus, "load_average": os.getloadavg()[0],
+              "page_bytes": len(page), "serve_peak_mb": loaded["peak_mb"], "memory_10000": loaded, "memory_one_item": one}
+    print(f"serve, 10,000 finished + 100 running: first load {result['first_load_ms']} ms (median of 5; CPU "
+          f"{result['first_load_cpu_ms']} ms; load average {result['load_average']:.1f}), page {len(page):,} bytes")
+    print(f"  memory with 10,000 items: {described(loaded)}")
+    print(f"  memory with one item: {described(one)}")
     return result
 
 
