@@ -90,10 +90,10 @@ def metrics_cost():
 
 def make_queue(finished=10_000, running=100, name="q"):
     queue = os.path.join(ROOT, name)
-    job = os.path.join(ROOT, "job.yaml")
+    job = os.path.join(ROOT, name + ".yaml")   # a store of its own: the item inserts the same row
     with open(job, "w") as f:
-        f.write("version: 1\nstore: %s/store.sqlite\nentities:\n  Tick: { columns: { id: integer primary key } }\n"
-                "jobs:\n  tick:\n    steps:\n      - insert: { entity: Tick, rows: [{ id: 1 }] }\n" % ROOT)
+        f.write("version: 1\nstore: %s/%s.sqlite\nentities:\n  Tick: { columns: { id: integer primary key } }\n"
+                "jobs:\n  tick:\n    steps:\n      - insert: { entity: Tick, rows: [{ id: 1 }] }\n" % (ROOT, name))
     subprocess.run([BIN, "submit", queue, job], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([BIN, "worker", queue, "--once", "-q"], check=True)
     done = os.path.join(queue, "done")
