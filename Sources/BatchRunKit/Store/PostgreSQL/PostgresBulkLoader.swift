@@ -116,7 +116,8 @@ final class PostgresBulkLoader: BulkLoader {
     }
 
     private func reserveKeys(in connection: any StoreConnection) throws -> PostgresKeyReserve {
-        guard let sequence = try connection.value("SELECT \(PostgresSchemaSQL.keySequence(of: entity))")?.string else {
+        guard let sequence = try PostgresKeyReserve.rows("SELECT \(PostgresSchemaSQL.keySequence(of: entity))", [], on: connection)
+            .first?.first?.string else {
             throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence")
         }
         return PostgresKeyReserve(sequence: sequence, side: sideSession)

@@ -90,16 +90,16 @@ final class PostgresKeyReserve {
                              on connection: any StoreConnection) throws -> (keys: [Int64], consecutive: Bool) {
         let nextValues = "SELECT nextval(\(SQL.literal(sequence))::regclass) AS k FROM generate_series(1, ?)"
         if consecutive {
-            let drawn = try connection.rows("SELECT min(k), max(k), count(*) FROM (\(nextValues)) AS drawn", [.integer(Int64(count))])
+            let drawn = try rows("SELECT min(k), max(k), count(*) FROM (\(nextValues)) AS drawn", [.integer(Int64(count))], on: connection)
             if let first = drawn.first?[0].int64, let last = drawn.first?[1].int64, last - first + 1 == Int64(count) {
                 return (Array(first...last), true)
             }
         }
-        let runs = try connection.rows("""
+        let runs = try rows("""
             SELECT min(k), max(k), CASE WHEN max(k) - min(k) + 1 = count(*) THEN NULL ELSE string_agg(k::text, ',') END
             FROM (SELECT k, k - row_number() OVER () AS run FROM (\(nextValues)) AS drawn) AS numbered
             GROUP BY run ORDER BY 1
-            """, [.integer(Int64(count))])
+            """, [.integer(Int64(count))], on: connection)
         var keys: [Int64] = []
         keys.reserveCapacity(count)
         for run in runs {
@@ -111,6 +111,14 @@ final class PostgresKeyReserve {
         }
         guard keys.count == count else { throw StoreError.cannotOpen(path: sequence, reason: "drew \(keys.count) of \(count) keys") }
         return (keys, false)
+    }
+
+    /// A read of the key's sequence (its name, a draw): on the batch's own session the
+    /// transaction stays fresh, so the COPY after it needs no savepoint
+    /// (`PostgresStoreConnection.rowsKeepingFresh`).
+    static func rows(_ sql: String, _ values: [StoreValue], on connection: any StoreConnection) throws -> [[StoreValue]] {
+        if let session = connection as? PostgresStoreConnection { return try session.rowsKeepingFresh(sql, values) }
+        return try connection.rows(sql, SQLArguments(values))
     }
 }
 #endif

@@ -22,8 +22,8 @@ final class PostgresStoreConnection: StoreConnection {
     private(set) var changedRowCount = 0
     /// The statement that began the open transaction, while no other has run in it since.
     private var freshTransaction: String?
-    /// A BEGIN sent whose answer is not read yet (`began`).
-    private var beginning: EventLoopPromise<PostgresQueryMetadata>?
+    /// Statements sent whose answers are not read yet (`send`: a BEGIN, a savepoint's).
+    private var unanswered: [EventLoopPromise<PostgresQueryMetadata>] = []
     /// Fails the request being waited for when the connection closes under it.
     private let waiting = WaitingRequest()
     /// Set when the process's session pool took the connection over: it stays open then.
@@ -79,14 +79,16 @@ final class PostgresStoreConnection: StoreConnection {
     /// read-only store throws.
     /// As the transaction's first statement it needs no savepoint: a refusal rolls the
     /// transaction back and begins it again, which leaves it as it was (two round trips fewer
-    /// for each batch of an import, and for a queue item's first insert).
+    /// for each batch of an import, and for a queue item's first insert). Otherwise the
+    /// SAVEPOINT and the RELEASE are sent without waiting (`send`): their answers are read
+    /// with the next statement's, so the thread waits for the server once per statement.
     private func refusable(_ work: () throws -> Void) throws -> StatementOutcome {
         let fresh = freshTransaction
         freshTransaction = nil
-        if fresh == nil { try simple("SAVEPOINT batchrun_statement") }
+        if fresh == nil { try send("SAVEPOINT batchrun_statement") }
         do {
             try work()
-            if fresh == nil { try simple("RELEASE SAVEPOINT batchrun_statement") }
+            if fresh == nil { try send("RELEASE SAVEPOINT batchrun_statement") }
             return .done
         } catch let error as PostgresError {
             if let fresh {
@@ -109,11 +111,18 @@ final class PostgresStoreConnection: StoreConnection {
     /// BEGIN that failed run outside any transaction: the writer's session is read-only by
     /// default (`PostgresBackend`), so they cannot write, and a read's rows are not returned.
     func began(_ begin: String) throws {
+        try send(begin)
+        freshTransaction = begin
+    }
+
+    /// Sends `sql` (no values, no rows) without waiting for its answer: the server answers in
+    /// order, and the next statement waited for (`finished`) reads this answer first, so its
+    /// failure is the one thrown.
+    private func send(_ sql: String) throws {
         if connection.isClosed { throw Self.closed }
         let answer = connection.eventLoop.makePromise(of: PostgresQueryMetadata.self)
-        connection.query(PostgresQuery(unsafeSQL: begin), logger: logger) { _ in }.cascade(to: answer)
-        beginning = answer
-        freshTransaction = begin
+        connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { _ in }.cascade(to: answer)
+        unanswered.append(answer)
     }
 
     /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
@@ -273,6 +282,18 @@ final class PostgresStoreConnection: StoreConnection {
         var values: [[StoreValue]] = []
     }
 
+    /// The rows of a read that leaves the transaction as fresh as it was (`refusable`): an
+    /// import's keys drawn before its COPY, so the COPY, still the transaction's first write,
+    /// needs no savepoint (two round trips a batch). A refusal's ROLLBACK then loses nothing
+    /// the savepoint's would have kept: sequence values drawn stay drawn either way.
+    func rowsKeepingFresh(_ sql: String, _ values: [StoreValue]) throws -> [[StoreValue]] {
+        let fresh = freshTransaction
+        let text = placeholders(sql)
+        let rows = try query(text.sql, try text.values(positional: values, named: [:])).values
+        freshTransaction = fresh
+        return rows
+    }
+
     /// Runs one statement with `values` for `$1`, `$2`, ...; waits for all its rows.
     func query(_ sql: String, _ values: [StoreValue]) throws -> Rows {
         freshTransaction = nil
@@ -309,17 +330,17 @@ final class PostgresStoreConnection: StoreConnection {
     /// Waits for `request`'s result; fails at once when the connection is or becomes closed.
     /// PostgresNIO writes a request to a closed connection without a promise, so its future
     /// would never complete: a runner whose session the server ended waited forever on ROLLBACK.
-    /// A BEGIN sent before it (`began`) is answered first: its failure is the one thrown.
+    /// Statements sent before it (`send`) are answered first: the first failure is the one thrown.
     private func finished<T: Sendable>(_ request: @autoclosure () -> EventLoopFuture<T>) throws -> T {
-        let begun = beginning
-        beginning = nil
+        let earlier = unanswered
+        unanswered = []
         if connection.isClosed {
-            begun?.fail(Self.closed)
+            for answer in earlier { answer.fail(Self.closed) }
             throw Self.closed
         }
         let result = connection.eventLoop.makePromise(of: T.self)
         let failBoth: @Sendable (any Error) -> Void = { error in
-            begun?.fail(error)
+            for answer in earlier { answer.fail(error) }
             result.fail(error)
         }
         waiting.set(failBoth)
@@ -328,7 +349,7 @@ final class PostgresStoreConnection: StoreConnection {
         // Closed between the first check and `waiting.set`: nothing would fail the promises.
         if connection.isClosed { failBoth(Self.closed) }
         let answer = Result { try result.futureResult.wait() }
-        if let begun { _ = try begun.futureResult.wait() }
+        for sent in earlier { _ = try sent.futureResult.wait() }
         return try answer.get()
     }
 
