@@ -119,6 +119,7 @@ public final class MainContext {
         let slice = request.fetchBatchSize > 0 ? request.fetchBatchSize : Self.registerSlice
         var objects: [ManagedObject] = []
         objects.reserveCapacity(read.rows.count)
+        core.registered.reserveCapacity(core.registered.count + read.rows.count)   // one rehash, not one per doubling
         for start in stride(from: 0, to: read.rows.count, by: slice) {
             if start > 0 { await Task.yield() }
             objects += try core.register(read, rows: start..<min(start + slice, read.rows.count), for: request)

@@ -29,6 +29,10 @@ public final class ManagedObject {
     /// is not registered (an insert not yet saved, or an object its context forgot).
     weak var registry: ObjectRegistry?
 
+    deinit {
+        registry?.objectDied()
+    }
+
     /// `changed` says the values may differ from the snapshot (a fetch that assigned columns).
     init(entity: Entity, values: [StoreValue], snapshot: [StoreValue]?, id: ObjectID? = nil, changed: Bool = false) {
         self.entity = entity

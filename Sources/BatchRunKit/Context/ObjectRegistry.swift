@@ -26,9 +26,10 @@ final class ObjectRegistry {
             }
         }
     }
-    /// Entries (dead ones included) past which `add` sweeps out the dead: twice the live ones
-    /// at the last sweep, so sweeping costs O(1) per registration.
-    private var sweepAt = 1_024
+    /// Registered objects that died (their `deinit` says so) since the last sweep: `add` sweeps
+    /// out the dead entries once they are as many as the live ones, so a sweep's cost is paid
+    /// by as many deaths, and a registry whose objects all live (a large fetch) never sweeps.
+    private var dead = 0
 
     /// The registered object with this ID, if it is still alive.
     subscript(id: ObjectID) -> ManagedObject? {
@@ -48,8 +49,10 @@ final class ObjectRegistry {
 
     /// Registers `object` under `id`, replacing whatever was there.
     func add(_ object: ManagedObject, id: ObjectID) {
-        if entries.count >= sweepAt { sweep() }
-        entries[id] = Entry(object: object)
+        if dead >= 1_024 && dead * 2 >= entries.count { sweep() }
+        if let replaced = entries.updateValue(Entry(object: object), forKey: id)?.object, replaced !== object {
+            replaced.registry = nil
+        }
         if retainsObjects { retained[id] = object }
         object.registry = self
         if object.wasWritten && object.snapshot != nil { changed[ObjectIdentifier(object)] = object }
@@ -65,6 +68,11 @@ final class ObjectRegistry {
         retained[id] = nil
         changed[ObjectIdentifier(registered)] = nil
         registered.registry = nil
+    }
+
+    /// Called by a registered object's `deinit`: its entry is dead until the next sweep.
+    func objectDied() {
+        dead += 1
     }
 
     /// Called by a registered object at its first write since its snapshot.
@@ -84,12 +92,12 @@ final class ObjectRegistry {
         entries.removeAll()
         retained.removeAll()
         changed.removeAll()
-        sweepAt = 1_024
+        dead = 0
     }
 
     /// Drops the entries of objects that are gone.
     private func sweep() {
         entries = entries.filter { $0.value.object != nil }
-        sweepAt = max(1_024, entries.count * 2)
+        dead = 0
     }
 }
