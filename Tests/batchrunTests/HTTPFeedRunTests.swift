@@ -89,8 +89,8 @@ extension HTTPFeedRunTests {
     }
 
     /// Starts the import and kills it (SIGKILL) once `CsvRow` has at least `rows` rows.
-    static func killAfter(rows: Int, _ folder: TemporaryFolder) throws {
-        let process = try Batchrun.start(["job.yaml", "--quiet"], in: folder)
+    static func killAfter(rows: Int, _ folder: TemporaryFolder, environment: [String: String] = [:]) throws {
+        let process = try Batchrun.start(["job.yaml", "--quiet"], in: folder, environment: environment)
         let deadline = Date().addingTimeInterval(120)
         while process.isRunning, Date() < deadline {
             if let store = try? StoreInspector(path: folder.path("store.sqlite")),
