@@ -278,13 +278,12 @@ extension HTTPFeedRunTests {
 }
 
 extension HTTPFeedRunTests {
+    /// The columns of the README examples' `Session`.
+    static let sessionColumns = ["id", "user", "started_at", "duration", "status"]
+
     @Test("the README's remote, compressed example runs against a local server and imports what the local file holds")
     func readmeExample() throws {
-        let readme = try String(contentsOf: Batchrun.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "**Feeds from a server.**"))
-        let start = try #require(readme.range(of: "```yaml\n", range: section.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
-        let example = String(readme[start.upperBound..<end.lowerBound])
+        let example = try ReadmeExample(after: "**Feeds from a server.**").yaml
         #expect(example.contains("http://127.0.0.1:8000/sessions.csv.gz"))
         let folder = try TemporaryFolder()
         try folder.copyFromPackage("examples")
@@ -299,8 +298,8 @@ extension HTTPFeedRunTests {
             .replacingOccurrences(of: "var/remote.sqlite", with: "var/local.sqlite")
             .replacingOccurrences(of: "          headers: { Authorization: \"Bearer ${env.FEEDS_TOKEN}\" }\n", with: ""))
         #expect(try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url).status == 0)
-        let remote = try StoreInspector(path: folder.path("var/remote.sqlite")).count("SELECT count(*) FROM Session")
-        let local = try StoreInspector(path: folder.path("var/local.sqlite")).count("SELECT count(*) FROM Session")
-        #expect(remote == local && remote > 0, "\(remote) rows from the server, \(local) from the file")
+        let remote = try ReadmeExample.rows(of: "Session", columns: Self.sessionColumns, store: folder.path("var/remote.sqlite"))
+        let local = try ReadmeExample.rows(of: "Session", columns: Self.sessionColumns, store: folder.path("var/local.sqlite"))
+        #expect(remote == local && !remote.isEmpty, "\(remote.count) rows from the server, \(local.count) from the file")
     }
 }

@@ -186,3 +186,32 @@ extension S3FeedRunTests {
                 "\(ranged.map(\.headers))")
     }
 }
+
+extension S3FeedRunTests {
+    @Test("the README's S3 example runs against moto with AWS_ENDPOINT_URL_S3 and imports what the local file holds")
+    func readmeExample() throws {
+        let moto = try MotoServer.shared
+        let example = try ReadmeExample(after: "**Feeds from S3.**")
+        #expect(example.yaml.contains("from: s3://exports/sessions.csv.gz"))
+        #expect(example.shell.contains("AWS_ENDPOINT_URL_S3=") && example.shell.contains("s3://exports/"))
+        let folder = try TemporaryFolder()
+        try folder.copyFromPackage("examples")
+        let bucket = try moto.bucket("readme")
+        try moto.put(bucket: bucket, key: "sessions.csv.gz", file: folder.path("examples/data/sessions.csv.gz"))
+        try folder.write("import_s3.yaml", example.yaml.replacingOccurrences(of: "s3://exports/", with: "s3://\(bucket)/"))
+        // The endpoint as the README sets it: AWS_ENDPOINT_URL_S3 alone.
+        var environment = moto.environment
+        environment["AWS_ENDPOINT_URL"] = ""
+        environment["AWS_ENDPOINT_URL_S3"] = moto.endpoint
+        let result = try Batchrun.run(["import_s3.yaml"], in: folder.url, environment: environment)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        try folder.write("import_local.yaml", example.yaml
+            .replacingOccurrences(of: "s3://exports/sessions.csv.gz", with: "examples/data/sessions.csv.gz")
+            .replacingOccurrences(of: "var/s3.sqlite", with: "var/local.sqlite"))
+        #expect(try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url).status == 0)
+        let columns = HTTPFeedRunTests.sessionColumns
+        let fromS3 = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/s3.sqlite"))
+        let local = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/local.sqlite"))
+        #expect(fromS3 == local && !fromS3.isEmpty, "\(fromS3.count) rows from S3, \(local.count) from the file")
+    }
+}
