@@ -38,7 +38,7 @@ struct S3FeedRunTests {
         let moto = try MotoServer.shared
         let folder = try TemporaryFolder()
         let bucket = try moto.bucket("missing")
-        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/in/absent.csv"))
+        try folder.write("job.yaml", FeedJobs.singleFeed("s3://\(bucket)/in/absent.csv"))
         let result = try Batchrun.run(["job.yaml"], in: folder.url, environment: moto.environment)
         #expect(result.status == 1)
         let output = result.stdout + result.stderr
@@ -53,7 +53,7 @@ struct S3FeedRunTests {
         let secret = "WrongSecretKeyForBatchrunTests0123456789"
         var environment = moto.environment
         environment["AWS_SECRET_ACCESS_KEY"] = secret
-        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/in/csv-feed.csv"))
+        try folder.write("job.yaml", FeedJobs.singleFeed("s3://\(bucket)/in/csv-feed.csv"))
         let result = try Batchrun.run(["job.yaml", "--report", "report.json"], in: folder.url, environment: environment)
         #expect(result.status == 1)
         let output = result.stdout + result.stderr
@@ -76,30 +76,13 @@ struct S3FeedRunTests {
     func changedObjectRefused() throws {
         let moto = try MotoServer.shared
         let folder = try TemporaryFolder()
-        try HTTPFeedRunTests.bigFeed(folder)
+        try FeedJobs.bigFeed(folder)
         let bucket = try moto.bucket("changed")
         try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
-        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/big.csv", batchSize: 100))
-        let process = try Batchrun.start(["job.yaml", "--quiet"], in: folder, environment: moto.environment)
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning, Date() < deadline {
-            if let store = try? StoreInspector(path: folder.path("store.sqlite")),
-               let count = try? store.count("SELECT count(*) FROM CsvRow"), count >= 5_000 { break }
-            Thread.sleep(forTimeInterval: 0.01)
+        try FeedJobs.changedFeedRefused("s3://\(bucket)/big.csv", named: "s3://\(bucket)/big.csv", in: folder,
+                                        environment: moto.environment) {
+            try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        let before = try HTTPFeedRunTests.csvRows(folder)
-        #expect(before.count >= 5_000 && before.count < 150_000, "killed after \(before.count) rows")
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path("data/big.csv")))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data("999999,1.5,added\n".utf8))
-        try handle.close()
-        try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
-        let result = try Batchrun.run(["job.yaml", "--resume"], in: folder.url, environment: moto.environment)
-        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
-        #expect(result.stderr.contains("s3://\(bucket)/big.csv") && result.stderr.contains("changed since run"), "\(result.stderr)")
-        #expect(try HTTPFeedRunTests.csvRows(folder) == before)
     }
 }
 
@@ -137,10 +120,10 @@ extension S3FeedRunTests {
         let key = "in/csv-feed.csv\(suffix)"
         let size = try Data(contentsOf: URL(fileURLWithPath: folder.path("data/csv-feed.csv\(suffix)"))).count
         proxy.breakOnce(afterBytes: size / 3)
-        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/\(key)", batchSize: 500))
+        try folder.write("job.yaml", FeedJobs.singleFeed("s3://\(bucket)/\(key)", batchSize: 500))
         let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url, environment: Self.environment(moto, through: proxy))
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try HTTPFeedRunTests.csvRows(folder) == expected)
+        #expect(try FeedJobs.csvRows(folder) == expected)
         #expect(proxy.broken == 1)
         // One GET of the whole object (the cut one; a probe for the object's identity asks
         // for bytes=0-0), then one retry from the byte the client had: at most what went
@@ -159,25 +142,14 @@ extension S3FeedRunTests {
     @Test("kill -9 mid-import of an s3:// feed, then --resume: a signed Range: bytes=N- request from the checkpoint; each row exactly once")
     func killedAndResumed() throws {
         let moto = try MotoServer.shared
-        let local = try TemporaryFolder()
-        try HTTPFeedRunTests.bigFeed(local)
-        try local.write("job.yaml", HTTPFeedRunTests.singleFeedJob("data/big.csv"))
-        #expect(try Batchrun.run(["job.yaml", "--quiet"], in: local.url).status == 0)
-        let expected = try HTTPFeedRunTests.csvRows(local)
         let folder = try TemporaryFolder()
+        try FeedJobs.bigFeed(folder)
         let bucket = try moto.bucket("resumed")
-        try moto.put(bucket: bucket, key: "big.csv", file: local.path("data/big.csv"))
+        try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
         let proxy = try BreakingTCPProxy(to: moto.endpoint)
         defer { proxy.stop() }
-        let environment = Self.environment(moto, through: proxy)
-        try folder.write("job.yaml", HTTPFeedRunTests.singleFeedJob("s3://\(bucket)/big.csv", batchSize: 100))
-        try HTTPFeedRunTests.killAfter(rows: 30_000, folder, environment: environment)
-        let before = try HTTPFeedRunTests.csvRows(folder).count
-        #expect(before >= 30_000 && before < expected.count, "killed after \(before) rows")
-        let seen = proxy.requests.count
-        let result = try Batchrun.run(["job.yaml", "--resume", "--quiet"], in: folder.url, environment: environment)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(try HTTPFeedRunTests.csvRows(folder) == expected)
+        let seen = try FeedJobs.killAndResume("s3://\(bucket)/big.csv", in: folder,
+                                              environment: Self.environment(moto, through: proxy)) { proxy.requests.count }
         // Only what is left is downloaded: a signed Range from the checkpoint's byte, past the first 30,000 rows.
         let resumed = Array(proxy.requests.dropFirst(seen))
         let ranged = resumed.filter { ($0.rangeStart ?? 0) > 500_000 }
