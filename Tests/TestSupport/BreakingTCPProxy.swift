@@ -42,16 +42,12 @@ public final class BreakingTCPProxy: Sendable {
         /// Bytes the server may still send on a connection before it is cut; nil when not armed.
         var breakAfter: Int?
         var broken = 0
-        var sockets: Set<Int32> = []
-        var threads: [Int32: Int] = [:]
-        var stopped = false
     }
 
     /// `http://127.0.0.1:PORT`, the proxy's address.
     public let endpoint: String
-    public let port: UInt16
-    private let targetPort: UInt16
-    private let listener: Int32
+    public var port: UInt16 { relay.port }
+    private let relay: LoopbackRelay
     private let state = Mutex(State())
 
     /// A proxy on a free port of 127.0.0.1 to the server at `target` (`http://127.0.0.1:PORT`).
@@ -59,21 +55,9 @@ public final class BreakingTCPProxy: Sendable {
         guard let port = target.split(separator: ":").last.flatMap({ UInt16($0.prefix { $0.isNumber }) }) else {
             throw PostgresServer.ServerError(message: "no port in \(target)")
         }
-        targetPort = port
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = Self.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard listening else { throw PostgresServer.ServerError(message: "the proxy cannot listen: errno \(errno)") }
-        self.port = UInt16(bigEndian: address.sin_port)
-        endpoint = "http://127.0.0.1:\(self.port)"
-        let proxy = self
-        Thread.detachNewThread { proxy.acceptConnections() }
+        relay = try LoopbackRelay(to: port)
+        endpoint = "http://127.0.0.1:\(relay.port)"
+        relay.start(requests: { [self] in forwardRequests(from: $0, to: $1) }, answers: { [self] in forwardAnswers(from: $0, to: $1) })
     }
 
     /// Arms the proxy: the first connection on which the server sends `count` bytes from now is
@@ -90,50 +74,7 @@ public final class BreakingTCPProxy: Sendable {
 
     /// Stops accepting and ends every connection.
     public func stop() {
-        let sockets = state.withLock { state in
-            state.stopped = true
-            return state.sockets
-        }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
-    }
-
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
-
-    private func acceptConnections() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = Self.loopback(port: targetPort)
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            let accepted = state.withLock { state in
-                guard connected == 0 && !state.stopped else { return false }
-                state.sockets.formUnion([client, server])
-                state.threads[client] = 2
-                return true
-            }
-            guard accepted else {
-                close(client)
-                close(server)
-                continue
-            }
-            let proxy = self
-            Thread.detachNewThread { proxy.forwardAnswers(from: server, to: client) }
-            Thread.detachNewThread { proxy.forwardRequests(from: client, to: server) }
-        }
+        relay.stop()
     }
 
     /// The server's side, copied as it comes, up to the armed byte count.
@@ -149,10 +90,9 @@ public final class BreakingTCPProxy: Sendable {
                 state.broken += 1
                 return max(0, limit - sent)
             }
-            if !writeAll(client, buffer[0..<(cutAt ?? count)]) || cutAt != nil { break }
+            if !LoopbackRelay.writeAll(client, buffer[0..<(cutAt ?? count)]) || cutAt != nil { break }
             sent += count
         }
-        closePair(client, server)
     }
 
     /// The client's side, copied as it comes; each request's head is logged (a body of
@@ -164,7 +104,7 @@ public final class BreakingTCPProxy: Sendable {
         var logging = true
         while true {
             let count = read(client, &buffer, buffer.count)
-            if count <= 0 || !writeAll(server, buffer[0..<count]) { break }
+            if count <= 0 || !LoopbackRelay.writeAll(server, buffer[0..<count]) { break }
             guard logging else { continue }
             pending.append(contentsOf: buffer[0..<count])
             while true {
@@ -182,7 +122,6 @@ public final class BreakingTCPProxy: Sendable {
                 if head.header("Transfer-Encoding")?.lowercased().contains("chunked") == true { logging = false; break }
             }
         }
-        closePair(client, server)
     }
 
     /// The index of the blank line (`\r\n\r\n`) that ends a head.
@@ -202,34 +141,5 @@ public final class BreakingTCPProxy: Sendable {
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         return RequestHead(method: parts.first ?? "", target: parts.count > 1 ? parts[1] : "", headers: headers)
-    }
-
-    private func writeAll(_ socket: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
-        var offset = bytes.startIndex
-        while offset < bytes.endIndex {
-            let written = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written <= 0 {
-                if written < 0 && errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
-    }
-
-    /// Ends both sides of a connection; the second of its two threads to get here closes them.
-    private func closePair(_ client: Int32, _ server: Int32) {
-        let last = state.withLock { state in
-            let left = (state.threads[client] ?? 1) - 1
-            state.threads[client] = left == 0 ? nil : left
-            if left == 0 { state.sockets.subtract([client, server]) }
-            return left == 0
-        }
-        shutdown(client, Int32(SHUT_RDWR))
-        shutdown(server, Int32(SHUT_RDWR))
-        if last {
-            close(client)
-            close(server)
-        }
     }
 }
