@@ -80,9 +80,14 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass   # batchrun closes the identity probe's connection (bytes=0-0, which http.server ignores) early
+
+
 def serve(folder):
     """An HTTP server for `folder` on a free loopback port, in a thread of this script: its port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=folder))
+    server = QuietServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=folder))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server.server_address[1]
 
