@@ -21,6 +21,15 @@ struct S3FeedRunTests {
         return (folder, bucket)
     }
 
+    /// `FeedJobs.bigFeed` in a new folder, its `data/big.csv` put as `big.csv` in a new bucket; the folder and the bucket.
+    static func bigFeedUploaded(_ moto: MotoServer, bucket prefix: String) throws -> (TemporaryFolder, String) {
+        let folder = try TemporaryFolder()
+        try FeedJobs.bigFeed(folder)
+        let bucket = try moto.bucket(prefix)
+        try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
+        return (folder, bucket)
+    }
+
     @Test("every format from S3, plain and .gz, gives the tables the local files give", arguments: ["", ".gz"])
     func sameTables(suffix: String) throws {
         let moto = try MotoServer.shared
@@ -75,10 +84,7 @@ struct S3FeedRunTests {
     @Test("--resume after the object changed: exit 2 naming the feed, the store untouched")
     func changedObjectRefused() throws {
         let moto = try MotoServer.shared
-        let folder = try TemporaryFolder()
-        try FeedJobs.bigFeed(folder)
-        let bucket = try moto.bucket("changed")
-        try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
+        let (folder, bucket) = try Self.bigFeedUploaded(moto, bucket: "changed")
         try FeedJobs.changedFeedRefused("s3://\(bucket)/big.csv", named: "s3://\(bucket)/big.csv", in: folder,
                                         environment: moto.environment) {
             try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
@@ -142,10 +148,7 @@ extension S3FeedRunTests {
     @Test("kill -9 mid-import of an s3:// feed, then --resume: a signed Range: bytes=N- request from the checkpoint; each row exactly once")
     func killedAndResumed() throws {
         let moto = try MotoServer.shared
-        let folder = try TemporaryFolder()
-        try FeedJobs.bigFeed(folder)
-        let bucket = try moto.bucket("resumed")
-        try moto.put(bucket: bucket, key: "big.csv", file: folder.path("data/big.csv"))
+        let (folder, bucket) = try Self.bigFeedUploaded(moto, bucket: "resumed")
         let proxy = try BreakingTCPProxy(to: moto.endpoint)
         defer { proxy.stop() }
         let seen = try FeedJobs.killAndResume("s3://\(bucket)/big.csv", in: folder,
