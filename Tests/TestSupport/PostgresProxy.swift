@@ -19,41 +19,23 @@ import Glibc
 public final class PostgresProxy: Sendable {
     /// `url` with the server's host and port replaced by the proxy's.
     public let url: String
-    private let targetPort: UInt16
-    private let listener: Int32
+    private let relay: LoopbackRelay
     private let state = Mutex(State())
 
     private struct State {
         /// Write COMMITs still to forward before one is dropped; nil when not armed.
         var commitsBeforeDrop: Int?
         var dropped = 0
-        var sockets: Set<Int32> = []
-        /// Forwarding threads still running per connection, by the client's descriptor.
-        var threads: [Int32: Int] = [:]
-        var stopped = false
     }
 
     /// A proxy on a free port of 127.0.0.1 to the server of `url` (`postgresql://USER@127.0.0.1:PORT/DB`).
     public init(to url: String) throws {
         guard let portRange = url.range(of: #":[0-9]+/"#, options: .regularExpression),
               let port = UInt16(url[portRange].dropFirst().dropLast()) else { throw PostgresServer.ServerError(message: "no port in \(url)") }
-        targetPort = port
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = Self.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else { throw PostgresServer.ServerError(message: "the proxy cannot listen: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        let own = UInt16(bigEndian: address.sin_port)
-        self.url = url.replacingCharacters(in: portRange, with: ":\(own)/")
+        relay = try LoopbackRelay(to: port)
+        self.url = url.replacingCharacters(in: portRange, with: ":\(relay.port)/")
             .replacingOccurrences(of: "@localhost:", with: "@127.0.0.1:")
-        let proxy = self
-        Thread.detachNewThread { proxy.acceptConnections() }
+        relay.start(requests: { [self] in forwardRequests(from: $0, to: $1) }, answers: { [self] in forwardAnswers(from: $0, to: $1) })
     }
 
     /// Arms the proxy: the `count`-th write COMMIT from now is forwarded, then its connection dropped.
@@ -66,51 +48,7 @@ public final class PostgresProxy: Sendable {
 
     /// Stops accepting and closes every connection.
     public func stop() {
-        let sockets = state.withLock { state in
-            state.stopped = true
-            return state.sockets
-        }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
-    }
-
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
-
-    private func acceptConnections() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = Self.loopback(port: targetPort)
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            let stopped = state.withLock { state in
-                if connected == 0 && !state.stopped {
-                    state.sockets.formUnion([client, server])
-                    state.threads[client] = 2
-                }
-                return state.stopped
-            }
-            if connected != 0 || stopped {
-                close(client)
-                close(server)
-                continue
-            }
-            let proxy = self
-            Thread.detachNewThread { proxy.forwardAnswers(from: server, to: client) }
-            Thread.detachNewThread { proxy.forwardRequests(from: client, to: server) }
-        }
+        relay.stop()
     }
 
     /// The server's side: copied as it comes.
@@ -118,9 +56,8 @@ public final class PostgresProxy: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = read(server, &buffer, buffer.count)
-            if count <= 0 || !writeAll(client, buffer[0..<count]) { break }
+            if count <= 0 || !LoopbackRelay.writeAll(client, buffer[0..<count]) { break }
         }
-        closePair(client, server)
     }
 
     /// The client's side, message by message: the startup messages (no type byte), then typed
@@ -169,7 +106,7 @@ public final class PostgresProxy: Sendable {
                         }
                     }
                 }
-                if !writeAll(server, message[...]) { break loop }
+                if !LoopbackRelay.writeAll(server, message[...]) { break loop }
                 if drop {
                     // The client's side goes at once (its answer never comes); the server reads
                     // the COMMIT already sent before it sees the end of its connection.
@@ -179,7 +116,6 @@ public final class PostgresProxy: Sendable {
                 }
             }
         }
-        closePair(client, server)
     }
 
     /// The SQL of a Query message, or of a Parse message (after the statement's name).
@@ -193,35 +129,5 @@ public final class PostgresProxy: Sendable {
         while end < message.count && message[end] != 0 { end += 1 }
         guard start <= end, end <= message.count else { return "" }
         return String(decoding: message[start..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    private func writeAll(_ socket: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
-        var offset = bytes.startIndex
-        while offset < bytes.endIndex {
-            let written = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written <= 0 {
-                if written < 0 && errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
-    }
-
-    /// Ends both sides of a connection; the second of its two forwarding threads to get here
-    /// closes them (not the first: the other thread may still read or write its descriptor).
-    private func closePair(_ client: Int32, _ server: Int32) {
-        let last = state.withLock { state in
-            let left = (state.threads[client] ?? 1) - 1
-            state.threads[client] = left == 0 ? nil : left
-            if left == 0 { state.sockets.subtract([client, server]) }
-            return left == 0
-        }
-        shutdown(client, Int32(SHUT_RDWR))
-        shutdown(server, Int32(SHUT_RDWR))
-        if last {
-            close(client)
-            close(server)
-        }
     }
 }

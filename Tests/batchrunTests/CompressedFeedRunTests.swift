@@ -97,16 +97,7 @@ struct CompressedFeedRunTests {
         let folder = try TemporaryFolder()
         try Self.prepareFeeds(folder)
         try FileManager.default.moveItem(atPath: folder.path("data/csv-feed.csv.gz"), toPath: folder.path("data/export.bin"))
-        try folder.write("job.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-            jobs:
-              csv:
-                steps:
-                  - insert: { entity: CsvRow, from: data/export.bin, format: csv, compression: gzip }
-            """)
+        try folder.write("job.yaml", FeedJobs.csvJob(["insert: { entity: CsvRow, from: data/export.bin, format: csv, compression: gzip }"]))
         let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try Self.tables(folder)["CsvRow"] == Self.reference()["CsvRow"])
@@ -116,17 +107,8 @@ struct CompressedFeedRunTests {
     func badKeys() throws {
         let folder = try TemporaryFolder()
         try Self.prepareFeeds(folder)
-        try folder.write("job.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-            jobs:
-              csv:
-                steps:
-                  - insert: { entity: CsvRow, from: data/csv-feed.csv.gz, compression: bzip2 }
-                  - insert: { entity: CsvRow, from: data/csv-feed.csv.gz, format: xml }
-            """)
+        try folder.write("job.yaml", FeedJobs.csvJob(["insert: { entity: CsvRow, from: data/csv-feed.csv.gz, compression: bzip2 }",
+                                                       "insert: { entity: CsvRow, from: data/csv-feed.csv.gz, format: xml }"]))
         let result = try Batchrun.run(["job.yaml"], in: folder.url)
         #expect(result.status == 2)
         #expect(result.stderr.contains("job.yaml:8:"), "\(result.stderr)")
@@ -178,9 +160,7 @@ struct CompressedFeedRunTests {
         let folder = try TemporaryFolder()
         try Self.prepareFeeds(folder)
         try folder.write("job.yaml", Self.jobFile(suffix: ".gz", batchSize: 50))
-        let process = try Batchrun.startUntilRows(in: "CsvRow", folder, ["job.yaml", "--quiet", "--select", "csv"])
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try FeedJobs.killAfter(rows: 1, folder, arguments: ["job.yaml", "--quiet", "--select", "csv"])
         let before = try Self.tables(folder)["CsvRow"] ?? []
         #expect(before.count > 0 && before.count < Self.rows, "killed after \(before.count) rows")
         // The same size and time, one byte of the compressed file changed.
@@ -214,24 +194,16 @@ struct CompressedFeedRunTests {
     func compressedOutputs() throws {
         let folder = try TemporaryFolder()
         try Self.prepareFeeds(folder)
-        try folder.write("job.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-            jobs:
+        let outputs = ["rows.csv", "rows.csv.gz", "rows.csv.zst", "rows.ndjson", "rows.ndjson.gz"]
+        try folder.write("job.yaml", FeedJobs.jobFile(jobs: """
               load:
                 steps:
                   - insert: { entity: CsvRow, from: data/csv-feed.csv }
               out:
                 needs: load
                 steps:
-                  - fetch: { entity: CsvRow, order_by: [id], output: out/rows.csv }
-                  - fetch: { entity: CsvRow, order_by: [id], output: out/rows.csv.gz }
-                  - fetch: { entity: CsvRow, order_by: [id], output: out/rows.csv.zst }
-                  - fetch: { entity: CsvRow, order_by: [id], output: out/rows.ndjson }
-                  - fetch: { entity: CsvRow, order_by: [id], output: out/rows.ndjson.gz }
-            """)
+            \(outputs.map { "      - fetch: { entity: CsvRow, order_by: [id], output: out/\($0) }\n" }.joined())
+            """))
         let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
         #expect(result.status == 0, "\(result.stderr)")
         let csv = try Data(contentsOf: URL(fileURLWithPath: folder.path("out/rows.csv")))
@@ -249,17 +221,8 @@ extension CompressedFeedRunTests {
     @Test("an https:// output:, or an s3:// from: without a key, is a job-file error (exit 2)")
     func remoteRefused() throws {
         let folder = try TemporaryFolder()
-        try folder.write("job.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-            jobs:
-              csv:
-                steps:
-                  - fetch: { entity: CsvRow, output: "https://example.com/out.csv?token=secret" }
-                  - insert: { entity: CsvRow, from: s3://bucket-only.csv }
-            """)
+        try folder.write("job.yaml", FeedJobs.csvJob(["fetch: { entity: CsvRow, output: \"https://example.com/out.csv?token=secret\" }",
+                                                       "insert: { entity: CsvRow, from: s3://bucket-only.csv }"]))
         let result = try Batchrun.run(["job.yaml"], in: folder.url)
         #expect(result.status == 2)
         #expect(result.stderr.contains("job.yaml:8:"), "\(result.stderr)")
@@ -276,16 +239,7 @@ extension CompressedFeedRunTests {
         let folder = try TemporaryFolder()
         try folder.write("data/f.csv", "id,v,note\n1,1.5,a\n2,oops,b\n3,3.5,c\n")
         try Self.program("gzip", ["-q", "-f", folder.path("data/f.csv")])
-        try folder.write("job.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-            jobs:
-              csv:
-                steps:
-                  - insert: { entity: CsvRow, from: data/f.csv.gz, bad_rows: skip }
-            """)
+        try folder.write("job.yaml", FeedJobs.csvJob(["insert: { entity: CsvRow, from: data/f.csv.gz, bad_rows: skip }"]))
         let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try Self.tables(folder)["CsvRow"]?.count == 2)

@@ -38,25 +38,6 @@ struct HTTPFeedRunTests {
 }
 
 extension HTTPFeedRunTests {
-    /// A job importing `url` into `CsvRow` (the CSV feed's columns), with `extra` keys.
-    static func singleFeedJob(_ url: String, batchSize: Int = 1_000, extra: String = "") -> String {
-        """
-        version: 1
-        store: store.sqlite
-        entities:
-          CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-        jobs:
-          csv:
-            batch_size: \(batchSize)
-            steps:
-              - insert: { entity: CsvRow, from: "\(url)"\(extra) }
-        """
-    }
-
-    static func csvRows(_ folder: TemporaryFolder) throws -> [String] {
-        try CompressedFeedRunTests.tables(folder)["CsvRow"] ?? []
-    }
-
     /// The N of each `Range: bytes=N-` the server saw for `path`.
     static func rangeStarts(_ server: HTTPFeedServer, _ path: String) -> [Int] {
         server.requests.filter { $0.uri.hasPrefix(path) }.compactMap { request in
@@ -73,32 +54,13 @@ extension HTTPFeedRunTests {
         defer { server.stop() }
         let size = try Data(contentsOf: URL(fileURLWithPath: folder.path("data/csv-feed.csv\(suffix)"))).count
         server.breakOnce(afterBytes: size / 3)
-        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/csv-feed.csv\(suffix)", batchSize: 500))
+        try folder.write("job.yaml", FeedJobs.singleFeed("\(server.url)/csv-feed.csv\(suffix)", batchSize: 500))
         let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try Self.csvRows(folder) == expected)
+        #expect(try FeedJobs.csvRows(folder) == expected)
         // From the byte the client had when the connection broke (at most what the server sent).
         #expect(Self.rangeStarts(server, "/csv-feed.csv").contains { $0 > 0 && $0 <= size / 3 }, "\(server.requests)")
         #expect(server.requests.contains { $0.header("If-Range") != nil }, "\(server.requests)")
-    }
-
-    /// A feed of `rows` CSV rows in `data/big.csv` (and `.gz`), long enough to be killed mid-import.
-    static func bigFeed(_ folder: TemporaryFolder, rows: Int = 150_000) throws {
-        try folder.write("data/big.csv", "id,v,note\n" + (1...rows).map { "\($0),\(Double($0) / 4),n\($0)\n" }.joined())
-        try CompressedFeedRunTests.program("gzip", ["-q", "-k", "-f", folder.path("data/big.csv")])
-    }
-
-    /// Starts the import and kills it (SIGKILL) once `CsvRow` has at least `rows` rows.
-    static func killAfter(rows: Int, _ folder: TemporaryFolder) throws {
-        let process = try Batchrun.start(["job.yaml", "--quiet"], in: folder)
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning, Date() < deadline {
-            if let store = try? StoreInspector(path: folder.path("store.sqlite")),
-               let count = try? store.count("SELECT count(*) FROM CsvRow"), count >= rows { break }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
     }
 
     @Test("kill -9 mid-import, then --resume: the server sees Range: bytes=N- with N > 0; each row exactly once",
@@ -106,20 +68,8 @@ extension HTTPFeedRunTests {
     func killedAndResumed(suffix: String) throws {
         let (folder, server) = try Self.served()
         defer { server.stop() }
-        try Self.bigFeed(folder)
-        let local = try TemporaryFolder()
-        try Self.bigFeed(local)
-        try local.write("job.yaml", Self.singleFeedJob("data/big.csv"))
-        #expect(try Batchrun.run(["job.yaml", "--quiet"], in: local.url).status == 0)
-        let expected = try Self.csvRows(local)
-        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/big.csv\(suffix)", batchSize: 100))
-        try Self.killAfter(rows: 30_000, folder)
-        let before = try Self.csvRows(folder).count
-        #expect(before >= 30_000 && before < expected.count, "killed after \(before) rows")
-        let seen = server.requests.count
-        let result = try Batchrun.run(["job.yaml", "--resume", "--quiet"], in: folder.url)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(try Self.csvRows(folder) == expected)
+        try FeedJobs.bigFeed(folder)
+        let seen = try FeedJobs.killAndResume("\(server.url)/big.csv\(suffix)", in: folder) { server.requests.count }
         let resumed = Array(server.requests.dropFirst(seen))
         if suffix.isEmpty {
             // Only what is left is downloaded: a Range from the checkpoint's byte, past the first 30,000 rows.
@@ -134,44 +84,23 @@ extension HTTPFeedRunTests {
     func changedObjectRefused() throws {
         let (folder, server) = try Self.served()
         defer { server.stop() }
-        try Self.bigFeed(folder)
-        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/big.csv?sig=querysecret", batchSize: 100))
-        try Self.killAfter(rows: 5_000, folder)
-        let before = try Self.csvRows(folder)
-        #expect(before.count >= 5_000)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path("data/big.csv")))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data("999999,1.5,added\n".utf8))
-        try handle.close()
-        let result = try Batchrun.run(["job.yaml", "--resume"], in: folder.url)
-        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
-        #expect(result.stderr.contains("\(server.url)/big.csv?…"), "\(result.stderr)")
-        #expect(result.stderr.contains("changed since run"), "\(result.stderr)")
+        try FeedJobs.bigFeed(folder)
+        let result = try FeedJobs.changedFeedRefused("\(server.url)/big.csv?sig=querysecret", named: "\(server.url)/big.csv?…", in: folder)
         #expect(!(result.stdout + result.stderr).contains("querysecret"))
-        #expect(try Self.csvRows(folder) == before)
     }
 
     @Test("a 404 fails the job naming the URL (without its query) and the status; batches committed before stay")
     func notFound() throws {
         let (folder, server) = try Self.served()
         defer { server.stop() }
-        try folder.write("job.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-            jobs:
-              csv:
-                steps:
-                  - insert: { entity: CsvRow, from: "\(server.url)/csv-feed.csv" }
-                  - insert: { entity: CsvRow, from: "\(server.url)/missing.csv?token=querysecret" }
-            """)
+        try folder.write("job.yaml", FeedJobs.csvJob(["insert: { entity: CsvRow, from: \"\(server.url)/csv-feed.csv\" }",
+                                                       "insert: { entity: CsvRow, from: \"\(server.url)/missing.csv?token=querysecret\" }"]))
         let result = try Batchrun.run(["job.yaml", "--report", "report.json"], in: folder.url)
         #expect(result.status == 1)
         let output = result.stdout + result.stderr
         #expect(output.contains("\(server.url)/missing.csv?…") && output.contains("404"), "\(output)")
         #expect(!output.contains("querysecret"), "\(output)")
-        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+        #expect(try FeedJobs.csvRows(folder).count == CompressedFeedRunTests.rows)
     }
 
     @Test("an HTML page where a CSV was expected is a clear error naming the feed")
@@ -180,7 +109,7 @@ extension HTTPFeedRunTests {
         defer { server.stop() }
         try folder.write("data/page.csv", "<html><body>Please log in</body></html>\n")
         server.contentType("text/html; charset=utf-8", forSuffix: "page.csv")
-        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/page.csv"))
+        try folder.write("job.yaml", FeedJobs.singleFeed("\(server.url)/page.csv"))
         let result = try Batchrun.run(["job.yaml"], in: folder.url)
         #expect(result.status == 1)
         let output = result.stdout + result.stderr
@@ -192,7 +121,7 @@ extension HTTPFeedRunTests {
         let (folder, server) = try Self.served()
         let url = "\(server.url)/csv-feed.csv"
         server.stop()
-        try folder.write("job.yaml", Self.singleFeedJob(url))
+        try folder.write("job.yaml", FeedJobs.singleFeed(url))
         let result = try Batchrun.run(["job.yaml"], in: folder.url)
         #expect(result.status == 1)
         let output = result.stdout + result.stderr
@@ -204,10 +133,10 @@ extension HTTPFeedRunTests {
         let (folder, server) = try Self.served()
         defer { server.stop() }
         server.redirect("/moved.csv", to: "/csv-feed.csv")
-        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/moved.csv"))
+        try folder.write("job.yaml", FeedJobs.singleFeed("\(server.url)/moved.csv"))
         let result = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+        #expect(try FeedJobs.csvRows(folder).count == CompressedFeedRunTests.rows)
         #expect(server.requests.map(\.uri).contains("/csv-feed.csv"))
     }
 
@@ -216,12 +145,7 @@ extension HTTPFeedRunTests {
         let (folder, server) = try Self.served()
         defer { server.stop() }
         server.breakOnce(afterBytes: 50_000)
-        try folder.write("job.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-            jobs:
+        try folder.write("job.yaml", FeedJobs.jobFile(jobs: """
               csv:
                 batch_size: 500
                 steps:
@@ -236,11 +160,12 @@ extension HTTPFeedRunTests {
                       entity: CsvRow
                       from: "\(server.url)/missing.csv?sig=querysecret"
                       headers: { Authorization: "Bearer ${env.FEED_TOKEN}" }
-            """)
+
+            """))
         let result = try Batchrun.run(["job.yaml", "--report", "report.json", "--html", "report.html"], in: folder.url,
                                       environment: ["FEED_TOKEN": "headersecret"])
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+        #expect(try FeedJobs.csvRows(folder).count == CompressedFeedRunTests.rows)
         #expect(server.requests.contains { $0.header("Authorization") == "Bearer headersecret" }, "the header was sent")
         let runs = try Batchrun.run(["runs", "job.yaml", "--format", "json"], in: folder.url)
         let texts = [result.stdout, result.stderr, runs.stdout, runs.stderr,
@@ -265,12 +190,12 @@ extension HTTPFeedRunTests {
         let server = try HTTPFeedServer(root: folder.path("data"), certificate: certificate, key: key)
         defer { server.stop() }
         #expect(server.url.hasPrefix("https://"))
-        try folder.write("job.yaml", Self.singleFeedJob("\(server.url)/csv-feed.csv.gz", extra: ", ca_file: server-cert.pem"))
+        try folder.write("job.yaml", FeedJobs.singleFeed("\(server.url)/csv-feed.csv.gz", extra: ", ca_file: server-cert.pem"))
         let trusted = try Batchrun.run(["job.yaml", "--quiet"], in: folder.url)
         #expect(trusted.status == 0, "\(trusted.stderr)")
-        #expect(try Self.csvRows(folder).count == CompressedFeedRunTests.rows)
+        #expect(try FeedJobs.csvRows(folder).count == CompressedFeedRunTests.rows)
         let other = try TemporaryFolder()
-        try other.write("job.yaml", Self.singleFeedJob("\(server.url)/csv-feed.csv.gz"))
+        try other.write("job.yaml", FeedJobs.singleFeed("\(server.url)/csv-feed.csv.gz"))
         let untrusted = try Batchrun.run(["job.yaml"], in: other.url)
         #expect(untrusted.status == 1)
         #expect((untrusted.stdout + untrusted.stderr).contains("certificate"), "\(untrusted.stdout)\(untrusted.stderr)")
@@ -278,13 +203,12 @@ extension HTTPFeedRunTests {
 }
 
 extension HTTPFeedRunTests {
+    /// The columns of the README examples' `Session`.
+    static let sessionColumns = ["id", "user", "started_at", "duration", "status"]
+
     @Test("the README's remote, compressed example runs against a local server and imports what the local file holds")
     func readmeExample() throws {
-        let readme = try String(contentsOf: Batchrun.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "**Feeds from a server.**"))
-        let start = try #require(readme.range(of: "```yaml\n", range: section.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
-        let example = String(readme[start.upperBound..<end.lowerBound])
+        let example = try ReadmeExample(after: "**Feeds from a server.**").yaml
         #expect(example.contains("http://127.0.0.1:8000/sessions.csv.gz"))
         let folder = try TemporaryFolder()
         try folder.copyFromPackage("examples")
@@ -299,8 +223,8 @@ extension HTTPFeedRunTests {
             .replacingOccurrences(of: "var/remote.sqlite", with: "var/local.sqlite")
             .replacingOccurrences(of: "          headers: { Authorization: \"Bearer ${env.FEEDS_TOKEN}\" }\n", with: ""))
         #expect(try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url).status == 0)
-        let remote = try StoreInspector(path: folder.path("var/remote.sqlite")).count("SELECT count(*) FROM Session")
-        let local = try StoreInspector(path: folder.path("var/local.sqlite")).count("SELECT count(*) FROM Session")
-        #expect(remote == local && remote > 0, "\(remote) rows from the server, \(local) from the file")
+        let remote = try ReadmeExample.rows(of: "Session", columns: Self.sessionColumns, store: folder.path("var/remote.sqlite"))
+        let local = try ReadmeExample.rows(of: "Session", columns: Self.sessionColumns, store: folder.path("var/local.sqlite"))
+        #expect(remote == local && !remote.isEmpty, "\(remote.count) rows from the server, \(local.count) from the file")
     }
 }

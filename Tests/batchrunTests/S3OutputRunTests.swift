@@ -10,12 +10,7 @@ import TestSupport
 struct S3OutputRunTests {
     /// A job importing `rows` rows of `data/rows.csv` and fetching them to `output` with `select`.
     static func jobFile(output: String, rows: Int, select: String = "[id, v, note]", batchSize: Int = 1_000) -> String {
-        """
-        version: 1
-        store: store.sqlite
-        entities:
-          CsvRow: { columns: { id: integer primary key, v: real not null, note: text } }
-        jobs:
+        FeedJobs.jobFile(jobs: """
           load:
             steps:
               - insert: { entity: CsvRow, from: data/rows.csv }
@@ -24,7 +19,8 @@ struct S3OutputRunTests {
             batch_size: \(batchSize)
             steps:
               - fetch: { entity: CsvRow, select: \(select), order_by: [id], output: "\(output)" }
-        """
+
+        """)
     }
 
     static func writeFeed(_ folder: TemporaryFolder, rows: Int, noteLength: Int) throws {

@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+
+/// An example of README.md: the YAML block and the shell block that follow a paragraph's
+/// bold lead (`**Feeds from S3.**`), for a test to run as the README says.
+struct ReadmeExample {
+    var yaml: String
+    var shell: String
+
+    init(after lead: String) throws {
+        let readme = try String(contentsOf: Batchrun.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: lead), "README.md has no \(lead)")
+        func block(_ kind: String, from index: String.Index) throws -> (String, String.Index) {
+            let start = try #require(readme.range(of: "```\(kind)\n", range: index..<readme.endIndex))
+            let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
+            return (String(readme[start.upperBound..<end.lowerBound]), end.upperBound)
+        }
+        let (yaml, next) = try block("yaml", from: section.upperBound)
+        self.yaml = yaml
+        shell = try block("sh", from: next).0
+    }
+
+    /// The rows of `table` in the SQLite store at `path`, each as one line of its values.
+    static func rows(of table: String, columns: [String], store path: String) throws -> [String] {
+        let values = columns.map { "coalesce(\($0), '')" }.joined(separator: " || '|' || ")
+        return try StoreInspector(path: path).strings("SELECT \(values) FROM \(table) ORDER BY 1")
+    }
+}
