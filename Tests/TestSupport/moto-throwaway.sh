@@ -40,10 +40,17 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+stop_server() { # PID: SIGTERM, then SIGKILL if it is still there 2 s later
+  local pid=$1
+  kill "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
 stop_dir() { # DIR: stop the server and the watchdog, remove the folder
   local dir=$1
   [ -d "$dir" ] || return 0
-  if [ -f "$dir/server.pid" ]; then kill "$(cat "$dir/server.pid")" 2>/dev/null || true; fi
+  if [ -f "$dir/server.pid" ]; then stop_server "$(cat "$dir/server.pid")"; fi
   if [ -f "$dir/watchdog.pid" ]; then
     local w; w=$(cat "$dir/watchdog.pid")
     [ "$w" != "${WATCHDOG_SELF:-}" ] && kill "$w" 2>/dev/null || true
@@ -91,11 +98,14 @@ start)
     exit 1
   fi
   # watchdog: stops the server when the owner process is gone (also after SIGKILL)
+  # (it knows the server's PID itself: a folder removed by someone else must not leave the server running)
   setsid bash -c '
-    owner=$1 dir=$2 script=$3
+    owner=$1 dir=$2 script=$3 server=$4
     while kill -0 "$owner" 2>/dev/null && [ -d "$dir" ]; do sleep 0.2; done
     WATCHDOG_SELF=$$ "$script" stop "$dir"
-  ' watchdog "$owner" "$dir" "$HERE/moto-throwaway.sh" </dev/null >/dev/null 2>&1 &
+    kill "$server" 2>/dev/null && sleep 2 && kill -9 "$server" 2>/dev/null
+    true
+  ' watchdog "$owner" "$dir" "$HERE/moto-throwaway.sh" "$(cat "$dir/server.pid")" </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/watchdog.pid"
   echo "$dir"
   echo "$endpoint"
