@@ -14,18 +14,19 @@ enum RecordDate {
         if inDay < 0 { inDay += 86_400_000; days -= 1 }
         guard let (year, month, day) = civil(days), (1...9999).contains(year) else { return StoreValue.formatDate(date) }
         let hour = inDay / 3_600_000, minute = inDay / 60_000 % 60, second = inDay / 1000 % 60, millisecond = inDay % 1000
-        var bytes = [UInt8](repeating: 0, count: 24)
-        func put(_ value: Int64, _ at: Int, _ width: Int) {
-            var value = value
-            for index in stride(from: at + width - 1, through: at, by: -1) {
-                bytes[index] = UInt8(48 + value % 10)
-                value /= 10
+        return String(unsafeUninitializedCapacity: 24) { bytes in
+            func put(_ value: Int64, _ at: Int, _ width: Int) {
+                var value = value
+                for index in stride(from: at + width - 1, through: at, by: -1) {
+                    bytes[index] = UInt8(48 + value % 10)
+                    value /= 10
+                }
             }
+            put(year, 0, 4); bytes[4] = 45; put(month, 5, 2); bytes[7] = 45; put(day, 8, 2); bytes[10] = 84
+            put(hour, 11, 2); bytes[13] = 58; put(minute, 14, 2); bytes[16] = 58; put(second, 17, 2); bytes[19] = 46
+            put(millisecond, 20, 3); bytes[23] = 90
+            return 24
         }
-        put(year, 0, 4); bytes[4] = 45; put(month, 5, 2); bytes[7] = 45; put(day, 8, 2); bytes[10] = 84
-        put(hour, 11, 2); bytes[13] = 58; put(minute, 14, 2); bytes[16] = 58; put(second, 17, 2); bytes[19] = 46
-        put(millisecond, 20, 3); bytes[23] = 90
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The date of `text` in exactly the form `text(_:)` writes; anything else as `StoreValue.date` reads it.

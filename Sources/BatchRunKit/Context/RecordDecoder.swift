@@ -5,17 +5,18 @@ import Foundation
 /// a stored value the property's type cannot take is a `ContextError.recordMismatch`.
 struct RecordDecoder: Decoder {
     let entity: Entity
-    let record: String
+    /// The record's type, named only in errors.
+    let recordType: Any.Type
     let values: [StoreValue]
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     static func record<R: Record>(_ type: R.Type, from values: [StoreValue], entity: Entity) throws -> R {
-        try R(from: RecordDecoder(entity: entity, record: String(describing: R.self), values: values))
+        try R(from: RecordDecoder(entity: entity, recordType: R.self, values: values))
     }
 
     func mismatch(_ column: String, _ problem: String) -> ContextError {
-        .recordMismatch(record: record, entity: entity.name, column: column, problem: problem)
+        .recordMismatch(record: String(describing: recordType), entity: entity.name, column: column, problem: problem)
     }
 
     /// The mismatch of a stored `value` that a property of type `type` cannot take.

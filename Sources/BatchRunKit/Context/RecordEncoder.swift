@@ -6,7 +6,9 @@ import Foundation
 /// column for, or of a nested type, is a `ContextError.recordMismatch`. A nil optional is NULL.
 final class RecordEncoder: Encoder {
     let entity: Entity
-    let record: String
+    /// The record's type, named only in errors (naming it for every row showed in inserts).
+    let recordType: Any.Type
+    var record: String { String(describing: recordType) }
     /// The row, in column order: NULL where the record gave nothing.
     var values: [StoreValue]
     /// The columns given, in the order the record encoded them.
@@ -16,16 +18,16 @@ final class RecordEncoder: Encoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(entity: Entity, record: String) {
+    init(entity: Entity, recordType: Any.Type) {
         self.entity = entity
-        self.record = record
+        self.recordType = recordType
         values = Array(repeating: .null, count: entity.columns.count)
         given.reserveCapacity(entity.columns.count)
     }
 
     /// The row of `record`, type-checked, and the columns it gave (sorted).
     static func row<R: Record>(of record: R, entity: Entity) throws -> (values: [StoreValue], given: [Int]) {
-        let encoder = RecordEncoder(entity: entity, record: String(describing: R.self))
+        let encoder = RecordEncoder(entity: entity, recordType: R.self)
         try record.encode(to: encoder)
         if let failure = encoder.failure { throw failure }
         var given = encoder.given
@@ -35,7 +37,7 @@ final class RecordEncoder: Encoder {
 
     /// One value as a column stores it (a filter's operand): `Int`, `Double`, `String`, `Bool`,
     /// `Date`, `Data`, optionals, and types encoding one of them (`RawRepresentable` enums).
-    static func storeValue<T: Encodable>(_ value: T, record: String, entity: String, column: String) throws -> StoreValue {
+    static func storeValue<T: Encodable>(_ value: T, record: @autoclosure () -> String, entity: String, column: String) throws -> StoreValue {
         switch value {
         case let value as Int: return .integer(Int64(value))
         case let value as String: return .text(value)
@@ -48,7 +50,7 @@ final class RecordEncoder: Encoder {
             let capture = ValueEncoder()
             try value.encode(to: capture)
             guard let captured = capture.value, capture.failure == nil else {
-                throw ContextError.recordMismatch(record: record, entity: entity, column: column,
+                throw ContextError.recordMismatch(record: record(), entity: entity, column: column,
                                                   problem: "a \(T.self) is not one value; use Int, Int64, Double, String, Bool, Date, Data, an optional, or an enum of one")
             }
             return captured
@@ -168,7 +170,7 @@ final class ValueEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         failure = "keyed"
-        let discard = RecordEncoder(entity: Entity(name: "", columns: [], primaryKey: []), record: "")
+        let discard = RecordEncoder(entity: Entity(name: "", columns: [], primaryKey: []), recordType: Void.self)
         return KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: discard, nestedIn: ""))
     }
 
