@@ -139,6 +139,32 @@ struct RecordTests {
         }
     }
 
+    @Test("docs/library.md's typed-record example runs as written")
+    @MainActor
+    func docsExample() async throws {
+        let (store, folder) = try Self.store(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let main = MainContext(store: store)
+        // From here to `let flights`: docs/library.md, "Typed records".
+        let context = Context(store: store, name: "ops", mergePolicy: .objectTrump)
+        try await context.perform { context in
+            try context.insert(Flight(id: 1, number: "BA117", delay: nil, departs: Date(), cancelled: false,
+                                      seats: 180, photo: nil, gate: nil))
+            try context.save()
+
+            let delay = Attribute<Flight, Double?>("delay"), number = Attribute<Flight, String>("number")
+            var request = FetchRequest(Flight.self, where: delay > 15 || number == "BA117")
+            request.sortedBy = [delay.descending, number.ascending]
+            for var flight in try context.fetch(request, as: Flight.self) {
+                flight.gate = "B32"
+                try context.update(flight)
+            }
+            try context.save()               // conflicts with other saves as objects' changes do
+        }
+        let flights = try await main.fetch(FetchRequest(Flight.self), as: Flight.self)
+        #expect(flights.map(\.gate) == ["B32"])
+    }
+
     /// Flight's columns with `delay` as text: a record whose property type the column refuses.
     struct TextDelay: Record {
         static let entity = "Flight"

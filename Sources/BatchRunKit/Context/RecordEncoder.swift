@@ -38,13 +38,15 @@ final class RecordEncoder: Encoder {
     /// One value as a column stores it (a filter's operand): `Int`, `Double`, `String`, `Bool`,
     /// `Date`, `Data`, optionals, and types encoding one of them (`RawRepresentable` enums).
     static func storeValue<T: Encodable>(_ value: T, record: @autoclosure () -> String, entity: String, column: String) throws -> StoreValue {
+        // Dates and Data first: a record's Int, String, Double and Bool come through the
+        // containers' own overloads, so these are what the generic path sees most.
         switch value {
+        case let value as Date: return .text(RecordDate.text(value))
+        case let value as Data: return .blob([UInt8](value))
         case let value as Int: return .integer(Int64(value))
         case let value as String: return .text(value)
         case let value as Double: return .real(value)
         case let value as Bool: return .integer(value ? 1 : 0)
-        case let value as Date: return .text(RecordDate.text(value))
-        case let value as Data: return .blob([UInt8](value))
         case let value as Int64: return .integer(value)
         default:
             let capture = ValueEncoder()
