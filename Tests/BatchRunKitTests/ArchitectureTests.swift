@@ -23,10 +23,13 @@ struct ArchitectureTests {
     /// `description` (3), `FetchRequest.sortedBy` (1), `existingObjects(with:)` on `Context` and
     /// `MainContext` (2); `retainsRegisteredObjects` on `Context` and `MainContext` (2: objects
     /// held weakly, as Core Data's, so saves follow the changes), `FetchRequest.fetchBatchSize`
-    /// (1: the main context registers an async fetch's objects in hops).
-    static let publicBound = 300 + 1 + 3 + 1 + 2 + 2 + 1
+    /// (1: the main context registers an async fetch's objects in hops); typed records (24: the
+    /// `Record` protocol; `Attribute` with `name`, `init`, `ascending`, `descending` and its six
+    /// comparisons; `RecordFilter` with `&&` and `||`; `FetchRequest.init(_:where:limit:)`;
+    /// `fetch(_:as:)`, `insert`, `update` and `delete` of records on `Context` and `MainContext`).
+    static let publicBound = 300 + 1 + 3 + 1 + 2 + 2 + 1 + 24
 
-    @Test("the library's public face is what docs/library.md documents: at most 310 public declarations")
+    @Test("the library's public face is what docs/library.md documents: at most 334 public declarations")
     func publicFace() throws {
         let declarations = try Self.sources(in: "Sources/BatchRunKit").flatMap { file in
             file.text.split(separator: "\n").filter { line in

@@ -81,6 +81,44 @@ func plainSaveInsertRate(rows: Int) async throws -> (rate: Double, firstMB: Doub
     return (Double(rows) / seconds, memory.first!, memory.last!)
 }
 
+/// A reading as a typed record (issue 34), the same five columns as the object inserts.
+struct Reading: Record {
+    static let entity = "Reading"
+    var id: Int
+    var sensor: String
+    var value: Double
+    var taken_at: Date
+    var ok: Bool
+}
+
+/// Issue 34: rows per second of `Context.insert(_ record:)` + plain `save()` every 10,000, the
+/// same rows as `plainSaveInsertRate` (the date a `Date`), and the process's CPU seconds.
+func recordInsertRate(rows: Int) async throws -> (rate: Double, cpu: Double) {
+    let (store, folder) = try freshStore()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let context = Context(store: store, name: "insert")
+    let taken = Date(timeIntervalSince1970: 1_769_847_300)
+    let cpuBefore = cpuSeconds()
+    let start = DispatchTime.now()
+    try await context.perform { context in
+        for first in stride(from: 1, through: rows, by: 10_000) {
+            for id in first..<min(first + 10_000, rows + 1) {
+                try context.insert(Reading(id: id, sensor: "s\(id % 50)", value: Double(id) / 10, taken_at: taken, ok: true))
+            }
+            try context.save()
+        }
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    return (Double(rows) / seconds, cpuSeconds() - cpuBefore)
+}
+
+/// The process's user and system CPU time so far, in seconds.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(truncatingIfNeeded: RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 /// Measures the longest gap between ticks of a task on the main actor while `work` runs.
 @MainActor
 func worstStall(during work: () async throws -> Void) async rethrows -> Double {
@@ -173,6 +211,14 @@ if ProcessInfo.processInfo.environment["BENCH_ONLY_STALLS"] != nil {   // issue 
     }
     exit(0)
 }
+if ProcessInfo.processInfo.environment["BENCH_ONLY_RECORDS"] != nil {   // issue 34's record inserts beside plain object inserts
+    for _ in 0..<runs {
+        let objects = try await plainSaveInsertRate(rows: plainSaveRows)
+        let records = try await recordInsertRate(rows: plainSaveRows)
+        print("objects", Int(objects.rate), "rows/s; records", Int(records.rate), "rows/s,", records.cpu, "s CPU")
+    }
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["BENCH_ONLY_INSERTS"] != nil {   // for profiling the insert path
     for _ in 0..<runs { print(Int(try await objectInsertRate())) }
     exit(0)
@@ -180,12 +226,16 @@ if ProcessInfo.processInfo.environment["BENCH_ONLY_INSERTS"] != nil {   // for p
 var rates: [Double] = [], stalls: [Double] = [], fetchStalls: [Double] = []
 var largeFetchStalls: [Double] = [], largeFetchReleases: [Double] = []
 var plainRates: [Double] = [], plainGrowth: [Double] = [], plainLast: [Double] = []
+var recordRates: [Double] = [], recordCPU: [Double] = []
 for _ in 0..<runs {
     rates.append(try await objectInsertRate())
     let plain = try await plainSaveInsertRate(rows: plainSaveRows)
     plainRates.append(plain.rate)
     plainGrowth.append(plain.lastMB - plain.firstMB)
     plainLast.append(plain.lastMB)
+    let records = try await recordInsertRate(rows: plainSaveRows)
+    recordRates.append(records.rate)
+    recordCPU.append(records.cpu)
     let largeFetch = try await largeFetchStall(rows: largeFetchRows)
     largeFetchStalls.append(largeFetch.stall)
     largeFetchReleases.append(largeFetch.release)
@@ -203,6 +253,8 @@ let result: [String: Any] = [
     "large_fetch_release_ms_median": (median(largeFetchReleases) * 10).rounded() / 10,
     "plain_save_rows": plainSaveRows, "plain_save_inserts_per_s_median": Int(median(plainRates)), "plain_save_target": 400_000,
     "plain_save_rss_growth_mb_median": Int(median(plainGrowth)), "plain_save_rss_last_mb_median": Int(median(plainLast)),
+    "record_inserts_per_s_median": Int(median(recordRates)), "record_inserts_cpu_s_median": (median(recordCPU) * 100).rounded() / 100,
+    "record_inserts_target": 400_000,
 ]
 let data = try JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys])
 print(String(decoding: data, as: UTF8.self))

@@ -18,7 +18,7 @@ public actor Context {
     package nonisolated let store: Store
     /// Names the context in `DidSave` and in conflicts' `changed_by`: usually the job's name.
     package nonisolated let name: String
-    private let core: ContextCore
+    let core: ContextCore
     nonisolated let interrupter: Interrupter
     private nonisolated let executor: QueueExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -192,12 +192,20 @@ public enum ContextError: BatchRunError {
     /// text into a `real` column, a `Date` into a `real` one. Checked as the value is written,
     /// so nothing ill-typed ever waits in a context for its save.
     case wrongType(entity: String, column: String, expected: ColumnType, given: StoreValue)
+    /// A `Record` type that does not map onto its entity at `column`: a property the entity has
+    /// no column for, a stored value the property's type cannot take (NULL for a non-optional,
+    /// text for an `Int`), a property of a nested type, or a request of another entity.
+    case recordMismatch(record: String, entity: String, column: String, problem: String)
+    /// `update` of a record whose row is neither in the store nor inserted in the context.
+    case recordNotFound(ObjectID)
 
     package var code: String {
         switch self {
         case .unknownEntity: "context.unknown-entity"
         case .unknownColumn: "context.unknown-column"
         case .wrongType: "context.wrong-type"
+        case .recordMismatch: "context.record-mismatch"
+        case .recordNotFound: "context.record-not-found"
         }
     }
 
@@ -217,6 +225,10 @@ public enum ContextError: BatchRunError {
             case .blob(let bytes): value = "a blob of \(bytes.count) bytes"
             }
             return "\(entity).\(column) is \(expected.rawValue): \(value) does not fit it; give \(expected.whatFits)"
+        case .recordMismatch(let record, let entity, let column, let problem):
+            return "record \(record) does not map onto entity \(entity) at \(column): \(problem)"
+        case .recordNotFound(let id):
+            return "no row \(id) to update: insert the record first, or fetch it again (it was deleted)"
         }
     }
 }

@@ -20,6 +20,11 @@ final class ContextCore {
     private var inserted: [ManagedObject] = []
     /// The assigned columns of the last insert, shared by the inserts of the same shape.
     private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
+    /// The assigned columns of the last record insert, shared by the record inserts of that shape.
+    var lastRecordShape: [Int] = []
+    /// Objects behind the records a private context fetched, held until its next save,
+    /// rollback or reset: a record updated later is checked against the row as it was read.
+    var pinned: [ManagedObject] = []
     /// The store's save number before the first read since the last save: saves after it are
     /// someone else's, for naming who changed a conflicting row.
     private var readSequence: UInt64?
@@ -159,6 +164,7 @@ final class ContextCore {
 
     /// Fetches rows as objects. An object already registered with unsaved changes keeps them.
     func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        if let failure = request.failure { throw failure }
         let entity = try entity(named: request.entity)
         let assigned = try assignedIndexes(request, entity: entity)
         beginRead()
@@ -179,6 +185,7 @@ final class ContextCore {
 
     /// Reads a `FetchRequest`'s rows off the context's isolation (the main context's async fetch).
     static func readOffMain(_ request: FetchRequest, store: Store) async throws -> FetchedRows {
+        if let failure = request.failure { throw failure }
         guard let entity = store.model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
         let assigned = try assignedIndexes(request, entity: entity)
         let sequence = store.committedSequence, generation = store.changeGeneration
@@ -229,7 +236,7 @@ final class ContextCore {
 
     /// The entity's positions of the request's assigned columns; throws for an unknown column
     /// among them or among the sort's.
-    private static func assignedIndexes(_ request: FetchRequest, entity: Entity) throws -> [Int] {
+    static func assignedIndexes(_ request: FetchRequest, entity: Entity) throws -> [Int] {
         for order in request.sortedBy where entity.position(ofColumn: order.name) == nil {
             throw ContextError.unknownColumn(entity.name, order.name)
         }
@@ -262,6 +269,7 @@ final class ContextCore {
 
     /// How many rows a `FetchRequest` matches, counted in the store.
     func count(_ request: FetchRequest) throws -> Int {
+        if let failure = request.failure { throw failure }
         let entity = try entity(named: request.entity)
         var plain = request
         plain.assigning = []
@@ -342,6 +350,16 @@ final class ContextCore {
         return object
     }
 
+    /// A new object made elsewhere (a record's row, type-checked), saved with the next `save()`.
+    func insert(_ object: ManagedObject) {
+        inserted.append(object)
+    }
+
+    /// The unsaved insert with this ID, if any (a record updated before its insert was saved).
+    func pendingInsert(with id: ObjectID) -> ManagedObject? {
+        inserted.last { $0.objectID == id }
+    }
+
     /// Marks an object deleted; the row goes with the next `save()`.
     func delete(_ object: ManagedObject) {
         if object.snapshot == nil {
@@ -370,6 +388,7 @@ final class ContextCore {
 
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     func rollback() {
+        pinned.removeAll()
         inserted.removeAll()
         for object in registered.changed.values {
             object.isDeleted = false
@@ -380,6 +399,7 @@ final class ContextCore {
 
     /// Forgets every object (changes included), as a fresh context.
     func reset() {
+        pinned.removeAll()
         inserted.removeAll()
         registered.removeAll()
         endRead()
@@ -392,6 +412,7 @@ final class ContextCore {
     /// `MergeConflictError`, nothing is written, and the context keeps its changes.
     /// `forgetting`: the caller resets right after, so saved objects need no new snapshots.
     func save(bulk: BulkChange? = nil, forgetting: Bool = false, checkpoint: CheckpointWrite? = nil) throws -> SaveResult {
+        defer { pinned.removeAll() }
         guard hasChanges || checkpoint != nil else { return SaveResult() }
         // Inserts nobody but the context holds would be forgotten right after the save (the
         // registry holds objects weakly): they need neither their rows read back nor registering.

@@ -15,6 +15,8 @@ public struct FetchRequest: Sendable {
     /// back with those changes (their snapshots keep the values read).
     public var assigning: [(column: String, expression: String)] = []
     package var limit: Int?
+    /// Why a typed filter cannot be read (a value no column holds): fetches and counts throw it.
+    var failure: ContextError?
     /// Only rows whose primary key sorts after this one (keyset pagination).
     public var after: ObjectID?
     /// The objects' order: columns of the entity, each ascending or descending, the primary

@@ -1,0 +1,29 @@
+/// Typed records through a private context (see `Record`).
+extension Context {
+    /// The rows of `request` (made with `FetchRequest(R.self, where:)`, or of `R.entity` with
+    /// SQL text) as records. The context holds their objects until its next save, rollback or
+    /// reset, so a record updated later is checked at the save against the row as read here.
+    ///
+    /// ```swift
+    /// let delay = Attribute<Flight, Double?>("delay")
+    /// var request = FetchRequest(Flight.self, where: delay > 15)
+    /// request.sortedBy = [delay.descending]
+    /// let late = try context.fetch(request, as: Flight.self)
+    /// ```
+    public func fetch<R: Record>(_ request: FetchRequest, as type: R.Type) throws -> [R] {
+        try core.fetch(request, as: R.self, pinning: true)
+    }
+
+    /// A new row from `record`, saved with the next `save()`; every property type-checked as
+    /// `insert(into:values:)` checks values (`ContextError.wrongType`). A nil key is assigned
+    /// by the store; other nils are NULL.
+    public func insert<R: Record>(_ record: R) throws { try core.insert(record) }
+
+    /// Gives the row of `record` (found by its primary key) the record's values, saved with the
+    /// next `save()` and checked then for conflicts as an object's changes are.
+    /// `ContextError.recordNotFound` when the row is neither stored nor inserted.
+    public func update<R: Record>(_ record: R) throws { try core.update(record) }
+
+    /// Deletes the row of `record` (found by its primary key) with the next `save()`.
+    public func delete<R: Record>(_ record: R) throws { try core.delete(record) }
+}

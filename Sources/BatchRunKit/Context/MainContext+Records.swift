@@ -1,0 +1,27 @@
+/// Typed records through the main context (see `Record`).
+extension MainContext {
+    /// The rows of `request` as records, read and decoded off the main actor (nothing is
+    /// registered); a row with unsaved changes in this context comes with them.
+    ///
+    /// ```swift
+    /// let flights = try await main.fetch(FetchRequest(Flight.self), as: Flight.self)
+    /// ```
+    public func fetch<R: Record>(_ request: FetchRequest, as type: R.Type) async throws -> [R] {
+        let read = try await ContextCore.readRecords(request, as: R.self, store: store, changed: core.changedIDs)
+        var records = read.records
+        for (index, id) in read.changed {
+            if let record = try core.changedRecord(id, as: R.self) { records[index] = record }
+        }
+        return records
+    }
+
+    /// A new row from `record`, saved with the next `save()` (as `Context.insert(_:)`).
+    public func insert<R: Record>(_ record: R) throws { try core.insert(record) }
+
+    /// Gives the row of `record` the record's values (as `Context.update(_:)`); the main context
+    /// merges other saves as they happen, so a conflict is with a save after this call.
+    public func update<R: Record>(_ record: R) throws { try core.update(record) }
+
+    /// Deletes the row of `record` with the next `save()` (as `Context.delete(_:)`).
+    public func delete<R: Record>(_ record: R) throws { try core.delete(record) }
+}

@@ -1,0 +1,239 @@
+import Foundation
+
+/// Encodes a record into a row of its entity, without JSON: each property's value goes
+/// straight into its column's place, type-checked as `ManagedObject.set` checks it
+/// (`ContextError.wrongType`), and the columns given are noted. A property the entity has no
+/// column for, or of a nested type, is a `ContextError.recordMismatch`. A nil optional is NULL.
+final class RecordEncoder: Encoder {
+    let entity: Entity
+    /// The record's type, named only in errors (naming it for every row showed in inserts).
+    let recordType: Any.Type
+    var record: String { String(describing: recordType) }
+    /// The row, in column order: NULL where the record gave nothing.
+    var values: [StoreValue]
+    /// The columns given, in the order the record encoded them.
+    var given: [Int] = []
+    /// The first mismatch met where no error could be thrown (a nested container asked for).
+    var failure: ContextError?
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(entity: Entity, recordType: Any.Type) {
+        self.entity = entity
+        self.recordType = recordType
+        values = Array(repeating: .null, count: entity.columns.count)
+        given.reserveCapacity(entity.columns.count)
+    }
+
+    /// The row of `record`, type-checked, and the columns it gave (sorted).
+    static func row<R: Record>(of record: R, entity: Entity) throws -> (values: [StoreValue], given: [Int]) {
+        let encoder = RecordEncoder(entity: entity, recordType: R.self)
+        try record.encode(to: encoder)
+        if let failure = encoder.failure { throw failure }
+        var given = encoder.given
+        if zip(given, given.dropFirst()).contains(where: { $0 > $1 }) { given.sort() }
+        return (encoder.values, given)
+    }
+
+    /// One value as a column stores it (a filter's operand): `Int`, `Double`, `String`, `Bool`,
+    /// `Date`, `Data`, optionals, and types encoding one of them (`RawRepresentable` enums).
+    static func storeValue<T: Encodable>(_ value: T, record: @autoclosure () -> String, entity: String, column: String) throws -> StoreValue {
+        // Dates and Data first: a record's Int, String, Double and Bool come through the
+        // containers' own overloads, so these are what the generic path sees most.
+        switch value {
+        case let value as Date: return .text(RecordDate.text(value))
+        case let value as Data: return .blob([UInt8](value))
+        case let value as Int: return .integer(Int64(value))
+        case let value as String: return .text(value)
+        case let value as Double: return .real(value)
+        case let value as Bool: return .integer(value ? 1 : 0)
+        case let value as Int64: return .integer(value)
+        default:
+            let capture = ValueEncoder()
+            try value.encode(to: capture)
+            guard let captured = capture.value, capture.failure == nil else {
+                throw ContextError.recordMismatch(record: record(), entity: entity, column: column,
+                                                  problem: "a \(T.self) is not one value; use Int, Int64, Double, String, Bool, Date, Data, an optional, or an enum of one")
+            }
+            return captured
+        }
+    }
+
+    static func integer<T: BinaryInteger>(_ value: T) throws -> StoreValue {
+        guard let exact = Int64(exactly: value) else {
+            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: [], debugDescription: "\(value) does not fit a 64-bit integer column"))
+        }
+        return .integer(exact)
+    }
+
+    func mismatch(_ column: String, _ problem: String) -> ContextError {
+        .recordMismatch(record: record, entity: entity.name, column: column, problem: problem)
+    }
+
+    static let nestedProblem = "a property of a nested type (a struct, an array, a dictionary) has no column; store its parts in columns of their own"
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: self, nestedIn: nil))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        failure = failure ?? mismatch("(the record)", "a record is encoded as a keyed container (a struct with properties), not a list")
+        return ValueEncoder.Refusing()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        failure = failure ?? mismatch("(the record)", "a record is encoded as a keyed container (a struct with properties), not one value")
+        return ValueEncoder.Refusing()
+    }
+}
+
+/// The record's properties into the encoder's row (`nestedIn`: a nested container, refused).
+private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: RecordEncoder
+    let nestedIn: String?
+    var codingPath: [any CodingKey] { [] }
+
+    private func put(_ value: StoreValue, _ key: Key) throws {
+        if let nestedIn { throw encoder.mismatch(nestedIn, RecordEncoder.nestedProblem) }
+        let column = key.stringValue
+        guard let index = encoder.entity.position(ofColumn: column) else {
+            throw encoder.mismatch(column, "the entity has no such column; add it to the model, or name a column in the record's CodingKeys")
+        }
+        encoder.values[index] = try encoder.entity.fitting(value, at: index)
+        encoder.given.append(index)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { try put(.null, key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { try put(.integer(value ? 1 : 0), key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { try put(.text(value), key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { try put(.real(value), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { try put(.real(Double(value)), key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try put(.integer(value), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try put(try RecordEncoder.integer(value), key) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        if let nestedIn { throw encoder.mismatch(nestedIn, RecordEncoder.nestedProblem) }
+        try put(RecordEncoder.storeValue(value, record: encoder.record, entity: encoder.entity.name, column: key.stringValue), key)
+    }
+
+    // A nil optional is NULL (the default implementations would leave the column out).
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try put(value.map { StoreValue.integer($0 ? 1 : 0) } ?? .null, key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try put(value.map { StoreValue.text($0) } ?? .null, key) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try put(value.map { StoreValue.real($0) } ?? .null, key) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try put(value.map { StoreValue.real(Double($0)) } ?? .null, key) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try put(value.map { StoreValue.integer($0) } ?? .null, key) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try put(value == nil ? .null : RecordEncoder.integer(value!), key) }
+
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try put(.null, key) }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        encoder.failure = encoder.failure ?? encoder.mismatch(key.stringValue, RecordEncoder.nestedProblem)
+        return KeyedEncodingContainer(RowEncodingContainer<NestedKey>(encoder: encoder, nestedIn: key.stringValue))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        encoder.failure = encoder.failure ?? encoder.mismatch(key.stringValue, RecordEncoder.nestedProblem)
+        return ValueEncoder.Refusing()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        encoder.failure = encoder.failure ?? encoder.mismatch("super", "a record is a struct of columns; class inheritance has no columns")
+        return ValueEncoder()
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder() }
+}
+
+/// Captures the one value a type encodes (an enum's raw value, a Date's text); anything
+/// else (keyed or unkeyed) is a failure.
+final class ValueEncoder: Encoder {
+    var value: StoreValue?
+    var failure: String?
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        failure = "keyed"
+        let discard = RecordEncoder(entity: Entity(name: "", columns: [], primaryKey: []), recordType: Void.self)
+        return KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: discard, nestedIn: ""))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        failure = "unkeyed"
+        return Refusing()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { Single(encoder: self) }
+
+    private struct Single: SingleValueEncodingContainer {
+        let encoder: ValueEncoder
+        var codingPath: [any CodingKey] { [] }
+        private func put(_ value: StoreValue) throws { encoder.value = value }
+        mutating func encodeNil() throws { try put(.null) }
+        mutating func encode(_ value: Bool) throws { try put(.integer(value ? 1 : 0)) }
+        mutating func encode(_ value: String) throws { try put(.text(value)) }
+        mutating func encode(_ value: Double) throws { try put(.real(value)) }
+        mutating func encode(_ value: Float) throws { try put(.real(Double(value))) }
+        mutating func encode(_ value: Int) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: Int8) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: Int16) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: Int32) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: Int64) throws { try put(.integer(value)) }
+        mutating func encode(_ value: UInt) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: UInt8) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: UInt16) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: UInt32) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode(_ value: UInt64) throws { try put(try RecordEncoder.integer(value)) }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            try put(RecordEncoder.storeValue(value, record: "", entity: "", column: ""))
+        }
+    }
+
+    /// A container every write to throws (unkeyed or single values where a record has none).
+    struct Refusing: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+        var codingPath: [any CodingKey] { [] }
+        var count: Int { 0 }
+        private func refuse() -> EncodingError {
+            EncodingError.invalidValue(0, EncodingError.Context(codingPath: [], debugDescription: RecordEncoder.nestedProblem))
+        }
+        mutating func encodeNil() throws { throw refuse() }
+        mutating func encode(_ value: Bool) throws { throw refuse() }
+        mutating func encode(_ value: String) throws { throw refuse() }
+        mutating func encode(_ value: Double) throws { throw refuse() }
+        mutating func encode(_ value: Float) throws { throw refuse() }
+        mutating func encode(_ value: Int) throws { throw refuse() }
+        mutating func encode(_ value: Int8) throws { throw refuse() }
+        mutating func encode(_ value: Int16) throws { throw refuse() }
+        mutating func encode(_ value: Int32) throws { throw refuse() }
+        mutating func encode(_ value: Int64) throws { throw refuse() }
+        mutating func encode(_ value: UInt) throws { throw refuse() }
+        mutating func encode(_ value: UInt8) throws { throw refuse() }
+        mutating func encode(_ value: UInt16) throws { throw refuse() }
+        mutating func encode(_ value: UInt32) throws { throw refuse() }
+        mutating func encode(_ value: UInt64) throws { throw refuse() }
+        mutating func encode<T: Encodable>(_ value: T) throws { throw refuse() }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+            ValueEncoder().container(keyedBy: keyType)
+        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Refusing() }
+        mutating func superEncoder() -> any Encoder { ValueEncoder() }
+    }
+}
