@@ -3,6 +3,9 @@ SWIFT   ?= swift
 PREFIX  ?= /usr/local
 JOB     ?= jobs/nightly.yaml
 RELEASE := .build/release/batchrun
+# Release builds link the Swift runtime into the binary (it runs where Swift is not installed) and
+# pack its relative relocations (DT_RELR, glibc 2.36 or later): serve's memory, docs/benchmarks.md.
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # System packages the build and tests need (the tests drive the sqlite3 program as an outside
 # writer), installed with apt-get when missing.
@@ -60,7 +63,7 @@ test-deps: deps
 	fi
 
 build: deps
-	$(SWIFT) build -c release --product batchrun
+	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun
 
 debug: deps
 	$(SWIFT) build
@@ -98,9 +101,9 @@ bench-deps: test-deps
 	fi
 
 bench: build bench-deps
-	$(SWIFT) build -c release --product batchrun-bench-scheduler
-	$(SWIFT) build -c release --product batchrun-bench-library
-	$(SWIFT) build -c release --product batchrun-bench-checkpoints
+	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun-bench-scheduler
+	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun-bench-library
+	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun-bench-checkpoints
 	bench/library.sh
 	bench/import.sh 336776
 	bench/import.sh 1000000
