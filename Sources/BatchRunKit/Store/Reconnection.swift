@@ -1,8 +1,8 @@
 import Foundation
 
 /// Work that is run again when the connection to the server was lost (`StoreFailure.connectionLost`):
-/// after a pause that doubles from 0.1 s up to 0.5 s (with jitter), for up to `window` seconds
-/// from the first loss; the backend makes a new session at the next try. Past the window, the
+/// after a pause of 0.1 s for the first 5 s of the loss, then doubling up to 0.5 s (with
+/// jitter; `pause(lostFor:previous:)`), for up to `window` seconds from the first loss; the backend makes a new session at the next try. Past the window, the
 /// last error comes back as `ReconnectGaveUp`, which says so. `work` must start from a fresh read:
 /// the transaction in flight was rolled back with the connection.
 ///
@@ -28,7 +28,7 @@ package struct Reconnection {
     package mutating func run<T>(isCancelled: () -> Bool = { false }, alreadyDone: () throws -> T? = { nil },
                                  _ work: () throws -> T) throws -> T {
         var lostSince: Date?
-        var pause = 0.1
+        var pause = 0.0
         // Sessions the backend made again on this thread for `work` (one the server had closed
         // while nothing used it is replaced without an error): a reconnect too.
         let sessions = NewSessions()
@@ -54,8 +54,8 @@ package struct Reconnection {
                 let left = window - Date().timeIntervalSince(since)
                 if isCancelled() || window <= 0 { throw error }
                 if left <= 0 { throw ReconnectGaveUp(cause: Self.underlying(error), window: window) }
+                pause = Self.pause(lostFor: Date().timeIntervalSince(since), previous: pause)
                 Thread.sleep(forTimeInterval: min(left, pause * Double.random(in: 0.75...1.25)))
-                pause = min(pause * 2, Self.longestPause)
             }
         }
     }
@@ -75,6 +75,17 @@ package struct Reconnection {
 
     /// The longest pause between two tries: a server back after a restart is found within it.
     static let longestPause = 0.5
+
+    /// The pause before the next try when the connection has been lost for `lostFor` seconds and
+    /// the last pause was `previous` (0 before the first): 0.1 s for the first 5 s, when a
+    /// restart or a failover is likely to end (a pause that had doubled would find the server
+    /// back up to 0.5 s late; a refused try costs a loopback or LAN server a few microseconds),
+    /// then doubling from there up to `longestPause`, so workers that wait longer leave the
+    /// server alone while it recovers.
+    static func pause(lostFor: Double, previous: Double) -> Double {
+        if lostFor < 5 { return 0.1 }
+        return min(max(previous, 0.1) * 2, longestPause)
+    }
 
     /// True when `error` (or the error beneath it: a step's, a context's) is a lost connection.
     package static func isConnectionLost(_ error: any Error) -> Bool {

@@ -327,8 +327,8 @@ private final class Connections: @unchecked Sendable {
         listenAgain(after: connection, connecting: connecting)
     }
 
-    /// Once `connection` closes: a new control connection, tried after pauses from 0.1 s up to
-    /// `Reconnection.longestPause` until one is made (its listeners added again by `control`),
+    /// Once `connection` closes: a new control connection, tried after `Reconnection`'s pauses
+    /// until one is made (its listeners added again by `control`),
     /// then each listener told once (a notification sent meanwhile was lost), and so on.
     private func listenAgain(after connection: PostgresConnection, connecting: @escaping @Sendable () throws -> PostgresStoreConnection) {
         // One watch per connection, however many channels listen on it.
@@ -339,15 +339,16 @@ private final class Connections: @unchecked Sendable {
         if watched { return }
         connection.closeFuture.whenComplete { [weak self] _ in
             Thread.detachNewThread { [weak self] in
-                var pause = 0.1
+                var pause = 0.0
+                let lost = Date()
                 while let self, !self.lock.withLock({ self.isClosing }) {
                     if let made = try? self.control(connecting: connecting) {
                         for listener in self.lock.withLock({ self.listeners }) { listener.handler() }
                         self.listenAgain(after: made, connecting: connecting)
                         return
                     }
+                    pause = Reconnection.pause(lostFor: Date().timeIntervalSince(lost), previous: pause)
                     Thread.sleep(forTimeInterval: pause)
-                    pause = min(pause * 2, Reconnection.longestPause)
                 }
             }
         }

@@ -22,6 +22,9 @@ final class PostgresStoreConnection: StoreConnection {
     private(set) var changedRowCount = 0
     /// The statement that began the open transaction, while no other has run in it since.
     private var freshTransaction: String?
+    /// Numbers `refusable`'s savepoints: each statement's has its own name, so a rollback to it
+    /// can never reach an earlier statement's (see `refusable`).
+    private var savepoints = 0
     /// Statements sent whose answers are not read yet (`send`: a BEGIN, a savepoint's).
     private var unanswered: [EventLoopPromise<PostgresQueryMetadata>] = []
     /// Fails the request being waited for when the connection closes under it.
@@ -85,18 +88,24 @@ final class PostgresStoreConnection: StoreConnection {
     private func refusable(_ work: () throws -> Void) throws -> StatementOutcome {
         let fresh = freshTransaction
         freshTransaction = nil
-        if fresh == nil { try send("SAVEPOINT batchrun_statement") }
+        savepoints &+= 1
+        let savepoint = "batchrun_statement_\(savepoints)"
+        if fresh == nil { try send("SAVEPOINT \(savepoint)") }
         do {
             try work()
-            if fresh == nil { try send("RELEASE SAVEPOINT batchrun_statement") }
+            if fresh == nil { try send("RELEASE SAVEPOINT \(savepoint)") }
             return .done
         } catch let error as PostgresError {
             if let fresh {
                 try simple("ROLLBACK")
                 try began(fresh)
             } else {
-                try simple("ROLLBACK TO SAVEPOINT batchrun_statement")
-                try simple("RELEASE SAVEPOINT batchrun_statement")
+                // This statement's own savepoint: were the error the previous statement's unread
+                // RELEASE (its answer is read first), a shared name would roll back to the
+                // previous statement's savepoint and undo it after it was counted done; this
+                // name fails instead, and the transaction with it.
+                try simple("ROLLBACK TO SAVEPOINT \(savepoint)")
+                try simple("RELEASE SAVEPOINT \(savepoint)")
             }
             if StoreFailure(of: error) != nil { throw error }
             let refusal = StatementFailure(message: error.databaseMessage, error: error)
