@@ -93,4 +93,41 @@ struct RelatedObjectTests {
         #expect(result.conflicts.first { $0.objectID == flight10 }?.outcome == .keptStore)
         #expect(try await air.column("airline_id", of: "Flight") == [10: .null, 12: 2])
     }
+
+    @Test("docs/library.md's Relationships example, as written: flights pointed elsewhere in the save are not cascaded")
+    func libraryDocExample() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-rel-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // From docs/library.md, "Relationships":
+        let model = Model(entities: [
+            Entity(name: "Airline", columns: [Column(name: "id", type: .integer, isPrimaryKey: true),
+                                              Column(name: "name", type: .text)], primaryKey: ["id"]),
+            Entity(name: "Flight", columns: [
+                Column(name: "id", type: .integer, isPrimaryKey: true),
+                Column(name: "airline_id", type: .integer),
+            ], primaryKey: ["id"], indexes: [["airline_id"]], relationships: [
+                Relationship(name: "airline", destination: "Airline", column: "airline_id", inverse: "flights", deleteRule: .cascade),
+            ]),
+        ])
+        let store = try Store(path: folder.appendingPathComponent("var/air.sqlite").path, model: model)   // the docs: "var/air.sqlite"
+        try await Context(store: store, name: "seed").perform { context in
+            for id in 1...2 { try context.insert(into: "Airline", values: ["id": StoreValue(id)]) }
+            for id in 10...11 { try context.insert(into: "Flight", values: ["id": StoreValue(id), "airline_id": 1]) }
+            try context.save()
+        }
+        try await Context(store: store, name: "ops").perform { context in
+            let flight = try context.existingObject(with: ObjectID(entity: "Flight", key: [10]))!
+            let airline = try context.relatedObject("airline", of: flight)!           // read when asked for (a fault)
+            for other in try context.relatedObjects("flights", of: airline) {           // one statement
+                try other.set("airline_id", to: 2)                                       // a relationship change is a column change
+            }
+            context.delete(airline)
+            try context.save()          // the airline, and (cascade) its flights still pointing at it, in one transaction
+        }
+        let rows = try await Context(store: store, name: "check").perform { context in
+            try context.fetch(FetchRequest(entity: "Flight")).map { [try $0["id"], try $0["airline_id"]] }
+        }
+        #expect(rows == [[10, 2], [11, 2]])
+        #expect(try await Context(store: store, name: "check").perform { try $0.count(FetchRequest(entity: "Airline")) } == 1)
+    }
 }
