@@ -112,6 +112,7 @@ bench: build bench-deps
 	bench/memory.sh
 	bench/update.sh
 	bench/checkpoints.sh
+	bench/relationships.sh .build/release/batchrun
 	python3 bench/queue.py
 	python3 bench/postgres.py
 	python3 bench/reconnect.py

@@ -26,10 +26,12 @@ struct ArchitectureTests {
     /// (1: the main context registers an async fetch's objects in hops); typed records (24: the
     /// `Record` protocol; `Attribute` with `name`, `init`, `ascending`, `descending` and its six
     /// comparisons; `RecordFilter` with `&&` and `||`; `FetchRequest.init(_:where:limit:)`;
-    /// `fetch(_:as:)`, `insert`, `update` and `delete` of records on `Context` and `MainContext`).
-    static let publicBound = 300 + 1 + 3 + 1 + 2 + 2 + 1 + 24
+    /// `fetch(_:as:)`, `insert`, `update` and `delete` of records on `Context` and `MainContext`);
+    /// relationships (13: `Relationship` with its init and five properties, `DeleteRule`,
+    /// `Entity.relationships`, `relatedObject` and `relatedObjects` on `Context` and `MainContext`).
+    static let publicBound = 300 + 1 + 3 + 1 + 2 + 2 + 1 + 24 + 13   // + 13: relationships
 
-    @Test("the library's public face is what docs/library.md documents: at most 334 public declarations")
+    @Test("the library's public face is what docs/library.md documents: at most 347 public declarations")
     func publicFace() throws {
         let declarations = try Self.sources(in: "Sources/BatchRunKit").flatMap { file in
             file.text.split(separator: "\n").filter { line in

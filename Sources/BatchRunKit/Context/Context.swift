@@ -198,6 +198,12 @@ public enum ContextError: BatchRunError {
     case recordMismatch(record: String, entity: String, column: String, problem: String)
     /// `update` of a record whose row is neither in the store nor inserted in the context.
     case recordNotFound(ObjectID)
+    /// A save deleting rows of `entity` that `count` rows still refer to through `relationship`
+    /// (`Flight.airline`), whose delete rule is `deny`: nothing of the save was written.
+    case deleteDenied(entity: String, relationship: String, count: Int)
+    /// `relatedObject`/`relatedObjects` of a name that is not a to-one of the object's entity
+    /// (nor the inverse of one, for a to-many): the entity, then the name.
+    case unknownRelationship(String, String)
 
     package var code: String {
         switch self {
@@ -206,6 +212,8 @@ public enum ContextError: BatchRunError {
         case .wrongType: "context.wrong-type"
         case .recordMismatch: "context.record-mismatch"
         case .recordNotFound: "context.record-not-found"
+        case .deleteDenied: "context.delete-denied"
+        case .unknownRelationship: "context.unknown-relationship"
         }
     }
 
@@ -229,6 +237,12 @@ public enum ContextError: BatchRunError {
             return "record \(record) does not map onto entity \(entity) at \(column): \(problem)"
         case .recordNotFound(let id):
             return "no row \(id) to update: insert the record first, or fetch it again (it was deleted)"
+        case .unknownRelationship(let entity, let name):
+            return "entity \(entity) has no relationship \(name): name a to-one declared in its relationships, or the inverse of one pointing at it"
+        case .deleteDenied(let entity, let relationship, let count):
+            return "cannot delete \(entity): \(count) \(count == 1 ? "row still refers" : "rows still refer") to it through \(relationship), "
+                + "whose delete rule is deny; delete them or point them elsewhere first (or make the rule cascade or nullify); "
+                + "nothing of this save was written"
         }
     }
 }

@@ -17,7 +17,7 @@ final class ContextCore {
 
     /// Registered objects, weakly unless changed (or `retainsRegisteredObjects`), and which changed.
     let registered = ObjectRegistry()
-    private var inserted: [ManagedObject] = []
+    private(set) var inserted: [ManagedObject] = []
     /// The assigned columns of the last insert, shared by the inserts of the same shape.
     private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
     /// The assigned columns of the last record insert, shared by the record inserts of that shape.
@@ -90,8 +90,11 @@ final class ContextCore {
         var changes = SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil,
                                   wantsConflicts: didSaveBlock != nil)
         var sequence: UInt64?
+        var ruleEffects = DeleteRuleEnforcer.Effects()
+        let enforcesDeleteRules = store.model.hasRelationships
         func work(_ db: any StoreConnection) throws -> T {
             let value = try body(db, &changes)
+            if enforcesDeleteRules { ruleEffects = try DeleteRuleEnforcer(model: store.model, db: db).enforce(&changes) }
             try checkpoint?(db, changes)
             let number = store.nextSaveSequence()
             sequence = number
@@ -110,6 +113,7 @@ final class ContextCore {
             if let sequence { store.changeLog.forget(sequences: [sequence]) }
             throw DatabaseFailure.publicError(error)
         }
+        if !ruleEffects.isEmpty { apply(ruleEffects) }
         let took = began.duration(to: .now).components
         BatchRunMetrics.batchCommitted(seconds: Double(took.seconds) + Double(took.attoseconds) * 1e-18)
         var result = SaveResult(didSave: changes.didSave(sequence: sequence!, savedBy: name))

@@ -76,6 +76,20 @@ struct SaveChanges {
         slots.map { ($0.entity, $0.keys, $0.kind == .deleted) }
     }
 
+    /// The one-column keys of `entity`'s rows this save deleted, those it inserted again (a hot
+    /// swap's) left out: the rows a delete rule acts for.
+    func deletedKeys(of entity: String) -> [StoreValue] {
+        let inserted = slots.filter { $0.kind == .inserted && $0.entity == entity }.map(\.keys)
+        return slots.filter { $0.kind == .deleted && $0.entity == entity }.flatMap { $0.keys.keys }.compactMap { key in
+            guard key.count == 1 else { return nil }
+            let id = ObjectID(entity: entity, single: key[0])
+            return inserted.contains { $0.contains(id) } ? nil : key[0]
+        }
+    }
+
+    /// The entities this save deleted rows of.
+    var entitiesWithDeletes: Set<String> { Set(slots.filter { $0.kind == .deleted }.map(\.entity)) }
+
     func didSave(sequence: UInt64, savedBy: String) -> DidSave {
         func ids(_ kind: Kind) -> [String: [ObjectID]] {
             Dictionary(slots.filter { $0.kind == kind && !$0.ids.isEmpty }.map { ($0.entity, $0.ids) }, uniquingKeysWith: +)

@@ -1,7 +1,7 @@
 /// `entities:` — the model.
 extension JobFileBuilder {
     static let entityKeys = ["columns", "primary_key", "unique", "indexes", "table"]
-    static let columnModifiers = ["primary key", "not null", "unique", "default", "was"]
+    static let columnModifiers = ["primary key", "not null", "unique", "default", "was", "references", "on delete"]
 
     mutating func entities(_ node: YAMLNode) -> Model {
         var result: [Entity] = []
@@ -15,7 +15,25 @@ extension JobFileBuilder {
             if let entity = entity(name, value) { result.append(entity) }
             declarations[name] = key.location
         }
-        return Model(entities: result)
+        return resolvingReferences(Model(entities: result))
+    }
+
+    /// The model with each column's `references` as a relationship of its entity; a reference
+    /// that cannot be one is an error at the referenced name.
+    mutating func resolvingReferences(_ model: Model) -> Model {
+        var resolved = model
+        for reference in references {
+            switch reference.relationship(in: model) {
+            case .success(let relationship):
+                if let index = resolved.entities.firstIndex(where: { $0.name == reference.entity }) {
+                    resolved.entities[index].relationships.append(relationship)
+                }
+            case .failure(let problem):
+                reader.error(at: reference.at, problem.message)
+            }
+        }
+        references = []
+        return resolved
     }
 
     mutating func entity(_ name: String, _ node: YAMLNode) -> Entity? {
@@ -33,7 +51,11 @@ extension JobFileBuilder {
                 reader.error(key, "column '\(columnName)' is declared twice")
                 continue
             }
-            if let column = column(columnName, spec) { columns.append(column) }
+            if let (column, reference) = column(columnName, spec) {
+                columns.append(column)
+                if let reference { references.append(ColumnReference(entity: name, column: columnName, destination: reference.entity,
+                                                                     rule: reference.rule, at: reference.at)) }
+            }
             columnKeys[columnName] = key
             declarations["\(name).\(columnName)"] = key.location
         }
@@ -94,8 +116,10 @@ extension JobFileBuilder {
         }
     }
 
-    /// Parses `TYPE [primary key] [not null] [unique] [default LITERAL] [was OLD_NAME]`, pointing errors at the word.
-    func column(_ name: String, _ node: YAMLNode) -> Column? {
+    /// Parses `TYPE [primary key] [not null] [unique] [default LITERAL] [was OLD_NAME]
+    /// [references ENTITY [on delete ACTION]]`, pointing errors at the word; the reference is
+    /// resolved once every entity is read.
+    func column(_ name: String, _ node: YAMLNode) -> (Column, (entity: String, rule: DeleteRule, at: SourceLocation)?)? {
         guard let spec = reader.string(node, "column \(name) (like 'text not null')") else { return nil }
         let words = ColumnSpecTokenizer.words(spec)
         // Point at the word inside the scalar when the scalar is written on one line.
@@ -116,6 +140,7 @@ extension JobFileBuilder {
             return nil
         }
         var column = Column(name: name, type: type)
+        var reference: (entity: String, rule: DeleteRule, at: SourceLocation)?
         var index = 1
         while index < words.count {
             let word = words[index]
@@ -137,6 +162,23 @@ extension JobFileBuilder {
                 }
                 column.renamedFrom = earlier
                 index += 2
+            case ("references", _):
+                guard index + 1 < words.count, Self.isName(words[index + 1].text) else {
+                    reader.error(at: location(word.offset), "'references' needs an entity's name for column \(name) (like 'integer references Airline')")
+                    return nil
+                }
+                reference = (words[index + 1].text, .deny, location(words[index + 1].offset))
+                index += 2
+            case ("on", _):
+                let rest = words[(index + 1)...].map { $0.text.lowercased() }
+                guard reference != nil, rest.first == "delete",
+                      let action = ColumnReference.actions.first(where: { rest.dropFirst().starts(with: $0.words) }) else {
+                    reader.error(at: location(word.offset), "column \(name): expected 'on delete cascade', 'on delete set null', "
+                        + "'on delete restrict' or 'on delete no action' after 'references ENTITY'")
+                    return nil
+                }
+                reference?.rule = action.rule
+                index += 2 + action.words.count
             case ("default", _):
                 guard index + 1 < words.count else {
                     reader.error(at: location(word.offset), "'default' needs a value for column \(name)")
@@ -152,11 +194,11 @@ extension JobFileBuilder {
             default:
                 reader.error(at: location(word.offset), "unexpected '\(word.text)' in column \(name)"
                     + Suggestion.hint(for: word.text + (next.map { " " + $0 } ?? ""), in: Self.columnModifiers)
-                    + "; expected TYPE [primary key] [not null] [unique] [default LITERAL] [was OLD_NAME]")
+                    + "; expected TYPE [primary key] [not null] [unique] [default LITERAL] [was OLD_NAME] [references ENTITY [on delete ACTION]]")
                 return nil
             }
         }
-        return column
+        return (column, reference)
     }
 }
 

@@ -40,6 +40,8 @@ struct JobFileBuilder {
     var store: StoreSpec?
     /// Where each entity and column is declared (`JobFile.declarations`).
     var declarations: [String: SourceLocation] = [:]
+    /// Columns' `references`, resolved once every entity is read.
+    var references: [ColumnReference] = []
 
     init(path: String, source: String, loader: JobFileLoader) {
         self.path = path

@@ -19,37 +19,41 @@ public struct Entity: Sendable, Hashable {
         let primaryKey: [String]
         let uniques: [[String]]
         let indexes: [[String]]
+        let relationships: [Relationship]
         /// Positions of the primary-key columns among `columns`.
         let primaryKeyIndexes: [Int]
         /// Column positions by name, and by lowercased name (SQLite's names are case-insensitive).
         let positions: [String: Int]
         let lowercasedPositions: [String: Int]
 
-        init(name: String, tableName: String, columns: [Column], primaryKey: [String], uniques: [[String]], indexes: [[String]]) {
+        init(name: String, tableName: String, columns: [Column], primaryKey: [String], uniques: [[String]], indexes: [[String]],
+             relationships: [Relationship]) {
             self.name = name
             self.tableName = tableName
             self.columns = columns
             self.primaryKey = primaryKey
             self.uniques = uniques
             self.indexes = indexes
+            self.relationships = relationships
             self.primaryKeyIndexes = primaryKey.compactMap { key in columns.firstIndex { $0.name == key } }
             self.positions = Dictionary(columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
             self.lowercasedPositions = Dictionary(columns.enumerated().map { ($1.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         }
 
         func with(name: String? = nil, tableName: String? = nil, columns: [Column]? = nil, primaryKey: [String]? = nil,
-                  uniques: [[String]]? = nil, indexes: [[String]]? = nil) -> Storage {
+                  uniques: [[String]]? = nil, indexes: [[String]]? = nil, relationships: [Relationship]? = nil) -> Storage {
             Storage(name: name ?? self.name, tableName: tableName ?? self.tableName, columns: columns ?? self.columns,
-                    primaryKey: primaryKey ?? self.primaryKey, uniques: uniques ?? self.uniques, indexes: indexes ?? self.indexes)
+                    primaryKey: primaryKey ?? self.primaryKey, uniques: uniques ?? self.uniques, indexes: indexes ?? self.indexes,
+                    relationships: relationships ?? self.relationships)
         }
     }
 
     private var storage: Storage
 
     public init(name: String, table: String? = nil, columns: [Column], primaryKey: [String],
-                uniques: [[String]] = [], indexes: [[String]] = []) {
+                uniques: [[String]] = [], indexes: [[String]] = [], relationships: [Relationship] = []) {
         storage = Storage(name: name, tableName: table ?? name, columns: columns, primaryKey: primaryKey,
-                          uniques: uniques, indexes: indexes)
+                          uniques: uniques, indexes: indexes, relationships: relationships)
     }
 
     public var name: String {
@@ -82,6 +86,12 @@ public struct Entity: Sendable, Hashable {
         set { storage = storage.with(indexes: newValue) }
     }
 
+    /// Its to-one relationships (foreign-key columns); their inverses are the destinations' to-manys.
+    public var relationships: [Relationship] {
+        get { storage.relationships }
+        set { storage = storage.with(relationships: newValue) }
+    }
+
     /// Positions of the primary-key columns among `columns`.
     var primaryKeyIndexes: [Int] { storage.primaryKeyIndexes }
 
@@ -107,7 +117,8 @@ public struct Entity: Sendable, Hashable {
     public static func == (lhs: Entity, rhs: Entity) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.name == rhs.name && lhs.tableName == rhs.tableName && lhs.columns == rhs.columns
-                && lhs.primaryKey == rhs.primaryKey && lhs.uniques == rhs.uniques && lhs.indexes == rhs.indexes)
+                && lhs.primaryKey == rhs.primaryKey && lhs.uniques == rhs.uniques && lhs.indexes == rhs.indexes
+                && lhs.relationships == rhs.relationships)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -30,4 +30,9 @@ struct KeySet {
         }
         return others.contains(id.key)
     }
+
+    /// Every key, integer ranges spelled out (a delete rule's keys; a batch's worth).
+    var keys: [[StoreValue]] {
+        ranges.flatMap { range in range.map { [StoreValue.integer($0)] } } + others
+    }
 }

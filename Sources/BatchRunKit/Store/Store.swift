@@ -40,6 +40,9 @@ public final class Store: Sendable {
     /// The store a `StoreSpec` names, every write transaction fenced by `fence` (a queue item's
     /// lease), its tables made to hold `model` (`migrate`) unless `migrating` is false.
     package init(_ spec: StoreSpec, model: Model, fence: WriteFence?, migrating: Bool = true) throws {
+        // Relationships that name what the model lacks are refused before anything is opened.
+        let problems = model.relationshipProblems
+        guard problems.isEmpty else { throw StoreError.schemaRefused(problems) }
         // A confined SQLite file: its folder is walked and opened as `PathConfinement` says, the
         // file made in it by name when missing; SQLite opens it by its resolved path, which must
         // then still lead to that very file (else nothing more is done with it).

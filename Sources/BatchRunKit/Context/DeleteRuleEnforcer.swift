@@ -1,0 +1,70 @@
+/// The model's delete rules, enforced inside a save's transaction after the save's own writes:
+/// for every row the save deleted, the rows referencing it are deleted (`cascade`, and what
+/// references those, by their rules), get NULL (`nullify`), or refuse the save (`deny`,
+/// `ContextError.deleteDenied`: the transaction rolls back, nothing written). The rows written
+/// are recorded in the save's changes, so its `DidSave` and the change log name them as any
+/// row the save changed; the counts stay those of the rows the save was asked to change.
+/// Works on tables without constraints: nothing is declared in the database.
+struct DeleteRuleEnforcer {
+    /// What the rules changed, for the saving context's own registered objects.
+    struct Effects {
+        var deleted: [ObjectID] = []
+        var nullified: [(id: ObjectID, column: Int)] = []
+        var isEmpty: Bool { deleted.isEmpty && nullified.isEmpty }
+    }
+
+    let model: Model
+    let db: any StoreConnection
+    /// Keys per statement: well under what both databases bind.
+    var keysPerStatement = 500
+
+    func enforce(_ changes: inout SaveChanges) throws -> Effects {
+        var effects = Effects()
+        var pending = changes.entitiesWithDeletes.filter { !model.links(into: $0).isEmpty }
+            .map { (entity: $0, keys: changes.deletedKeys(of: $0)) }
+        while let (entity, keys) = pending.popLast() {
+            guard !keys.isEmpty else { continue }
+            for link in model.links(into: entity) {
+                let reached = try apply(link, deleting: keys, of: entity, into: &changes, effects: &effects)
+                if !reached.isEmpty, link.source.primaryKey.count == 1 { pending.append((link.source.name, reached)) }
+            }
+        }
+        return effects
+    }
+
+    /// Applies one relationship's rule for deleted `keys` of `entity`; returns the keys of the
+    /// source rows it deleted (a cascade's), whose own referencing rows come next.
+    private func apply(_ link: Model.Link, deleting keys: [StoreValue], of entity: String,
+                       into changes: inout SaveChanges, effects: inout Effects) throws -> [StoreValue] {
+        let source = link.source
+        let table = SQL.quote(source.tableName), column = SQL.quote(link.relationship.column)
+        let keyColumns = SQL.quoteList(source.primaryKey)
+        var referencing = 0
+        var deleted: [StoreValue] = []
+        for start in stride(from: 0, to: keys.count, by: keysPerStatement) {
+            let chunk = Array(keys[start..<min(start + keysPerStatement, keys.count)])
+            let match = "\(column) IN (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            switch link.relationship.deleteRule {
+            case .deny:
+                referencing += try db.value("SELECT count(*) FROM \(table) WHERE \(match)", SQLArguments(chunk))?.int ?? 0
+            case .nullify:
+                try db.forEachRow("UPDATE \(table) SET \(column) = NULL WHERE \(match) RETURNING \(keyColumns)", SQLArguments(chunk)) { key in
+                    let id = ObjectID(entity: source.name, key: key)
+                    changes.record(id, .updated)
+                    effects.nullified.append((id, link.column))
+                }
+            case .cascade:
+                try db.forEachRow("DELETE FROM \(table) WHERE \(match) RETURNING \(keyColumns)", SQLArguments(chunk)) { key in
+                    let id = ObjectID(entity: source.name, key: key)
+                    changes.record(id, .deleted)
+                    effects.deleted.append(id)
+                    if key.count == 1 { deleted.append(key[0]) }
+                }
+            }
+        }
+        if referencing > 0 {
+            throw ContextError.deleteDenied(entity: entity, relationship: "\(source.name).\(link.relationship.name)", count: referencing)
+        }
+        return deleted
+    }
+}
