@@ -7,7 +7,8 @@
 /// matching are sorted and merged into the objects the save did not touch, which keep their
 /// order. The change is found with dictionaries keyed by ID and the heaviest increasing run
 /// of the kept objects' old positions: O(n log n), not O(n·d). A request
-/// with a `limit` is read again whole (a row leaving can let another in).
+/// with a `limit` is read again whole (a row leaving can let another in), and so is any
+/// request after a save that lists no IDs.
 final class LiveResultsState<Item: Sendable> {
     let store: Store
     let entity: Entity
@@ -59,16 +60,24 @@ final class LiveResultsState<Item: Sendable> {
     func apply(_ save: DidSave) async throws -> ResultsSnapshot<Item>? {
         let deleted = save.deleted[entity.name] ?? [], updated = save.updated[entity.name] ?? []
         let inserted = save.inserted[entity.name] ?? []
-        guard !deleted.isEmpty || !updated.isEmpty || !inserted.isEmpty else { return nil }
+        // A save without IDs began before this observation subscribed (nobody listened, so it
+        // listed none): what it changed is unknown, and the results are read again whole.
+        let unknown = save.isEmpty
+        guard unknown || !deleted.isEmpty || !updated.isEmpty || !inserted.isEmpty else { return nil }
         var reread = Set(updated)
         reread.formUnion(inserted)
         var newRows: [[StoreValue]] = [], newItems: [Item] = [], newIDs: [ObjectID] = []
-        if request.limit != nil {
+        if request.limit != nil || unknown {
             newRows = try await read(request)
             newIDs = newRows.map(id(of:))
             newItems.reserveCapacity(newRows.count)
             for (id, row) in zip(newIDs, newRows) {
-                if !reread.contains(id), let old = positions[id] { newItems.append(items[old]) } else { newItems.append(try makeItem(row)) }
+                if let old = positions[id], rows[old] == row, !reread.contains(id) {
+                    newItems.append(items[old])
+                } else {
+                    if positions[id] != nil { reread.insert(id) }   // changed: updated (and free to move)
+                    newItems.append(try makeItem(row))
+                }
             }
         } else {
             var touched = reread
