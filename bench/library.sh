@@ -4,7 +4,8 @@
 # typed records, Context.insert(_ record:) + plain save(), the same 500,000 rows, and their CPU time),
 # and the worst main-actor stall while a main context holding 60,000 objects merges a
 # background update of all of them in 10,000-row batches, and while it fetches them (and
-# 200,000 objects) asynchronously. Writes .build-bench/library.json.
+# 200,000 objects) asynchronously, and while its live results of those 60,000 rows follow the
+# update (main.results(for:), issue 34). Writes .build-bench/library.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .build-bench
@@ -17,6 +18,7 @@ print(f"  object inserts, 5 columns      {r['object_inserts_per_s_median']:>9,} 
 print(f"  object inserts, plain save()   {r['plain_save_inserts_per_s_median']:>9,} rows/s of {r['plain_save_rows']:,}, save() every 10,000 (target at least {r['plain_save_target']:,}); resident memory +{r['plain_save_rss_growth_mb_median']} MB from the first save to the last")
 print(f"  typed-record inserts, save()  {r['record_inserts_per_s_median']:>9,} rows/s of {r['plain_save_rows']:,}, save() every 10,000, {r['record_inserts_cpu_s_median']} s CPU (target at least {r['record_inserts_target']:,})")
 print(f"  main-actor stall, merging      {r['merge_stall_ms_median']:9.1f} ms (worst {r['merge_stall_ms_worst']} ms; target at most {r['stall_target_ms']} ms)")
+print(f"  main-actor stall, live results {r['live_results_stall_ms_median']:9.1f} ms of 60,000 rows updated in 10,000-row saves (worst {r['live_results_stall_ms_worst']} ms; target at most {r['stall_target_ms']} ms)")
 print(f"  main-actor stall, async fetch  {r['async_fetch_stall_ms_median']:9.1f} ms of 60,000 objects")
 print(f"  main-actor stall, async fetch  {r['large_fetch_stall_ms_median']:9.1f} ms of {r['large_fetch_rows']:,} objects (worst {r['large_fetch_stall_ms_worst']} ms; target at most {r['stall_target_ms']} ms)")
 print(f"  dropping those objects at once {r['large_fetch_release_ms_median']:9.1f} ms on the main actor (the caller's act, not the fetch's)")

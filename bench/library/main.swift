@@ -1,5 +1,6 @@
 // The library's figures (issue 8): object inserts per second, the worst main-actor stall while
 // a main context merges background saves, and the main actor's time in a large fetch.
+// Issue 34: the worst stall while a main context's live results of 60,000 rows follow such an update.
 //     .build/release/batchrun-bench-library [ROWS_FOR_INSERTS] [RUNS]    (JSON on standard output)
 import BatchRunKit
 import Foundation
@@ -173,6 +174,52 @@ func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
     return (stall, fetchStall)
 }
 
+/// Issue 34: a main-context live result of 60,000 rows (`main.results(for:)`) while a background
+/// operation updates all of them in 10,000-row batches, as `mergeStall` does: the worst main-actor
+/// stall from the first snapshot until the live results have shown every row updated.
+@MainActor
+func liveResultsStall() async throws -> Double {
+    let (store, folder) = try freshStore()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try await Context(store: store, name: "seed").perform { context in
+        for id in 1...60_000 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
+        try context.saveAndReset()
+    }
+    let main = MainContext(store: store)
+    let live = main.results(for: FetchRequest(entity: "Reading"))
+    var last: ResultsSnapshot<ResultRow>?
+    let stall = try await worstStall {
+        var run: Task<Void, Never>?
+        var updated = 0
+        for try await snapshot in live {
+            last = snapshot
+            guard run != nil else {   // the first snapshot: every row; then the update starts
+                precondition(snapshot.items.count == 60_000)
+                run = Task { @MainActor in
+                    let update = BatchOperation<Void>(name: "update", store: store) { operation, context in
+                        var request = FetchRequest(entity: "Reading", limit: 10_000)
+                        request.assigning = [("value", "value + 1")]
+                        while !operation.isCancelled {
+                            let batch = try context.fetch(request)
+                            guard let last = batch.last else { break }
+                            request.after = last.objectID
+                            try context.saveAndReset()
+                        }
+                    }
+                    _ = await Scheduler(operations: [update], maxConcurrent: 1, mainContext: main).run()
+                }
+                continue
+            }
+            updated += snapshot.change.updated.count   // what a screen reads to reload its rows
+            if updated >= 60_000 { break }
+        }
+        _ = await run?.value
+    }
+    let shown = last!
+    precondition(shown.items.count == 60_000 && shown.items[59_999]["value"] == .real(2), "the live results show the update")
+    return stall
+}
+
 let plainSaveRows = Int(ProcessInfo.processInfo.environment["PLAIN_SAVE_ROWS"] ?? "") ?? 500_000
 if ProcessInfo.processInfo.environment["BENCH_ONLY_PLAIN_SAVE"] != nil {   // issue 34's figure alone
     for _ in 0..<runs {
@@ -206,8 +253,9 @@ let largeFetchRows = Int(ProcessInfo.processInfo.environment["LARGE_FETCH_ROWS"]
 if ProcessInfo.processInfo.environment["BENCH_ONLY_STALLS"] != nil {   // issue 34's stall figures alone
     for _ in 0..<runs {
         let (merge, _) = try await mergeStall()
+        let live = try await liveResultsStall()
         let fetch = try await largeFetchStall(rows: largeFetchRows)
-        print("merge of 60,000:", merge, "ms; async fetch of \(largeFetchRows):", fetch.stall, "ms; dropping them at once:", fetch.release, "ms")
+        print("merge of 60,000:", merge, "ms; live results of 60,000:", live, "ms; async fetch of \(largeFetchRows):", fetch.stall, "ms; dropping them at once:", fetch.release, "ms")
     }
     exit(0)
 }
@@ -223,7 +271,7 @@ if ProcessInfo.processInfo.environment["BENCH_ONLY_INSERTS"] != nil {   // for p
     for _ in 0..<runs { print(Int(try await objectInsertRate())) }
     exit(0)
 }
-var rates: [Double] = [], stalls: [Double] = [], fetchStalls: [Double] = []
+var rates: [Double] = [], stalls: [Double] = [], fetchStalls: [Double] = [], liveStalls: [Double] = []
 var largeFetchStalls: [Double] = [], largeFetchReleases: [Double] = []
 var plainRates: [Double] = [], plainGrowth: [Double] = [], plainLast: [Double] = []
 var recordRates: [Double] = [], recordCPU: [Double] = []
@@ -242,11 +290,14 @@ for _ in 0..<runs {
     let (stall, fetchStall) = try await mergeStall()
     stalls.append(stall)
     fetchStalls.append(fetchStall)
+    liveStalls.append(try await liveResultsStall())
 }
 let result: [String: Any] = [
     "benchmark": "library", "runs": runs, "insert_rows": insertRows,
     "object_inserts_per_s_median": Int(median(rates)), "object_inserts_target": 500_000,
     "merge_stall_ms_median": (median(stalls) * 10).rounded() / 10, "merge_stall_ms_worst": (stalls.max()! * 10).rounded() / 10,
+    "live_results_stall_ms_median": (median(liveStalls) * 10).rounded() / 10,
+    "live_results_stall_ms_worst": (liveStalls.max()! * 10).rounded() / 10,
     "async_fetch_stall_ms_median": (median(fetchStalls) * 10).rounded() / 10, "stall_target_ms": 16,
     "large_fetch_rows": largeFetchRows, "large_fetch_stall_ms_median": (median(largeFetchStalls) * 10).rounded() / 10,
     "large_fetch_stall_ms_worst": (largeFetchStalls.max()! * 10).rounded() / 10,

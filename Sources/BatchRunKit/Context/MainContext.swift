@@ -65,7 +65,11 @@ public final class MainContext {
     /// Waits until every save committed before this call has been merged. `Scheduler.run()`
     /// and completion blocks already wait for it.
     public func catchUp() async {
-        let target = store.committedSequence
+        await catchUp(through: store.committedSequence)
+    }
+
+    /// Waits until the save numbered `target` (and every earlier one) has been merged.
+    func catchUp(through target: UInt64) async {
         guard mergedSequence < target else { return }
         await withCheckedContinuation { continuation in
             waiters.append((target, continuation))
