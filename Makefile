@@ -96,6 +96,7 @@ fuzz: fuzz-build
 bench-deps: test-deps
 	@missing=""; command -v hyperfine >/dev/null 2>&1 || missing="$$missing hyperfine"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; [ -x /usr/bin/time ] || missing="$$missing time"; \
+	command -v valgrind >/dev/null 2>&1 || missing="$$missing valgrind"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing with apt-get"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seeing it live (issue 35). Three figures:
+"""Seeing it live (issue 35). Four figures:
   1. metrics' cost: the 1,000,000-row flight import (bench/import/flights.yaml) and the
      1,000,000-row context update (bench/update_context.yaml), each without and with
      `--metrics-file` (metrics recorded into swift-prometheus), alternated, medians of RUNS of
@@ -13,10 +13,20 @@
      events (target: under 30 MB), and what its resident memory is made of then
      (/proc/PID/smaps_rollup: file-backed, anonymous, PSS, private dirty), the same for a
      queue of one item.
+  4. the metrics' cost in instructions executed in user space, which the machine's load does not
+     change as it changes times: the same two runs without and with `--metrics-file`,
+     alternated, INSTRUCTION_RUNS (default 5) of each, medians and their ratio (target: at most
+     2% more). `perf stat -e instructions:u,cycles:u` where the processor's counters can be read;
+     else (a virtual machine without them, as this one) valgrind's cachegrind counts the
+     instructions (`I refs`; of the binary stripped of its DWARF 5 debug information, which
+     valgrind 3.19 cannot read; its threads run one at a time, far slower on a loaded
+     machine), on INSTRUCTION_ROWS (default 20000,60000) rows, INSTRUCTION_JOBS (default 4)
+     runs side by side, and a line through the two sizes takes the cost to ROWS.
+     ONLY_INSTRUCTIONS=1 runs this part alone; SKIP_INSTRUCTIONS=1 leaves it out.
 Writes .build-bench/live.json.
     bench/live.py [ROWS]        (a release build; BIN=path overrides, e.g. .build/debug/batchrun)
 """
-import json, os, shutil, socket, statistics, subprocess, sys, time
+import json, os, re, shutil, socket, statistics, subprocess, sys, time
 
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 RUNS = int(os.environ.get("RUNS", "5"))
@@ -53,15 +63,7 @@ def paired_percent(on, off):
 
 
 def metrics_cost():
-    flights = os.path.join(OUT, "import", f"flights-{ROWS}.csv")
-    if not os.path.exists(flights):
-        os.makedirs(os.path.dirname(flights), exist_ok=True)
-        subprocess.run([sys.executable, "bench/import/make_flights.py", str(ROWS), flights], check=True)
-    link = os.path.join(OUT, "import", "flights.csv")
-    if os.path.lexists(link):
-        os.remove(link)
-    os.symlink(os.path.basename(flights), link)
-    subprocess.run([sys.executable, "bench/make_accounts.py", str(ROWS), os.path.join(OUT, "accounts.sqlite")], check=True)
+    prepare_metrics_inputs()
     prom = os.path.join(ROOT, "run.prom")
     cases = {
         "import": ([BIN, "bench/import/flights.yaml", "--quiet"],
@@ -93,6 +95,143 @@ def metrics_cost():
         print(f"{name} (medians of {RUNS}): metrics off {r['off_s']} s, on {r['on_s']} s: {r['cost_percent']:+.2f}%; "
               f"CPU off {r['cpu_off_s']} s, on {r['cpu_on_s']} s: {r['cpu_cost_percent']:+.2f}%; "
               f"run by run (median of on/off pairs): wall {r['paired_cost_percent']:+.2f}%, CPU {r['paired_cpu_cost_percent']:+.2f}% (target at most 2%)")
+    return result
+
+
+def prepare_metrics_inputs():
+    """The flight feed of ROWS rows and the accounts store the two runs read."""
+    flights = os.path.join(OUT, "import", f"flights-{ROWS}.csv")
+    if not os.path.exists(flights):
+        os.makedirs(os.path.dirname(flights), exist_ok=True)
+        subprocess.run([sys.executable, "bench/import/make_flights.py", str(ROWS), flights], check=True)
+    link = os.path.join(OUT, "import", "flights.csv")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(os.path.basename(flights), link)
+    subprocess.run([sys.executable, "bench/make_accounts.py", str(ROWS), os.path.join(OUT, "accounts.sqlite")], check=True)
+
+
+def hardware_counters():
+    """True when `perf stat` can count this process's instructions (not in most virtual machines)."""
+    try:
+        probe = subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u", "true"], capture_output=True, text=True)
+    except FileNotFoundError:
+        return False
+    return probe.returncode == 0 and probe.stderr.split(",")[0].strip().isdigit()
+
+
+def counted(command, prepare, counter):
+    """Instructions executed in user space by one run of `command` (and cycles, by perf only)."""
+    subprocess.run(prepare, shell=True, check=True)
+    if counter == "perf":
+        run = subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u,cycles:u", "--"] + command,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+        values = {line.split(",")[2]: int(line.split(",")[0]) for line in run.stderr.splitlines() if line.split(",")[0].isdigit()}
+        return values["instructions:u"], values.get("cycles:u")
+    run = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no", "--cachegrind-out-file=/dev/null"] + command,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+    return int(re.search(r"I\s+refs:\s+([\d,]+)", run.stderr).group(1).replace(",", "")), None
+
+
+def instruction_jobs(rows, tag):
+    """The two jobs of the cost runs on a feed and a store of `rows` rows, in .build-bench/live,
+    with stores of their own (`tag`: runs may go side by side)."""
+    flights = os.path.join(OUT, "import", f"flights-{rows}.csv")
+    if not os.path.exists(flights):
+        os.makedirs(os.path.dirname(flights), exist_ok=True)
+        subprocess.run([sys.executable, "bench/import/make_flights.py", str(rows), flights], check=True)
+    accounts = os.path.join(OUT, f"accounts-{rows}.sqlite")
+    if not os.path.exists(accounts):
+        subprocess.run([sys.executable, "bench/make_accounts.py", str(rows), accounts], check=True)
+    store, work = os.path.join(ROOT, f"import-{tag}.sqlite"), os.path.join(ROOT, f"work-{tag}.sqlite")
+    import_job, update_job = os.path.join(ROOT, f"import-{tag}.yaml"), os.path.join(ROOT, f"update-{tag}.yaml")
+    text = open("bench/import/flights.yaml").read()
+    open(import_job, "w").write(text.replace("../../.build-bench/import/flights.csv", flights).replace("../../.build-bench/import/batchrun.sqlite", store))
+    open(update_job, "w").write(open("bench/update_context.yaml").read().replace("../.build-bench/work.sqlite", work))
+    return {"import": (import_job, f"rm -f {store} {store}-wal {store}-shm"),
+            "context update": (update_job, f"cp {accounts} {work} && rm -f {work}-wal {work}-shm")}
+
+
+def metrics_instructions():
+    """Instructions in user space with metrics off and on (see the module's doc, figure 4)."""
+    import threading   # not concurrent.futures: it imports `queue`, which bench/queue.py shadows here
+    runs = int(os.environ.get("INSTRUCTION_RUNS", "5"))
+    counter = "perf" if hardware_counters() else "cachegrind"
+    # cachegrind runs 30 to 100 times slower, and far slower still on a loaded machine (it runs
+    # the threads one at a time and waits for a core at each switch): fewer rows, the same
+    # batches' sizes, at two sizes so that the cost's fixed part and its part per row can be
+    # told apart and taken to ROWS (instruction counts do not depend on the load, so these runs
+    # may go side by side).
+    sizes = [int(n) for n in os.environ.get("INSTRUCTION_ROWS", str(ROWS) if counter == "perf" else "20000,60000").split(",")]
+    parallel = int(os.environ.get("INSTRUCTION_JOBS", "1" if counter == "perf" else "4"))
+    binary = BIN
+    if counter == "cachegrind":
+        binary = os.path.join(OUT, "batchrun-nodebug")
+        subprocess.run(["objcopy", "--strip-debug", BIN, binary], check=True)
+    tasks = []
+    for rows in sizes:
+        for run in range(runs):
+            for metrics in (False, True):
+                tag = f"{rows}-{run}-{'on' if metrics else 'off'}"
+                for name, (job, prepare) in instruction_jobs(rows, tag).items():
+                    prom = os.path.join(ROOT, f"run-{name.replace(' ', '-')}-{tag}.prom")
+                    tasks.append((rows, name, metrics, [binary, job, "--quiet"] + (["--metrics-file", prom] if metrics else []), prepare, prom))
+
+    def one(task):
+        rows, name, metrics, command, prepare, prom = task
+        value = counted(command, prepare, counter)
+        if metrics:
+            assert any(line.startswith("batchrun_batch_duration_seconds_count") for line in open(prom)), f"{prom}: no batches recorded"
+        return value
+
+    values = [None] * len(tasks)
+    slots = threading.Semaphore(parallel)
+
+    def slot(index):
+        try:
+            values[index] = one(tasks[index])
+        finally:
+            slots.release()
+
+    threads = []
+    for index in range(len(tasks)):
+        slots.acquire()
+        threads.append(threading.Thread(target=slot, args=(index,)))
+        threads[-1].start()
+    for thread in threads:
+        thread.join()
+    assert all(value is not None for value in values), "a counted run failed"
+    result = {"counter": counter, "runs": runs, "rows": sizes}
+    for name in ("import", "context update"):
+        result[name] = {}
+        for rows in sizes:
+            pick = lambda metrics: [v for t, v in zip(tasks, values) if t[0] == rows and t[1] == name and t[2] == metrics]
+            off, on = pick(False), pick(True)
+            instructions_off, instructions_on = [i for i, _ in off], [i for i, _ in on]
+            r = {"instructions_off": statistics.median(instructions_off), "instructions_on": statistics.median(instructions_on),
+                 "instructions_off_all": instructions_off, "instructions_on_all": instructions_on}
+            r["cost_percent"] = round((r["instructions_on"] / r["instructions_off"] - 1) * 100, 3)
+            r["spread_off_percent"] = round((max(instructions_off) / min(instructions_off) - 1) * 100, 3)
+            r["spread_on_percent"] = round((max(instructions_on) / min(instructions_on) - 1) * 100, 3)
+            cycles = ""
+            if counter == "perf":
+                r["cycles_off"] = statistics.median(c for _, c in off)
+                r["cycles_on"] = statistics.median(c for _, c in on)
+                cycles = f"; cycles {r['cycles_off']:,} / {r['cycles_on']:,} ({(r['cycles_on'] / r['cycles_off'] - 1) * 100:+.2f}%)"
+            result[name][rows] = r
+            print(f"{name}, {rows:,} rows, instructions in user space ({counter}, medians of {runs}): metrics off {r['instructions_off']:,}, "
+                  f"on {r['instructions_on']:,}: {r['cost_percent']:+.3f}% (target at most 2%; runs spread {r['spread_off_percent']}% off, "
+                  f"{r['spread_on_percent']}% on){cycles}")
+        if len(sizes) >= 2 and ROWS not in sizes:   # a line through the two smallest sizes, taken to ROWS
+            (n1, a), (n2, b) = sorted(result[name].items())[:2]
+            per_row_off = (b["instructions_off"] - a["instructions_off"]) / (n2 - n1)
+            per_row_cost = ((b["instructions_on"] - b["instructions_off"]) - (a["instructions_on"] - a["instructions_off"])) / (n2 - n1)
+            off_at = a["instructions_off"] + per_row_off * (ROWS - n1)
+            cost_at = (a["instructions_on"] - a["instructions_off"]) + per_row_cost * (ROWS - n1)
+            result[name]["at_rows"] = {"rows": ROWS, "instructions_off": round(off_at), "cost_instructions": round(cost_at),
+                                       "cost_percent": round(cost_at / off_at * 100, 3)}
+            print(f"{name}, taken to {ROWS:,} rows (a line through {n1:,} and {n2:,}): off {off_at:,.0f} instructions, "
+                  f"metrics {cost_at:+,.0f}: {cost_at / off_at * 100:+.3f}% (target at most 2%)")
     return result
 
 
@@ -215,7 +354,11 @@ def live_page():
 if __name__ == "__main__":
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     fresh(ROOT)
-    summary = {"benchmark": "live", "binary": BIN, "serve": live_page()}
-    if os.environ.get("SKIP_METRICS_COST") != "1":
-        summary["metrics_cost"] = metrics_cost()
+    summary = {"benchmark": "live", "binary": BIN}
+    if os.environ.get("ONLY_INSTRUCTIONS") != "1":
+        summary["serve"] = live_page()
+        if os.environ.get("SKIP_METRICS_COST") != "1":
+            summary["metrics_cost"] = metrics_cost()
+    if os.environ.get("SKIP_INSTRUCTIONS") != "1":
+        summary["metrics_instructions"] = metrics_instructions()
     json.dump(summary, open(os.path.join(OUT, "live.json"), "w"), indent=2)

@@ -92,6 +92,53 @@ struct LiveQueueSnapshotTests {
         #expect(index.count == 4 && index.newest.first?.name == Self.name(3), "listed again after a minute")
     }
 
+    @Test("a report whose time changed under the same inode (a freed inode given to a new report) shows its new time at the next listing")
+    func reportChangedInPlace() throws {
+        let queue = try Self.queue()
+        defer { try? FileManager.default.removeItem(atPath: queue.path) }
+        let base = 1_790_000_000.0
+        for number in 0..<3 { try Self.finish(Self.name(number), in: .done, of: queue, ended: base + Double(number)) }
+        let folder = queue.folder(.done)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-30)], ofItemAtPath: folder)
+        var index = FinishedFolderIndex(folder: folder)
+        let now = Date()
+        index.refresh(shown: 2, now: now)
+        #expect(index.newest.map(\.name) == [Self.name(2), Self.name(1)])
+        // Item 0's report now says it ended last, and its inode is the one the index saw.
+        let report = queue.itemPath(Self.name(0), in: .done) + ".json"
+        let inode = try #require(try FileManager.default.attributesOfItem(atPath: report)[.systemFileNumber] as? UInt64)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: base + 100)], ofItemAtPath: report)
+        #expect(try FileManager.default.attributesOfItem(atPath: report)[.systemFileNumber] as? UInt64 == inode)
+        try Self.finish(Self.name(3), in: .done, of: queue, ended: base + 50)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-20)], ofItemAtPath: folder)
+        index.refresh(shown: 2, now: now.addingTimeInterval(1))
+        #expect(index.count == 4)
+        #expect(index.newest.map(\.name) == [Self.name(0), Self.name(3)], "item 0's new end time, not the one seen before")
+        #expect(index.newest.first?.ended == Date(timeIntervalSince1970: base + 100))
+    }
+
+    @Test("an item whose report and file cannot be stat'ed is not counted; pending items are counted without their sidecars")
+    func unreadableItemNotCounted() throws {
+        let queue = try Self.queue()
+        defer { try? FileManager.default.removeItem(atPath: queue.path) }
+        let base = 1_790_000_000.0
+        for number in 0..<3 { try Self.finish(Self.name(number), in: .done, of: queue, ended: base + Double(number)) }
+        // A dangling link named as an item, no report: listed by the folder, not statable.
+        try FileManager.default.createSymbolicLink(atPath: queue.itemPath(Self.name(7), in: .done), withDestinationPath: "/nonexistent/batchrun-gone.yaml")
+        // A dangling report beside a real item: the item's own time is its end.
+        try Self.finish(Self.name(8), in: .done, of: queue, ended: base + 8, report: false)
+        try FileManager.default.createSymbolicLink(atPath: queue.itemPath(Self.name(8), in: .done) + ".json", withDestinationPath: "/nonexistent/batchrun-gone.json")
+        for number in 0..<4 { try Data("version: 1\n".utf8).write(to: URL(fileURLWithPath: queue.itemPath(Self.name(number), in: .pending))) }
+        try Data("".utf8).write(to: URL(fileURLWithPath: queue.itemPath(".hidden.yaml", in: .pending)))
+        try Data("".utf8).write(to: URL(fileURLWithPath: queue.itemPath(Self.name(0) + ".lock", in: .pending)))
+
+        let snapshot = LiveQueueSnapshot(folder: queue)
+        #expect(snapshot.counts[.done] == 4, "items 0, 1, 2 and 8; not the dangling item 7")
+        #expect(snapshot.finished.map(\.name) == [8, 2, 1, 0].map(Self.name))
+        #expect(snapshot.finished.first?.endedAt == Date(timeIntervalSince1970: base + 8))
+        #expect(snapshot.counts[.pending] == 4)
+    }
+
     @Test("published progress times are read without Foundation's ISO 8601 strategy")
     func progressTimes() throws {
         #expect(ItemProgress.date("2026-11-26T14:03:07Z") == Date(timeIntervalSince1970: 1_795_701_787))

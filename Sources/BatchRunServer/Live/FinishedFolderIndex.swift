@@ -2,11 +2,12 @@ import Foundation
 
 /// A finished state's folder (`done/`, `failed/` or `cancelled/`) as `serve` keeps it between
 /// snapshots: how many items it holds and the newest `shown` of them by end time (the
-/// modification time of the item's report, else of the item). A folder of 10,000 finished items
-/// holds 30,000 files; the first refresh lists them and stats each item's report once, later
-/// ones list the folder again only when it changed and stat only items they have not seen (or
-/// whose report was replaced: a retried item's new report is a new file). Per item it keeps
-/// 24 bytes, no name: names are made only for the items shown.
+/// modification time of the item's report, else of the item). Its memory does not grow with the
+/// folder: a listing streams the entries (`readdir`) and stats each item as it comes, keeping
+/// only the count and the newest `shown` names; nothing is kept per item between listings, so
+/// no end time can go stale (a report replaced in place, or a new one given a freed inode, is
+/// stat'ed again at the next listing). A folder whose modification time did not move is not
+/// listed again for up to a minute.
 ///
 /// ```swift
 /// var index = FinishedFolderIndex(folder: "var/queue/done")
@@ -14,21 +15,12 @@ import Foundation
 /// print(index.count, index.newest.first?.name ?? "none")
 /// ```
 struct FinishedFolderIndex: Sendable {
-    /// When an item ended and which file said so.
-    private struct Ended: Sendable {
-        /// The inode of the file whose time this is (its report, else the item).
-        var inode: UInt64
-        var seconds: Double
-    }
-
     let folder: String
-    /// The items in the folder at the last refresh.
+    /// The items in the folder at the last listing whose end time could be read (an item whose
+    /// report and file both fail to stat, e.g. removed during the listing, is not counted).
     private(set) var count = 0
     /// The newest items, newest first.
     private(set) var newest: [(name: String, ended: Date)] = []
-    /// Each item's end by a hash of its name (64 bits: a collision among a folder's items is
-    /// out of reach; it would only misplace one item in the newest list).
-    private var ended: [UInt64: Ended] = [:]
     /// The folder's modification time at the last listing, and when that listing started.
     private var listedChange: timespec?
     private var listedAt = Date.distantPast
@@ -41,10 +33,11 @@ struct FinishedFolderIndex: Sendable {
     /// folder's modification time is the one it had at the last listing, that time was more
     /// than 2 s before that listing (an entry added in the same clock tick as the last change
     /// would not move it) and the listing is under a minute old (a bound on what a clock that
-    /// disagrees, on a shared file system, could hide).
+    /// disagrees, on a shared file system, could hide, and on how long a report rewritten in
+    /// place, which does not move the folder's time, shows its old time).
     mutating func refresh(shown: Int, now: Date = Date()) {
         guard let directory = opendir(folder) else {
-            (count, newest, ended, listedChange) = (0, [], [:], nil)
+            (count, newest, listedChange) = (0, [], nil)
             return
         }
         defer { closedir(directory) }
@@ -61,75 +54,41 @@ struct FinishedFolderIndex: Sendable {
         list(directory, descriptor: descriptor, shown: shown)
     }
 
-    /// One pass over the folder (a second would cost the kernel the whole listing again):
-    /// items and their reports' inodes paired by name hash, the items' names kept one after the
-    /// other in one buffer; then a stat for each item not seen before or whose report changed,
-    /// and the newest kept.
+    /// One pass over the folder: each item stat'ed as `readdir` gives it (its report
+    /// `NAME.json`, else the item itself), counted when that succeeds, kept when among the newest.
     private mutating func list(_ directory: OpaquePointer, descriptor: Int32, shown: Int) {
-        var names: [UInt8] = []
-        var items: [(hash: UInt64, inode: UInt64, start: Int, end: Int)] = []
-        var reports: [UInt64: UInt64] = [:]
-        while let entry = readdir(directory) {
-            let inode = UInt64(entry.pointee.d_ino)
-            withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let name = UnsafeRawBufferPointer(rebasing: raw[..<(raw.firstIndex(of: 0) ?? raw.count)])
-                switch Self.kind(name) {
-                case .item:
-                    items.append((Self.hash(name), inode, names.count, names.count + name.count))
-                    names.append(contentsOf: name)
-                case .report: reports[Self.hash(UnsafeRawBufferPointer(rebasing: name.dropLast(5)))] = inode
-                case .other: break
-                }
-            }
-        }
-        var known: [UInt64: Ended] = [:]
-        known.reserveCapacity(items.count)
+        var counted = 0
         var newest = TopEnded(limit: shown)
-        var path: [UInt8] = []
-        for item in items {
-            let report = reports[item.hash]
-            var seen = ended[item.hash]
-            if seen == nil || seen?.inode != report ?? item.inode {
-                path.removeAll(keepingCapacity: true)
-                path.append(contentsOf: names[item.start..<item.end])
-                if report != nil { path.append(contentsOf: ".json".utf8) }
-                path.append(0)
-                var info = stat()
-                let found = path.withUnsafeBufferPointer { bytes in
-                    bytes.withMemoryRebound(to: CChar.self) { fstatat(descriptor, $0.baseAddress!, &info, 0) == 0 }
-                }
-                seen = found ? Ended(inode: UInt64(info.st_ino), seconds: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9) : nil
+        var path = [CChar](repeating: 0, count: 256 + 6)   // d_name (NAME_MAX + 1) and ".json"
+        while let entry = readdir(directory) {
+            let length = withUnsafeBytes(of: entry.pointee.d_name) { raw -> Int in
+                let name = UnsafeRawBufferPointer(rebasing: raw[..<(raw.firstIndex(of: 0) ?? raw.count)])
+                guard FolderEntries.isItem(name) else { return 0 }
+                path.withUnsafeMutableBytes { $0.copyMemory(from: name) }
+                return name.count
             }
-            guard let seen else { continue }
-            known[item.hash] = seen
-            if newest.admits(seen.seconds) { newest.insert(String(decoding: names[item.start..<item.end], as: UTF8.self), seen.seconds) }
+            guard length > 0 else { continue }
+            guard let seconds = Self.ended(&path, length: length, in: descriptor) else { continue }
+            counted += 1
+            if newest.admits(seconds) {
+                newest.insert(path.withUnsafeBytes { String(decoding: $0.prefix(length), as: UTF8.self) }, seconds)
+            }
         }
-        ended = known
-        count = items.count
+        count = counted
         self.newest = newest.items.map { ($0.name, Date(timeIntervalSince1970: $0.seconds)) }
     }
 
-    private enum Kind { case item, report, other }
-
-    /// An item (`NAME.yaml`, `NAME.yml`, not starting with `.`, as `QueueFolder.isItem`), an
-    /// item's report (`NAME.yaml.json`), or anything else.
-    private static func kind(_ name: UnsafeRawBufferPointer) -> Kind {
-        guard let first = name.first, first != UInt8(ascii: ".") else { return .other }
-        if name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
-            return isItem(UnsafeRawBufferPointer(rebasing: name.dropLast(5))) ? .report : .other
+    /// The modification time of the item named by `path`'s first `length` bytes: of its report,
+    /// else of itself; nil when neither can be stat'ed.
+    private static func ended(_ path: inout [CChar], length: Int, in descriptor: Int32) -> Double? {
+        var info = stat()
+        for (index, byte) in ".json".utf8.enumerated() { path[length + index] = CChar(bitPattern: byte) }
+        path[length + 5] = 0
+        if fstatat(descriptor, path, &info, 0) != 0 {
+            path[length] = 0
+            guard fstatat(descriptor, path, &info, 0) == 0 else { return nil }
         }
-        return isItem(name) ? .item : .other
-    }
-
-    private static func isItem(_ name: UnsafeRawBufferPointer) -> Bool {
-        (name.count > 5 && name.suffix(5).elementsEqual(".yaml".utf8)) || (name.count > 4 && name.suffix(4).elementsEqual(".yml".utf8))
-    }
-
-    /// FNV-1a of a name's bytes.
-    private static func hash(_ name: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
+        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     }
 
     /// The `limit` newest items seen so far, newest first; ties by name, so the list does not
@@ -140,7 +99,7 @@ struct FinishedFolderIndex: Sendable {
 
         /// False when the list is full and `seconds` is older than its oldest.
         func admits(_ seconds: Double) -> Bool {
-            items.count < limit || seconds >= (items.last?.seconds ?? 0)
+            limit > 0 && (items.count < limit || seconds >= (items.last?.seconds ?? 0))
         }
 
         mutating func insert(_ name: String, _ seconds: Double) {

@@ -118,8 +118,9 @@ package final class LiveQueueServer: Sendable {
         let output: (report: String?, log: String)?
         switch source {
         case .folder(let folder):
-            guard QueueFolder.isItem(key),
-                  let state = [QueueItemState.done, .failed, .cancelled].first(where: { folder.items(in: $0).contains(key) }) else { return nil }
+            guard QueueFolder.isItem(key),   // one stat a state, not a listing of each
+                  let state = [QueueItemState.done, .failed, .cancelled].first(where: { FileManager.default.fileExists(atPath: folder.itemPath(key, in: $0)) })
+            else { return nil }
             let base = folder.itemPath(key, in: state)
             output = ((try? String(contentsOfFile: base + ".json", encoding: .utf8)), (try? String(contentsOfFile: base + ".log", encoding: .utf8)) ?? "")
         case .postgres(let queue):

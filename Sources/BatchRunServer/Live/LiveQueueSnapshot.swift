@@ -71,8 +71,8 @@ package struct LiveQueueSnapshot: Sendable {
     }
 
     /// A queue folder, its finished states through `finished` (kept by the caller between
-    /// snapshots: a folder that did not change is not listed again, an item seen before not
-    /// stat'ed again). Only what is shown is read: the shown failed items' first error lines.
+    /// snapshots: a folder that did not change is not listed again). Only what is shown is
+    /// read: the shown failed items' first error lines; pending items are counted, not listed.
     init(folder queue: QueueFolder, finished indexes: inout [QueueItemState: FinishedFolderIndex]) {
         location = queue.path
         for state in QueueItemState.allCases {
@@ -98,7 +98,7 @@ package struct LiveQueueSnapshot: Sendable {
                 }
                 if state == .failed { failed = items } else { finished += items }
             case .pending:
-                counts[state] = queue.items(in: state).count
+                counts[state] = FolderEntries.itemCount(in: queue.folder(state))
             }
         }
         finished = Array(finished.sorted { ($0.endedAt ?? .distantPast) > ($1.endedAt ?? .distantPast) }.prefix(Self.finishedShown))
