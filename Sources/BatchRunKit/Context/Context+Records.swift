@@ -1,8 +1,9 @@
 /// Typed records through a private context (see `Record`).
 extension Context {
     /// The rows of `request` (made with `FetchRequest(R.self, where:)`, or of `R.entity` with
-    /// SQL text) as records. The context holds their objects until its next save, rollback or
-    /// reset, so a record updated later is checked at the save against the row as read here.
+    /// SQL text) as records. The context keeps the values each was fetched with (until its
+    /// `reset()` or `rollback()`): a record updated later writes only the columns it changed
+    /// from them, checked at the save against them. It holds their objects until its next save.
     ///
     /// ```swift
     /// let delay = Attribute<Flight, Double?>("delay")

@@ -1,13 +1,15 @@
 /// Typed records through the main context (see `Record`).
 extension MainContext {
     /// The rows of `request` as records, read and decoded off the main actor (nothing is
-    /// registered); a row with unsaved changes in this context comes with them.
+    /// registered; the values each row was fetched with are kept, for `update(_:)`); a row with
+    /// unsaved changes in this context comes with them.
     ///
     /// ```swift
     /// let flights = try await main.fetch(FetchRequest(Flight.self), as: Flight.self)
     /// ```
     public func fetch<R: Record>(_ request: FetchRequest, as type: R.Type) async throws -> [R] {
         let read = try await ContextCore.readRecords(request, as: R.self, store: store, changed: core.changedIDs)
+        core.keepFetched(read.fetched, changed: read.changed.map(\.id))
         var records = read.records
         for (index, id) in read.changed {
             if let record = try core.changedRecord(id, as: R.self) { records[index] = record }
