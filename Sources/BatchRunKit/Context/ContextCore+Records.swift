@@ -1,6 +1,16 @@
 /// Records through a context: each maps onto the object of its row, so inserts, updates and
 /// deletes are tracked, type-checked, saved and conflict-checked as objects' are.
 extension ContextCore {
+    /// The encoder of `R`'s records: the context's own, kept for the last record type (it
+    /// learns the type's key order), or a new one while that one is busy (a record encoding
+    /// another through this context).
+    func encoder<R: Record>(for type: R.Type) throws -> RecordEncoder {
+        if let encoder = recordEncoder, encoder.recordType == R.self, !encoder.inUse { return encoder }
+        let encoder = RecordEncoder(entity: try entity(of: R.self), recordType: R.self)
+        if !(recordEncoder?.inUse ?? false) { recordEncoder = encoder }
+        return encoder
+    }
+
     /// The entity of `R`: `ContextError.unknownEntity` when the model has none of that name.
     func entity<R: Record>(of type: R.Type) throws -> Entity {
         guard let entity = store.model[R.entity] else { throw ContextError.unknownEntity(R.entity) }
@@ -100,8 +110,9 @@ extension ContextCore {
     /// A new row from `record`, saved with the next `save()`: the columns it gives, each
     /// type-checked; a NULL primary key (a nil `id`) is left for the store to assign.
     func insert<R: Record>(_ record: R) throws {
-        let entity = try entity(of: R.self)
-        let row = try RecordEncoder.row(of: record, entity: entity)
+        let encoder = try encoder(for: R.self)
+        let entity = encoder.entity
+        let row = try encoder.row(of: record)
         let values = row.values
         var given = row.given
         if entity.primaryKeyIndexes.contains(where: { values[$0] == .null }) {
@@ -118,8 +129,9 @@ extension ContextCore {
     /// at the save against its fetched value. Other columns are left as they are. An unsaved
     /// insert takes every property.
     func update<R: Record>(_ record: R) throws {
-        let entity = try entity(of: R.self)
-        let (values, given) = try RecordEncoder.row(of: record, entity: entity)
+        let encoder = try encoder(for: R.self)
+        let entity = encoder.entity
+        let (values, given) = try encoder.row(of: record)
         let id = try Self.id(of: values, given: given, entity: entity, record: R.self)
         guard let object = try object(with: id) else { throw ContextError.recordNotFound(id) }
         guard let snapshot = object.snapshot else {
@@ -137,8 +149,9 @@ extension ContextCore {
     /// Marks `record`'s row deleted; the row goes with the next `save()`. A row that is gone
     /// already is nothing to delete.
     func delete<R: Record>(_ record: R) throws {
-        let entity = try entity(of: R.self)
-        let (values, given) = try RecordEncoder.row(of: record, entity: entity)
+        let encoder = try encoder(for: R.self)
+        let entity = encoder.entity
+        let (values, given) = try encoder.row(of: record)
         let id = try Self.id(of: values, given: given, entity: entity, record: R.self)
         fetchedRecords[id] = nil
         if let object = try object(with: id) { delete(object) }

@@ -32,6 +32,8 @@ final class ContextCore {
     private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
     /// The assigned columns of the last record insert, shared by the record inserts of that shape.
     var lastRecordShape: [Int] = []
+    /// The encoder of the last record type inserted, updated or deleted (see `encoder(for:)`).
+    var recordEncoder: RecordEncoder?
     /// Objects behind the records a private context fetched, by ID, held until its next save,
     /// rollback or reset: updating those records needs no read of their rows.
     var pinned: [ObjectID: ManagedObject] = [:]
