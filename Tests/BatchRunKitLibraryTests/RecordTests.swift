@@ -480,6 +480,30 @@ struct RecordTests {
         #expect(byID[2_001]?.number == "LATER" && byID[5_001]?.delay == 3 && byID[5_000] == nil)
     }
 
+    @Test("a Date compared in a typed filter matches the text StoreValue(Date) stored, and a record's Date matches StoreValue(Date) in SQL text", arguments: Backend.allCases)
+    @MainActor
+    func datesCompareAsStoreValueText(backend: Backend) async throws {
+        let (store, folder) = try Self.store(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let departs = Date(timeIntervalSince1970: 1_769_847_300.25)   // 2026-01-31T08:15:00.250Z
+        try await Context(store: store, name: "seed").perform { context in
+            try context.insert(into: "Flight", values: ["id": 1, "number": "OBJ", "departs": StoreValue(departs), "cancelled": 0, "seats": 1])
+            try context.insert(Flight(id: 2, number: "REC", delay: nil, departs: departs, cancelled: false, seats: 1, photo: nil, gate: nil))
+            try context.insert(Flight(id: 3, number: "LATER", delay: nil, departs: departs.addingTimeInterval(0.001), cancelled: false,
+                                      seats: 1, photo: nil, gate: nil))
+            try context.save()
+        }
+        let main = MainContext(store: store)
+        let attribute = Attribute<Flight, Date>("departs")
+        var typed = FetchRequest(Flight.self, where: attribute == departs)
+        typed.sortedBy = [Attribute<Flight, Int>("id").ascending]
+        #expect(try await main.fetch(typed, as: Flight.self).map(\.number) == ["OBJ", "REC"])
+        var text = FetchRequest(entity: Flight.entity, where: "departs = :d", params: ["d": StoreValue(departs)])
+        text.sortedBy = [.ascending("id")]
+        #expect(try await main.fetch(text, as: Flight.self).map(\.number) == ["OBJ", "REC"])
+        #expect(try await main.fetch(FetchRequest(Flight.self, where: attribute > departs), as: Flight.self).map(\.number) == ["LATER"])
+    }
+
     @Test("typed filters and sorts return the right rows in the right order, as SQL text does, on both backends", arguments: Backend.allCases)
     @MainActor
     func filtersAndSorts(backend: Backend) async throws {
