@@ -318,6 +318,192 @@ struct RecordTests {
         #expect(stored.delay == 99 && stored.gate == "A1")
     }
 
+    /// Another context's save of flight 1 changing `delay` (and nothing else).
+    static func otherSavesDelay(_ store: Store, _ delay: Double) async throws {
+        try await Context(store: store, name: "other").perform { context in
+            let object = try #require(try context.existingObject(with: ObjectID(entity: "Flight", key: [1])))
+            try object.set("delay", to: .real(delay))
+            try context.save()
+        }
+    }
+
+    static func stored(_ store: Store) async throws -> Flight {
+        try await Context(store: store, name: "check").perform { try $0.fetch(FetchRequest(Flight.self), as: Flight.self)[0] }
+    }
+
+    @Test("issue 34: update writes only the columns the record changed since its fetch; a column another context saved meanwhile keeps its value, without a conflict (private context, after an intermediate save, main context)", arguments: Backend.allCases)
+    @MainActor
+    func updateLeavesOthersColumns(backend: Backend) async throws {
+        let (store, folder) = try Self.store(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await Self.seed(store, [Self.flight(1, "BA1", delay: 0)])
+
+        // A private context, in one save cycle.
+        let editor = Context(store: store, name: "editor", mergePolicy: .error)
+        var flight = try await editor.perform { try $0.fetch(FetchRequest(Flight.self), as: Flight.self)[0] }
+        try await Self.otherSavesDelay(store, 50)
+        flight.gate = "B32"
+        let gated = flight
+        let saved = try await editor.perform { context in
+            try context.update(gated)
+            return try context.save()
+        }
+        #expect(saved.conflicts.isEmpty && saved.updated == 1)
+        var stored = try await Self.stored(store)
+        #expect(stored.delay == 50 && stored.gate == "B32")
+
+        // The same record updated again: only what changed since its last update is written.
+        try await Self.otherSavesDelay(store, 60)
+        flight.seats = 90
+        let fewer = flight
+        try await editor.perform { context in
+            try context.update(fewer)
+            try context.save()
+        }
+        stored = try await Self.stored(store)
+        #expect(stored.delay == 60 && stored.gate == "B32" && stored.seats == 90)
+
+        // A private context's update after an intermediate save of the same context (which
+        // forgets the objects its fetch held): the object is read again, the record still
+        // compared with its fetch.
+        var second = try await editor.perform { try $0.fetch(FetchRequest(Flight.self), as: Flight.self)[0] }
+        try await editor.perform { context in
+            try context.insert(Note(id: nil, text: "between"))
+            try context.save()
+        }
+        try await Self.otherSavesDelay(store, 70)
+        second.number = "BA2"
+        let renamed = second
+        try await editor.perform { context in
+            try context.update(renamed)
+            try context.save()
+        }
+        stored = try await Self.stored(store)
+        #expect(stored.delay == 70 && stored.number == "BA2" && stored.gate == "B32")
+
+        // The main context, whose fetch registers nothing: the row is read again at the update.
+        let main = MainContext(store: store, mergePolicy: .error)
+        var shown = try await main.fetch(FetchRequest(Flight.self), as: Flight.self)[0]
+        try await Self.otherSavesDelay(store, 80)
+        await main.catchUp()
+        shown.gate = "C7"
+        try main.update(shown)
+        let mainSaved = try main.save()
+        #expect(mainSaved.conflicts.isEmpty)
+        stored = try await Self.stored(store)
+        #expect(stored.delay == 80 && stored.gate == "C7" && stored.number == "BA2")
+
+        // Updated before the other save is merged, and saved after: still only its column.
+        shown.cancelled = true
+        try main.update(shown)
+        try await Self.otherSavesDelay(store, 90)
+        await main.catchUp()
+        try main.save()
+        stored = try await Self.stored(store)
+        #expect(stored.delay == 90 && stored.cancelled && stored.gate == "C7")
+    }
+
+    @Test("issue 34: a column changed by the record and by another context since the fetch is a conflict naming it: .error throws, .objectTrump writes the record's value (private and main context)", arguments: Backend.allCases)
+    @MainActor
+    func updateConflictsOnSameColumn(backend: Backend) async throws {
+        let (store, folder) = try Self.store(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for policy in [MergePolicy.error, .objectTrump] {
+            for useMain in [false, true] {
+                try await Self.seed(store, [Self.flight(1, "BA1", delay: 0)])
+                let main = MainContext(store: store, mergePolicy: policy)
+                let editor = Context(store: store, name: "editor", mergePolicy: policy)
+                var flight = useMain ? try await main.fetch(FetchRequest(Flight.self), as: Flight.self)[0]
+                                     : try await editor.perform { try $0.fetch(FetchRequest(Flight.self), as: Flight.self)[0] }
+                // Saved elsewhere, and seen by the main context (merged) and by the editor (its
+                // object read again): neither may make the record's old value current.
+                try await Self.otherSavesDelay(store, 50)
+                await main.catchUp()
+                if !useMain { try await editor.perform { _ = try $0.fetch(FetchRequest(entity: "Flight")) } }
+                flight.delay = 99
+                flight.gate = "D4"
+                let edited = flight
+                let result: Result<SaveResult, any Error>
+                if useMain {
+                    result = Result { try main.update(edited); return try main.save() }
+                } else {
+                    result = await editor.perform { context in Result { try context.update(edited); return try context.save() } }
+                }
+                let stored = try await Self.stored(store)
+                switch (policy, result) {
+                case (.error, .failure(let error)):
+                    let conflict = try #require((error as? MergeConflictError)?.conflict, "\(error)")
+                    #expect(conflict.properties.map(\.name).contains("delay"), "\(conflict.properties)")
+                    #expect(conflict.properties.first { $0.name == "delay" }?.store == .real(50))
+                    #expect(conflict.properties.first { $0.name == "delay" }?.original == .real(0))
+                    #expect(stored.delay == 50 && stored.gate == nil)
+                case (.objectTrump, .success(let saved)):
+                    #expect(saved.conflicts.count == 1 && saved.conflicts.first?.properties.map(\.name).contains("delay") == true)
+                    #expect(stored.delay == 99 && stored.gate == "D4")
+                default:
+                    Issue.record("\(policy), main \(useMain): \(result)")
+                }
+                try await Context(store: store, name: "cleanup").perform { context in
+                    try context.delete(stored)
+                    try context.save()
+                }
+            }
+        }
+    }
+
+    @Test("records updated and deleted among many unsaved inserts find their insert by key (also after a key was set on an inserted object)")
+    func updateAndDeletePendingInserts() async throws {
+        let (store, folder) = try Self.store(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let context = Context(store: store, name: "loader")
+        try await context.perform { context in
+            for id in 1...2_000 { try context.insert(Self.flight(id, "F\(id)", delay: nil)) }
+            try context.update(Self.flight(10, "TEN", delay: 1))
+            try context.delete(Self.flight(11, "F11", delay: nil))
+            try context.insert(Self.flight(2_001, "LATE", delay: nil))
+            try context.update(Self.flight(2_001, "LATER", delay: 2))
+            let object = try context.insert(into: "Flight", values: ["id": 5_000, "number": "MOVED", "departs": "2026-01-31T12:00:00.000Z"])
+            try object.set("id", to: 5_001)
+            try context.update(Self.flight(5_001, "MOVED", delay: 3))
+            try context.delete(Self.flight(12, "F12", delay: nil))
+        }
+        // The update of a deleted insert found no row in the context nor in the store.
+        await #expect(throws: ContextError.self) {
+            try await context.perform { try $0.update(Self.flight(12, "GONE", delay: nil)) }
+        }
+        try await context.perform { try $0.save() }
+        let flights = try await context.perform { try $0.fetch(FetchRequest(Flight.self), as: Flight.self) }
+        let byID = Dictionary(uniqueKeysWithValues: flights.map { ($0.id, $0) })
+        #expect(flights.count == 2_000)
+        #expect(byID[10]?.number == "TEN" && byID[10]?.delay == 1)
+        #expect(byID[11] == nil && byID[12] == nil)
+        #expect(byID[2_001]?.number == "LATER" && byID[5_001]?.delay == 3 && byID[5_000] == nil)
+    }
+
+    @Test("a Date compared in a typed filter matches the text StoreValue(Date) stored, and a record's Date matches StoreValue(Date) in SQL text", arguments: Backend.allCases)
+    @MainActor
+    func datesCompareAsStoreValueText(backend: Backend) async throws {
+        let (store, folder) = try Self.store(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let departs = Date(timeIntervalSince1970: 1_769_847_300.25)   // 2026-01-31T08:15:00.250Z
+        try await Context(store: store, name: "seed").perform { context in
+            try context.insert(into: "Flight", values: ["id": 1, "number": "OBJ", "departs": StoreValue(departs), "cancelled": 0, "seats": 1])
+            try context.insert(Flight(id: 2, number: "REC", delay: nil, departs: departs, cancelled: false, seats: 1, photo: nil, gate: nil))
+            try context.insert(Flight(id: 3, number: "LATER", delay: nil, departs: departs.addingTimeInterval(0.001), cancelled: false,
+                                      seats: 1, photo: nil, gate: nil))
+            try context.save()
+        }
+        let main = MainContext(store: store)
+        let attribute = Attribute<Flight, Date>("departs")
+        var typed = FetchRequest(Flight.self, where: attribute == departs)
+        typed.sortedBy = [Attribute<Flight, Int>("id").ascending]
+        #expect(try await main.fetch(typed, as: Flight.self).map(\.number) == ["OBJ", "REC"])
+        var text = FetchRequest(entity: Flight.entity, where: "departs = :d", params: ["d": StoreValue(departs)])
+        text.sortedBy = [.ascending("id")]
+        #expect(try await main.fetch(text, as: Flight.self).map(\.number) == ["OBJ", "REC"])
+        #expect(try await main.fetch(FetchRequest(Flight.self, where: attribute > departs), as: Flight.self).map(\.number) == ["LATER"])
+    }
+
     @Test("typed filters and sorts return the right rows in the right order, as SQL text does, on both backends", arguments: Backend.allCases)
     @MainActor
     func filtersAndSorts(backend: Backend) async throws {

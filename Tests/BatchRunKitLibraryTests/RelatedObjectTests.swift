@@ -27,6 +27,10 @@ struct RelatedObjectTests {
             context.delete(try context.existingObject(with: ObjectID(entity: "Flight", key: [11]))!)
             try context.insert(into: "Flight", values: ["id": 13, "number": "F13", "airline_id": 1])
             #expect(try context.relatedObjects("flights", of: airline).map { try $0["id"] }.sorted { $0.int! < $1.int! } == [10, 12, 13])
+            // An unsaved insert deleted again is no longer related.
+            let fourteen = try context.insert(into: "Flight", values: ["id": 14, "number": "F14", "airline_id": 1])
+            context.delete(fourteen)
+            #expect(try context.relatedObjects("flights", of: airline).map { try $0["id"] }.sorted { $0.int! < $1.int! } == [10, 12, 13])
             let blue = try context.relatedObject("airline", of: try context.existingObject(with: ObjectID(entity: "Gate", key: ["A1"]))!)!
             #expect(try context.relatedObjects("flights", of: blue).isEmpty)
             #expect(try context.relatedObject("airline", of: twelve) === airline)

@@ -13,7 +13,20 @@ public struct Attribute<Root: Record, Value: Encodable & Sendable>: Sendable {
 
     public init(_ name: String) { self.name = name }
 
+    /// The column's sort order for `sortedBy`, lowest first.
+    ///
+    /// ```swift
+    /// var request = FetchRequest(Flight.self)
+    /// request.sortedBy = [Attribute<Flight, String>("number").ascending]
+    /// ```
     public var ascending: RowRequest.Order { .ascending(name) }
+
+    /// The column's sort order, highest first.
+    ///
+    /// ```swift
+    /// var request = FetchRequest(Flight.self, where: Attribute<Flight, Double?>("delay") != nil)
+    /// request.sortedBy = [Attribute<Flight, Double?>("delay").descending]
+    /// ```
     public var descending: RowRequest.Order { .descending(name) }
 
     /// A comparison of the column with `value`, rendered with a parameter.

@@ -1,20 +1,54 @@
 /// Records through a context: each maps onto the object of its row, so inserts, updates and
 /// deletes are tracked, type-checked, saved and conflict-checked as objects' are.
 extension ContextCore {
+    /// The encoder of `R`'s records: the context's own, kept for the last record type (it
+    /// learns the type's key order), or a new one while that one is busy (a record encoding
+    /// another through this context).
+    func encoder<R: Record>(for type: R.Type) throws -> RecordEncoder {
+        if let encoder = recordEncoder, encoder.recordType == R.self, !encoder.inUse { return encoder }
+        let encoder = RecordEncoder(entity: try entity(of: R.self), recordType: R.self)
+        if !(recordEncoder?.inUse ?? false) { recordEncoder = encoder }
+        return encoder
+    }
+
     /// The entity of `R`: `ContextError.unknownEntity` when the model has none of that name.
     func entity<R: Record>(of type: R.Type) throws -> Entity {
         guard let entity = store.model[R.entity] else { throw ContextError.unknownEntity(R.entity) }
         return entity
     }
 
-    /// The rows of `request` as records of `R` (the request must be of `R`'s entity). With
-    /// `pinning`, the context holds their objects until its next save, rollback or reset.
+    /// The rows of `request` as records of `R` (the request must be of `R`'s entity), each
+    /// row's values kept in `fetchedRecords`. With `pinning`, the context holds their objects
+    /// until its next save, rollback or reset.
     func fetch<R: Record>(_ request: FetchRequest, as type: R.Type, pinning: Bool) throws -> [R] {
         let entity = try entity(of: R.self)
         try Self.check(request, of: R.self, entity: entity)
         let objects = try fetch(request)
-        if pinning { pinned += objects }
+        fetchedRecords.reserveCapacity(fetchedRecords.count + objects.count)
+        if pinning { pinned.reserveCapacity(pinned.count + objects.count) }
+        for object in objects {
+            // The snapshot: the row as read, or the base of the object's unsaved changes.
+            guard let id = object.objectID, let snapshot = object.snapshot else { continue }
+            fetchedRecords[id] = snapshot
+            if pinning { pinned[id] = object }
+        }
         return try Self.records(of: objects, as: R.self, entity: entity)
+    }
+
+    /// Keeps the rows a fetch read off the context's isolation as the fetched values of their
+    /// records (`changed`: rows with unsaved changes here, whose base is their object's snapshot).
+    func keepFetched(_ fetched: [ObjectID: [StoreValue]], changed: [ObjectID]) {
+        // The smaller into the larger (a large fetch costs the main actor no rehash), newer winning.
+        if fetched.count > fetchedRecords.count {
+            let older = fetchedRecords
+            fetchedRecords = fetched
+            fetchedRecords.merge(older) { newer, _ in newer }
+        } else {
+            fetchedRecords.merge(fetched) { _, newer in newer }
+        }
+        for id in changed {
+            if let snapshot = registered[id]?.snapshot { fetchedRecords[id] = snapshot }
+        }
     }
 
     /// A request of another entity than the record's is a mismatch, not a wrong read.
@@ -35,8 +69,8 @@ extension ContextCore {
     /// The rows of `request` as records, read and decoded off the context's isolation (the main
     /// context's fetch): nothing is registered. Rows whose IDs are in `changed` (objects with
     /// unsaved changes in the context) are listed by index, to be decoded from those objects.
-    static func readRecords<R: Record>(_ request: FetchRequest, as type: R.Type, store: Store,
-                                       changed: Set<ObjectID>) async throws -> (records: [R], changed: [(index: Int, id: ObjectID)]) {
+    static func readRecords<R: Record>(_ request: FetchRequest, as type: R.Type, store: Store, changed: Set<ObjectID>) async throws
+        -> (records: [R], changed: [(index: Int, id: ObjectID)], fetched: [ObjectID: [StoreValue]]) {
         if let failure = request.failure { throw failure }
         guard let entity = store.model[R.entity] else { throw ContextError.unknownEntity(R.entity) }
         try check(request, of: R.self, entity: entity)
@@ -44,16 +78,16 @@ extension ContextCore {
         let keyIndexes = entity.primaryKeyIndexes
         do {
             return try await store.backend.read { db in
-                var records: [R] = [], found: [(index: Int, id: ObjectID)] = []
+                var records: [R] = [], found: [(index: Int, id: ObjectID)] = [], fetched: [ObjectID: [StoreValue]] = [:]
                 try db.forEachRow(try db.prepare(request.sql(for: entity)), named: request.arguments(), positional: [],
                                   split: entity.columns.count, assigned: assigned) { values, computed in
-                    if !changed.isEmpty {
-                        let id = ObjectID(entity: entity.name, key: keyIndexes.map { values[$0] })
-                        if changed.contains(id) { found.append((records.count, id)) }
-                    }
+                    let id = keyIndexes.count == 1 ? ObjectID(entity: entity.name, single: values[keyIndexes[0]])
+                                                   : ObjectID(entity: entity.name, key: keyIndexes.map { values[$0] })
+                    if !changed.isEmpty, changed.contains(id) { found.append((records.count, id)) }
+                    fetched[id] = values
                     records.append(try RecordDecoder.record(R.self, from: computed, entity: entity))
                 }
-                return (records, found)
+                return (records, found, fetched)
             }
         } catch let error as ContextError {
             throw error
@@ -76,8 +110,9 @@ extension ContextCore {
     /// A new row from `record`, saved with the next `save()`: the columns it gives, each
     /// type-checked; a NULL primary key (a nil `id`) is left for the store to assign.
     func insert<R: Record>(_ record: R) throws {
-        let entity = try entity(of: R.self)
-        let row = try RecordEncoder.row(of: record, entity: entity)
+        let encoder = try encoder(for: R.self)
+        let entity = encoder.entity
+        let row = try encoder.row(of: record)
         let values = row.values
         var given = row.given
         if entity.primaryKeyIndexes.contains(where: { values[$0] == .null }) {
@@ -88,22 +123,37 @@ extension ContextCore {
         insert(ManagedObject(inserting: entity, values: values, assigned: given))
     }
 
-    /// Gives the object of `record`'s row the record's values: the registered object (checked at
-    /// the save against the row as it was read), an unsaved insert, or the row read now.
+    /// Gives the object of `record`'s row (an unsaved insert, the registered object, or the row
+    /// read now) the columns the record changed from the row as it was fetched (`fetchedRecords`;
+    /// a record this context did not fetch, from the row as the context holds it), each checked
+    /// at the save against its fetched value. Other columns are left as they are. An unsaved
+    /// insert takes every property.
     func update<R: Record>(_ record: R) throws {
-        let entity = try entity(of: R.self)
-        let (values, given) = try RecordEncoder.row(of: record, entity: entity)
+        let encoder = try encoder(for: R.self)
+        let entity = encoder.entity
+        let (values, given) = try encoder.row(of: record)
         let id = try Self.id(of: values, given: given, entity: entity, record: R.self)
         guard let object = try object(with: id) else { throw ContextError.recordNotFound(id) }
-        for index in given where object.values[index] != values[index] { object[index] = values[index] }
+        guard let snapshot = object.snapshot else {
+            for index in given where object.values[index] != values[index] { object[index] = values[index] }
+            return
+        }
+        var fetched = fetchedRecords[id] ?? snapshot
+        let changed = given.filter { values[$0] != fetched[$0] }
+        guard !changed.isEmpty else { return }
+        object.update(fromRecord: values, columns: changed, fetched: fetched)
+        for index in changed { fetched[index] = values[index] }
+        fetchedRecords[id] = fetched
     }
 
     /// Marks `record`'s row deleted; the row goes with the next `save()`. A row that is gone
     /// already is nothing to delete.
     func delete<R: Record>(_ record: R) throws {
-        let entity = try entity(of: R.self)
-        let (values, given) = try RecordEncoder.row(of: record, entity: entity)
+        let encoder = try encoder(for: R.self)
+        let entity = encoder.entity
+        let (values, given) = try encoder.row(of: record)
         let id = try Self.id(of: values, given: given, entity: entity, record: R.self)
+        fetchedRecords[id] = nil
         if let object = try object(with: id) { delete(object) }
     }
 

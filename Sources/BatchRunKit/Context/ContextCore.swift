@@ -18,13 +18,32 @@ final class ContextCore {
     /// Registered objects, weakly unless changed (or `retainsRegisteredObjects`), and which changed.
     let registered = ObjectRegistry()
     private(set) var inserted: [ManagedObject] = []
+    /// Unsaved inserts by key, for record updates and deletes (`pendingInsert`): the first
+    /// `insertsIndexed` of `inserted` are in it, the others are added at the next look-up.
+    private var insertsByID: [ObjectID: ManagedObject] = [:]
+    private var insertsIndexed = 0
+    /// `ManagedObject.insertKeyChanges` when `insertsByID` was begun: a key set on an unsaved
+    /// insert since makes the next look-up index them again.
+    private var insertsIndexedAt = 0
+    /// Inserts deleted before their save, still in `inserted` until `dropDeletedInserts()`
+    /// (held, so that no new object takes their identifier meanwhile).
+    private var deletedInserts: [ObjectIdentifier: ManagedObject] = [:]
     /// The assigned columns of the last insert, shared by the inserts of the same shape.
     private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
     /// The assigned columns of the last record insert, shared by the record inserts of that shape.
     var lastRecordShape: [Int] = []
-    /// Objects behind the records a private context fetched, held until its next save,
-    /// rollback or reset: a record updated later is checked against the row as it was read.
-    var pinned: [ManagedObject] = []
+    /// The encoder of the last record type inserted, updated or deleted (see `encoder(for:)`).
+    var recordEncoder: RecordEncoder?
+    /// Objects behind the records a private context fetched, by ID, held until its next save,
+    /// rollback or reset: updating those records needs no read of their rows.
+    var pinned: [ObjectID: ManagedObject] = [:]
+    /// The rows as the records of this context's fetches were fetched, by ID (the last fetch
+    /// of a row wins): `update(record)` writes only the columns the record changed from these,
+    /// and the save checks those columns against these, however often the object was read or
+    /// refreshed since. An update puts the record's values in (a second update of the same
+    /// record writes only what changed since). Kept until `reset()` or `rollback()`; a record
+    /// delete drops its row's entry.
+    var fetchedRecords: [ObjectID: [StoreValue]] = [:]
     /// The store's save number before the first read since the last save: saves after it are
     /// someone else's, for naming who changed a conflicting row.
     private var readSequence: UInt64?
@@ -359,15 +378,45 @@ final class ContextCore {
         inserted.append(object)
     }
 
-    /// The unsaved insert with this ID, if any (a record updated before its insert was saved).
+    /// The unsaved insert with this ID, if any (a record updated before its insert was saved):
+    /// a look-up in `insertsByID`, which indexes the inserts made since the last one.
     func pendingInsert(with id: ObjectID) -> ManagedObject? {
-        inserted.last { $0.objectID == id }
+        let keyChanges = ManagedObject.insertKeyChanges.load(ordering: .relaxed)
+        if keyChanges != insertsIndexedAt {
+            forgetInsertIndex()
+            insertsIndexedAt = keyChanges
+        }
+        if insertsIndexed < inserted.count {
+            insertsByID.reserveCapacity(inserted.count)
+            for object in inserted[insertsIndexed...] {
+                if let key = object.objectID, deletedInserts[ObjectIdentifier(object)] == nil { insertsByID[key] = object }   // the last wins
+            }
+            insertsIndexed = inserted.count
+        }
+        return insertsByID[id]
     }
 
-    /// Marks an object deleted; the row goes with the next `save()`.
+    private func forgetInsertIndex() {
+        insertsByID.removeAll()
+        insertsIndexed = 0
+    }
+
+    /// Takes the inserts deleted before their save out of `inserted`, in one pass (before
+    /// anything reads `inserted`).
+    func dropDeletedInserts() {
+        guard !deletedInserts.isEmpty else { return }
+        inserted.removeAll { deletedInserts[ObjectIdentifier($0)] != nil }
+        deletedInserts.removeAll()
+        forgetInsertIndex()
+    }
+
+    /// Marks an object deleted; the row goes with the next `save()`. An unsaved insert is
+    /// dropped (noted, and taken out of the inserts at the next save: no scan of them here).
     func delete(_ object: ManagedObject) {
         if object.snapshot == nil {
-            inserted.removeAll { $0 === object }
+            guard deletedInserts[ObjectIdentifier(object)] == nil else { return }
+            deletedInserts[ObjectIdentifier(object)] = object
+            if let id = object.objectID, insertsByID[id] === object { insertsByID[id] = nil }
         } else {
             object.isDeleted = true
             registered.objectChanged(object)
@@ -377,11 +426,15 @@ final class ContextCore {
     /// Inserts, or changed objects whose values differ from their snapshots: the changed
     /// objects only are looked at, not every registered one.
     var hasChanges: Bool {
-        !inserted.isEmpty || registered.changed.values.contains { $0.hasChanges }
+        dropDeletedInserts()
+        return !inserted.isEmpty || registered.changed.values.contains { $0.hasChanges }
     }
 
     /// Every object the context holds: the registered ones still alive and the inserts.
-    var registeredObjects: [ManagedObject] { registered.objects + inserted }
+    var registeredObjects: [ManagedObject] {
+        dropDeletedInserts()
+        return registered.objects + inserted
+    }
 
     /// Core Data's `retainsRegisteredObjects`: false, the context holds an object only while it
     /// has unsaved changes (or someone else holds it); true, it holds every registered object.
@@ -393,10 +446,13 @@ final class ContextCore {
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     func rollback() {
         pinned.removeAll()
+        fetchedRecords.removeAll()
         inserted.removeAll()
+        deletedInserts.removeAll()
+        forgetInsertIndex()
         for object in registered.changed.values {
             object.isDeleted = false
-            if let snapshot = object.snapshot { object.refresh(with: snapshot) }
+            if let snapshot = object.readSnapshot ?? object.snapshot { object.refresh(with: snapshot) }
         }
         registered.clearChanged()
     }
@@ -404,7 +460,10 @@ final class ContextCore {
     /// Forgets every object (changes included), as a fresh context.
     func reset() {
         pinned.removeAll()
+        fetchedRecords.removeAll()
         inserted.removeAll()
+        deletedInserts.removeAll()
+        forgetInsertIndex()
         registered.removeAll()
         endRead()
     }
@@ -417,6 +476,8 @@ final class ContextCore {
     /// `forgetting`: the caller resets right after, so saved objects need no new snapshots.
     func save(bulk: BulkChange? = nil, forgetting: Bool = false, checkpoint: CheckpointWrite? = nil) throws -> SaveResult {
         defer { pinned.removeAll() }
+        dropDeletedInserts()
+        forgetInsertIndex()   // its references would make every insert look held by someone
         guard hasChanges || checkpoint != nil else { return SaveResult() }
         // Inserts nobody but the context holds would be forgotten right after the save (the
         // registry holds objects weakly): they need neither their rows read back nor registering.
@@ -552,6 +613,8 @@ final class ContextCore {
             registered.add(object, id: id)
         }
         inserted.removeAll()
+        deletedInserts.removeAll()
+        forgetInsertIndex()
         endRead()
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A row registered in a context: the values as read (its snapshot) and as changed.
 ///
 /// Objects are not Sendable: they live in their context's isolation, like Core Data's managed
@@ -28,6 +30,14 @@ public final class ManagedObject {
     /// write since its snapshot (so a save looks at changed objects only); nil when the object
     /// is not registered (an insert not yet saved, or an object its context forgot).
     weak var registry: ObjectRegistry?
+    /// Set by record updates (`Context.update(_:)`) on an object no `set` changed since its
+    /// snapshot: the save checks only these columns (and the key) against the snapshot, so a
+    /// column another context changed that no record update touched is left as saved there.
+    /// Nil: the whole row is checked, as for every object changed with `set`.
+    private(set) var checkedColumns: [Int]?
+    /// The snapshot as read, kept while record updates hold in it the values their records
+    /// were fetched with (`rollback` gives the object back this one).
+    private(set) var readSnapshot: [StoreValue]?
 
     deinit {
         registry?.objectDied()
@@ -82,6 +92,7 @@ public final class ManagedObject {
         get { values[index] }
         set {
             values[index] = newValue
+            checkedColumns = nil
             if !written {
                 written = true
                 if snapshot != nil { registry?.objectChanged(self) }
@@ -92,10 +103,17 @@ public final class ManagedObject {
                 } else {
                     assignedColumns.append(index)
                 }
-                objectID = Self.keyIfComplete(entity, values)
+                let id = Self.keyIfComplete(entity, values)
+                if id != objectID, objectID != nil || id != nil { Self.insertKeyChanges.add(1, ordering: .relaxed) }
+                objectID = id
             }
         }
     }
+
+    /// Counts keys set on unsaved inserts (in any context): a context's index of its inserts by
+    /// key (`ContextCore.pendingInsert`) is rebuilt when it moved. Atomic: contexts run on
+    /// different threads; rare (only a `set` of a key column after the insert counts).
+    static let insertKeyChanges = Atomic<Int>(0)
 
     /// True for an inserted object, or one whose values differ from its snapshot.
     public var hasChanges: Bool {
@@ -123,6 +141,7 @@ public final class ManagedObject {
         var values = self.values
         for column in columns { values[column] = changed[column] }
         self.values = values
+        checkedColumns = nil
         if !written {
             written = true
             registry?.objectChanged(self)
@@ -133,6 +152,32 @@ public final class ManagedObject {
         snapshot = row
         values = row
         written = false
+        checkedColumns = nil
+        readSnapshot = nil
+    }
+
+    /// A record update of a stored row: `columns` (those the record changed from `fetched`, the
+    /// row as the record was fetched) take the record's `values`, and the save checks each
+    /// against its fetched value, not against the row as read since (a column the context had
+    /// already changed keeps its snapshot). Only these columns are checked when nothing but
+    /// record updates changed the object.
+    func update(fromRecord values: [StoreValue], columns: [Int], fetched: [StoreValue]) {
+        guard var snapshot else { return }
+        let recordsOnly = !hasChanges || checkedColumns != nil
+        let checked = checkedColumns ?? []
+        var patched = false
+        for index in columns where self.values[index] == snapshot[index] && snapshot[index] != fetched[index] {
+            if readSnapshot == nil { readSnapshot = snapshot }
+            snapshot[index] = fetched[index]
+            patched = true
+        }
+        if patched { self.snapshot = snapshot }
+        for index in columns where self.values[index] != values[index] { self[index] = values[index] }
+        if !written {   // no value differed from the context's, but the snapshot did
+            written = true
+            registry?.objectChanged(self)
+        }
+        checkedColumns = recordsOnly ? Array(Set(checked).union(columns)).sorted() : nil
     }
 
     func assignID(_ id: ObjectID) {

@@ -6,13 +6,19 @@ import Foundation
 enum RecordDate {
     /// The text of `date`, the same as `StoreValue(date)`'s.
     static func text(_ date: Date) -> String {
+        standardText(date) ?? StoreValue.formatDate(date)
+    }
+
+    /// The text of a date of the years 0001-9999, in the one form `ColumnType.datetime` takes
+    /// without parsing it again; nil for other years (`text(_:)` gives theirs).
+    static func standardText(_ date: Date) -> String? {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
-        guard abs(milliseconds) < 253_402_300_800_000 else { return StoreValue.formatDate(date) }   // years 0001-9999 only
+        guard abs(milliseconds) < 253_402_300_800_000 else { return nil }   // years 0001-9999 only
         let total = Int64(milliseconds)
         var days = total / 86_400_000
         var inDay = total % 86_400_000
         if inDay < 0 { inDay += 86_400_000; days -= 1 }
-        guard let (year, month, day) = civil(days), (1...9999).contains(year) else { return StoreValue.formatDate(date) }
+        guard let (year, month, day) = civil(days), (1...9999).contains(year) else { return nil }
         let hour = inDay / 3_600_000, minute = inDay / 60_000 % 60, second = inDay / 1000 % 60, millisecond = inDay % 1000
         return String(unsafeUninitializedCapacity: 24) { bytes in
             func put(_ value: Int64, _ at: Int, _ width: Int) {

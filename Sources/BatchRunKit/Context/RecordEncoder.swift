@@ -4,35 +4,104 @@ import Foundation
 /// straight into its column's place, type-checked as `ManagedObject.set` checks it
 /// (`ContextError.wrongType`), and the columns given are noted. A property the entity has no
 /// column for, or of a nested type, is a `ContextError.recordMismatch`. A nil optional is NULL.
+///
+/// A context keeps one per record type and encodes every record of it with it (`row(of:)`):
+/// it learns the order the type encodes its keys in from the first record, so the next ones
+/// find each column without a look-up by name and share one list of given columns.
+///
+/// Exclusivity: the properties marked `@exclusivity(unchecked)` are read and written only by
+/// this encoder and its containers, one statement at a time, inside one `row(of:)` on the
+/// context's isolation (a record's `encode(to:)` runs synchronously in it; `inUse` keeps a
+/// nested use on an encoder of its own): no two accesses overlap, so the runtime's dynamic
+/// check, which showed in record inserts' profile, is left out.
 final class RecordEncoder: Encoder {
     let entity: Entity
     /// The record's type, named only in errors (naming it for every row showed in inserts).
     let recordType: Any.Type
     var record: String { String(describing: recordType) }
+    /// The column types, by position (read per property: no copy of a `Column`).
+    let types: [ColumnType]
     /// The row, in column order: NULL where the record gave nothing.
-    var values: [StoreValue]
+    @exclusivity(unchecked) var values: [StoreValue]
     /// The columns given, in the order the record encoded them.
-    var given: [Int] = []
+    @exclusivity(unchecked) var given: [Int] = []
     /// The first mismatch met where no error could be thrown (a nested container asked for).
-    var failure: ContextError?
+    @exclusivity(unchecked) var failure: ContextError?
+    /// The keys of the first record encoded, in order, and their columns; `learnedGiven` those
+    /// columns sorted (the given columns of every record encoded in the same order).
+    @exclusivity(unchecked) private var learnedKeys: [String] = []
+    @exclusivity(unchecked) private var learnedColumns: [Int] = []
+    private var learnedGiven: [Int] = []
+    /// Set when this record's keys left the learned order (then found by name).
+    @exclusivity(unchecked) private var offOrder = false
+    /// The keys met, while the first record's are being learned.
+    @exclusivity(unchecked) private var meeting: [String]?
+    /// Set while a record is being encoded.
+    private(set) var inUse = false
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(entity: Entity, recordType: Any.Type) {
         self.entity = entity
         self.recordType = recordType
-        values = Array(repeating: .null, count: entity.columns.count)
-        given.reserveCapacity(entity.columns.count)
+        types = entity.columns.map(\.type)
+        values = []
+        given.reserveCapacity(types.count)
     }
 
     /// The row of `record`, type-checked, and the columns it gave (sorted).
     static func row<R: Record>(of record: R, entity: Entity) throws -> (values: [StoreValue], given: [Int]) {
-        let encoder = RecordEncoder(entity: entity, recordType: R.self)
-        try record.encode(to: encoder)
-        if let failure = encoder.failure { throw failure }
-        var given = encoder.given
-        if zip(given, given.dropFirst()).contains(where: { $0 > $1 }) { given.sort() }
-        return (encoder.values, given)
+        try RecordEncoder(entity: entity, recordType: R.self).row(of: record)
+    }
+
+    /// The row of `record` (of this encoder's type), type-checked, and the columns it gave (sorted).
+    func row<R: Record>(of record: R) throws -> (values: [StoreValue], given: [Int]) {
+        values = Array(repeating: .null, count: types.count)
+        given.removeAll(keepingCapacity: true)
+        failure = nil
+        offOrder = false
+        meeting = learnedKeys.isEmpty ? [] : nil
+        inUse = true
+        defer {
+            inUse = false
+            values = []
+            meeting = nil
+        }
+        try record.encode(to: self)
+        if let failure { throw failure }
+        if !offOrder, given.count == learnedColumns.count, !learnedColumns.isEmpty { return (values, learnedGiven) }
+        var sorted = given
+        if zip(sorted, sorted.dropFirst()).contains(where: { $0 > $1 }) { sorted.sort() }
+        if let meeting, !meeting.isEmpty, meeting.count == given.count {
+            learnedKeys = meeting
+            learnedColumns = given
+            learnedGiven = sorted
+        }
+        return (values, sorted)
+    }
+
+    /// The position of the column of `key`, the next key: from the learned order when the
+    /// record keeps to it, else by name (nil: the entity has no such column).
+    func position(of key: String) -> Int? {
+        let next = given.count
+        if !offOrder, next < learnedKeys.count, learnedKeys[next] == key { return learnedColumns[next] }
+        if !learnedKeys.isEmpty { offOrder = true }
+        meeting?.append(key)
+        return entity.position(ofColumn: key)
+    }
+
+    /// Puts `value` in the column at `index`, type-checked; `dateText`: a value known to fit a
+    /// `datetime` or `text` column (a `Date`'s text), not checked again there.
+    func put(_ value: StoreValue, at index: Int, dateText: Bool = false) throws {
+        let type = types[index]
+        if dateText, type == .datetime || type == .text {
+            values[index] = value
+        } else if let fitted = type.fitting(value) {
+            values[index] = fitted
+        } else {
+            values[index] = try entity.fitting(value, at: index)   // throws the error naming the column
+        }
+        given.append(index)
     }
 
     /// One value as a column stores it (a filter's operand): `Int`, `Double`, `String`, `Bool`,
@@ -93,14 +162,13 @@ private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     let nestedIn: String?
     var codingPath: [any CodingKey] { [] }
 
-    private func put(_ value: StoreValue, _ key: Key) throws {
+    private func put(_ value: StoreValue, _ key: Key, dateText: Bool = false) throws {
         if let nestedIn { throw encoder.mismatch(nestedIn, RecordEncoder.nestedProblem) }
         let column = key.stringValue
-        guard let index = encoder.entity.position(ofColumn: column) else {
+        guard let index = encoder.position(of: column) else {
             throw encoder.mismatch(column, "the entity has no such column; add it to the model, or name a column in the record's CodingKeys")
         }
-        encoder.values[index] = try encoder.entity.fitting(value, at: index)
-        encoder.given.append(index)
+        try encoder.put(value, at: index, dateText: dateText)
     }
 
     mutating func encodeNil(forKey key: Key) throws { try put(.null, key) }
@@ -121,6 +189,13 @@ private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         if let nestedIn { throw encoder.mismatch(nestedIn, RecordEncoder.nestedProblem) }
+        if T.self == Date.self {
+            // A Date's text in the form `RecordDate` writes (years 1-9999) fits a datetime
+            // column: not parsed again to check it.
+            let date = unsafeBitCast(value, to: Date.self)
+            if let text = RecordDate.standardText(date) { try put(.text(text), key, dateText: true) } else { try put(.text(RecordDate.text(date)), key) }
+            return
+        }
         try put(RecordEncoder.storeValue(value, record: encoder.record, entity: encoder.entity.name, column: key.stringValue), key)
     }
 

@@ -62,7 +62,7 @@ extension FetchRequest {
         } catch let error as ContextError {
             failure = error
         } catch {
-            failure = .recordMismatch(record: String(describing: R.self), entity: R.entity, column: "", problem: "\(error)")
+            failure = .recordMismatch(record: String(describing: R.self), entity: R.entity, column: "(the filter)", problem: "\(error)")
         }
     }
 }

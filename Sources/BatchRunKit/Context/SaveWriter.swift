@@ -16,6 +16,8 @@ struct SaveWriter {
     private let checkClause: String
     /// Column positions in the order `checkClause` binds them: key columns, then the others.
     private let checkOrder: [Int]
+    /// Checks of objects record updates alone changed (key and those columns), by columns.
+    private let checkClauses = SQLCache()
     /// UPDATE statements by the set of columns they change, built once per save.
     private let updateSQL = SQLCache()
     /// The statements of the hot loop, prepared once per save.
@@ -35,17 +37,39 @@ struct SaveWriter {
 
     // MARK: Updates and deletes
 
-    /// Saves an updated object; returns the conflict if the row changed since it was read.
+    /// The columns checked for `object`, in the order they bind: the key, then every other
+    /// column, or only those record updates changed (`ManagedObject.checkedColumns`).
+    private func checked(_ object: ManagedObject) -> [Int] {
+        guard let columns = object.checkedColumns else { return checkOrder }
+        let keys = entity.primaryKeyIndexes
+        return keys + columns.filter { !keys.contains($0) }
+    }
+
+    /// The WHERE clause checking `columns` (from `checked`) against positional values.
+    private func clause(checking columns: [Int]) -> String {
+        if columns == checkOrder { return checkClause }
+        return checkClauses.sql(for: columns) {
+            let keyCount = entity.primaryKey.count
+            return columns.enumerated().map { offset, index in
+                "\(SQL.quote(entity.columns[index].name)) \(offset < keyCount ? "=" : "IS NOT DISTINCT FROM") ?"
+            }.joined(separator: " AND ")
+        }
+    }
+
+    /// Saves an updated object; returns the conflict if the row changed since it was read (for
+    /// an object only record updates changed, if one of their columns did).
     func update(_ object: ManagedObject) throws -> MergeConflict? {
         guard let snapshot = object.snapshot, let id = object.objectID else { return nil }
         let changed = object.changedColumns
         if changed.isEmpty { return nil }
-        let sql = updateSQL.sql(for: changed) {
+        let check = checked(object)
+        let key = check == checkOrder ? changed : changed + [Int.min] + check
+        let sql = updateSQL.sql(for: key) {
             "UPDATE \(table) SET " + changed.map { "\(SQL.quote(entity.columns[$0].name)) = ?" }.joined(separator: ", ")
-                + " WHERE \(checkClause)"
+                + " WHERE \(clause(checking: check))"
         }
         let statement = try statements.statement(sql, in: db)
-        if try changes(statement, changed.map { object.values[$0] } + checkOrder.map { snapshot[$0] }) > 0 {
+        if try changes(statement, changed.map { object.values[$0] } + check.map { snapshot[$0] }) > 0 {
             return nil
         }
         return try resolver.resolveChangedRow(object, id: id, deleting: false)
@@ -56,11 +80,24 @@ struct SaveWriter {
     /// AS v WHERE t.key = v.key AND every column IS as read RETURNING key`. Returns the IDs
     /// written and the objects whose row changed since the read (for `update(_:)`, one by one).
     func updateChecked(_ objects: [ManagedObject]) throws -> (written: [ObjectID], changed: [ManagedObject]) {
+        if objects.allSatisfy({ $0.checkedColumns == nil }) { return try updateChecked(objects, checking: checkOrder) }
+        // Objects only record updates changed are checked on their columns: one group per set.
+        var written: [ObjectID] = [], changed: [ManagedObject] = []
+        for group in Dictionary(grouping: objects, by: { checked($0) }).values {
+            let result = try updateChecked(group, checking: checked(group[0]))
+            written += result.written
+            changed += result.changed
+        }
+        return (written, changed)
+    }
+
+    /// `updateChecked` of objects that all check `check` (positions, the key first).
+    private func updateChecked(_ objects: [ManagedObject], checking check: [Int]) throws -> (written: [ObjectID], changed: [ManagedObject]) {
         var set = Set<Int>()
         for object in objects { set.formUnion(object.changedColumns) }
         let changedColumns = set.sorted()
         guard !changedColumns.isEmpty else { return (objects.compactMap(\.objectID), []) }
-        let width = entity.columns.count + changedColumns.count
+        let width = check.count + changedColumns.count
         let perStatement = db.valuesTableRows(columns: width)
         var written: [ObjectID] = []
         written.reserveCapacity(objects.count)
@@ -68,12 +105,12 @@ struct SaveWriter {
         var start = 0
         while start < objects.count {
             let chunk = objects[start..<min(start + perStatement, objects.count)]
-            let (sql, table) = checkedUpdateSQL(set: changedColumns, rows: chunk.count)
+            let (sql, table) = checkedUpdateSQL(set: changedColumns, rows: chunk.count, checking: check)
             let statement = try statements.statement(sql, in: db)
             var values: [StoreValue] = []
             values.reserveCapacity(chunk.count * width)
             for object in chunk {
-                values += checkOrder.map { object.snapshot![$0] }
+                values += check.map { object.snapshot![$0] }
                 values += changedColumns.map { object.values[$0] }
             }
             try db.forEachRow(statement, named: [:], positional: table.arguments(values), split: entity.primaryKey.count, assigned: []) { key, _ in
@@ -87,15 +124,16 @@ struct SaveWriter {
         return (written, changed)
     }
 
-    private func checkedUpdateSQL(set columns: [Int], rows: Int) -> (sql: String, table: ValuesTable) {
-        // v's columns: checkOrder's (key columns first), then the new values.
-        let source = db.valuesTable(of: (checkOrder + columns).map { entity.columns[$0].type }, rows: rows)
-        let sql = updateSQL.sql(for: [-rows] + columns) {
+    private func checkedUpdateSQL(set columns: [Int], rows: Int, checking check: [Int]) -> (sql: String, table: ValuesTable) {
+        // v's columns: the checked ones (key columns first), then the new values.
+        let source = db.valuesTable(of: (check + columns).map { entity.columns[$0].type }, rows: rows)
+        let key = check == checkOrder ? [-rows] + columns : [-rows] + columns + [Int.min] + check
+        let sql = updateSQL.sql(for: key) {
             let assignments = columns.enumerated().map { offset, index in
-                "\(SQL.quote(entity.columns[index].name)) = v.column\(checkOrder.count + offset + 1)"
+                "\(SQL.quote(entity.columns[index].name)) = v.column\(check.count + offset + 1)"
             }
             let keyCount = entity.primaryKey.count
-            let checks = checkOrder.enumerated().map { offset, index in
+            let checks = check.enumerated().map { offset, index in
                 "\(table).\(SQL.quote(entity.columns[index].name)) \(offset < keyCount ? "=" : "IS NOT DISTINCT FROM") v.column\(offset + 1)"
             }
             return "UPDATE \(table) SET \(assignments.joined(separator: ", ")) FROM \(source.sql) WHERE "
