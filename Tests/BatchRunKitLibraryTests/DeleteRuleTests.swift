@@ -1,5 +1,6 @@
 import BatchRunKit
 import Foundation
+import TestSupport
 import Testing
 
 /// An airline as a typed record, for a record's delete.
@@ -163,5 +164,66 @@ struct DeleteRuleTests {
                 && text.contains("names column operator_id, which Flight lacks")
         }
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("bad.sqlite").path))
+    }
+
+    @Test("deny counts the referencing rows left once every cascade ran (SQL's NO ACTION), whichever entity's rules run first; a key column cannot be nullified", arguments: Backend.allCases)
+    func denyAfterCascades(_ backend: Backend) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-rel-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A gate refers to its terminal (cascade) and to its airline (deny): deleting both the
+        // airline and the terminal in one save takes the gates with the terminal, so nothing refers
+        // to the airline any more.
+        func model(gateKeyRule: DeleteRule = .cascade) -> Model {
+            Model(entities: [
+                Entity(name: "Airline", columns: [Column(name: "id", type: .integer, isPrimaryKey: true)], primaryKey: ["id"]),
+                Entity(name: "Terminal", columns: [Column(name: "id", type: .integer, isPrimaryKey: true)], primaryKey: ["id"]),
+                Entity(name: "Gate", columns: [
+                    Column(name: "id", type: .integer, isPrimaryKey: true),
+                    Column(name: "Terminal_ID", type: .integer),
+                    Column(name: "airline_id", type: .integer),
+                ], primaryKey: ["id"], relationships: [
+                    Relationship(name: "airline", destination: "Airline", column: "airline_id", deleteRule: .deny),
+                    // Spelled in another case than the column: the rules' SQL names the column as declared.
+                    Relationship(name: "terminal", destination: "Terminal", column: "terminal_id", deleteRule: .cascade),
+                    Relationship(name: "number", destination: "Airline", column: "id", deleteRule: gateKeyRule),
+                ]),
+            ])
+        }
+        #expect {
+            try Store(path: folder.appendingPathComponent("bad.sqlite").path, model: model(gateKeyRule: .nullify))
+        } throws: { error in "\(error)".contains("nullifies column id, which is part of the primary key; use cascade or deny") }
+
+        let store = switch backend {
+        case .sqlite: try Store(path: folder.appendingPathComponent("gates.sqlite").path, model: model())
+        case .postgres: try Store(postgres: PostgresServer.database("gates"), model: model())
+        }
+        let context = Context(store: store, name: "ops")
+        try await context.perform { context in
+            try context.insert(into: "Airline", values: ["id": 1])
+            try context.insert(into: "Airline", values: ["id": 7])
+            try context.insert(into: "Terminal", values: ["id": 5])
+            for id in [1, 2] { try context.insert(into: "Gate", values: ["id": StoreValue(id), "Terminal_ID": 5, "airline_id": 7]) }
+            try context.save()
+            context.delete(try context.existingObject(with: ObjectID(entity: "Airline", key: [7]))!)
+            context.delete(try context.existingObject(with: ObjectID(entity: "Terminal", key: [5]))!)
+            let result = try context.save()
+            #expect(Set(result.didSave?.deleted["Gate"] ?? []) == [ObjectID(entity: "Gate", key: [1]), ObjectID(entity: "Gate", key: [2])])
+            #expect(try context.fetch(FetchRequest(entity: "Gate")).isEmpty)
+        }
+    }
+
+    @Test("an insert of the same save that a cascade deletes is not left registered as saved", arguments: Backend.allCases)
+    func insertCascadedInSameSave(_ backend: Backend) async throws {
+        let air = try AirlineStore(backend)
+        defer { air.cleanUp() }
+        try await air.seed()
+        let (deleted, registered) = try await Context(store: air.store, name: "ops").perform { context in
+            let flight = try context.insert(into: "Flight", values: ["id": 13, "number": "F13", "airline_id": 1])
+            context.delete(try context.existingObject(with: ObjectID(entity: "Airline", key: [1]))!)
+            try context.save()
+            return (flight.isDeleted, context.registeredObjects.contains { $0 === flight })
+        }
+        #expect(deleted && !registered)
+        #expect(try await air.column("airline_id", of: "Flight") == [12: 2])
     }
 }

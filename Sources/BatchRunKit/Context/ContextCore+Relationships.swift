@@ -22,7 +22,7 @@ extension ContextCore {
         }
         guard let key = object.objectID?.singleKey else { return [] }
         let column = link.column
-        var request = FetchRequest(entity: link.source.name, where: "\(SQL.quote(link.relationship.column)) = :_batchrun_key")
+        var request = FetchRequest(entity: link.source.name, where: "\(SQL.quote(link.source.columns[column].name)) = :_batchrun_key")
         request.params["_batchrun_key"] = key
         var related = try fetch(request).filter { !$0.isDeleted && $0.values[column] == key }
         var found = Set(related.map(ObjectIdentifier.init))
@@ -39,6 +39,7 @@ extension ContextCore {
     /// changed (an object of this save then keeps NULL as saved).
     func apply(_ effects: DeleteRuleEnforcer.Effects) {
         for id in effects.deleted {
+            fetchedRecords[id] = nil
             guard let object = registered[id] else { continue }
             object.isDeleted = true
             registered.remove(id, ifItIs: object)

@@ -44,6 +44,10 @@ final class ContextCore {
     /// record writes only what changed since). Kept until `reset()` or `rollback()`; a record
     /// delete drops its row's entry.
     var fetchedRecords: [ObjectID: [StoreValue]] = [:]
+    /// What the delete rules of the last commit changed: `save()` applies it again once the
+    /// save's own inserts are registered (an insert of the same save a cascade deleted or a
+    /// nullify emptied is not left as saved).
+    private var lastRuleEffects = DeleteRuleEnforcer.Effects()
     /// The store's save number before the first read since the last save: saves after it are
     /// someone else's, for naming who changed a conflicting row.
     private var readSequence: UInt64?
@@ -132,6 +136,7 @@ final class ContextCore {
             if let sequence { store.changeLog.forget(sequences: [sequence]) }
             throw DatabaseFailure.publicError(error)
         }
+        lastRuleEffects = ruleEffects
         if !ruleEffects.isEmpty { apply(ruleEffects) }
         let took = began.duration(to: .now).components
         BatchRunMetrics.batchCommitted(seconds: Double(took.seconds) + Double(took.attoseconds) * 1e-18)
@@ -476,6 +481,7 @@ final class ContextCore {
     /// `forgetting`: the caller resets right after, so saved objects need no new snapshots.
     func save(bulk: BulkChange? = nil, forgetting: Bool = false, checkpoint: CheckpointWrite? = nil) throws -> SaveResult {
         defer { pinned.removeAll() }
+        lastRuleEffects = DeleteRuleEnforcer.Effects()   // another commit's (a batch request's) are applied already
         dropDeletedInserts()
         forgetInsertIndex()   // its references would make every insert look held by someone
         guard hasChanges || checkpoint != nil else { return SaveResult() }
@@ -502,7 +508,9 @@ final class ContextCore {
             reset()
         } else {
             afterSave(inserts: kept, changes: objects, conflicts: result.conflicts)
+            if !lastRuleEffects.isEmpty { apply(lastRuleEffects) }
         }
+        lastRuleEffects = DeleteRuleEnforcer.Effects()
         return result
     }
 
@@ -639,6 +647,7 @@ final class ContextCore {
     /// Drops the registered objects with these IDs (rows deleted), unless they have changes.
     func dropDeleted(_ ids: some Sequence<ObjectID>) {
         for id in ids {
+            fetchedRecords[id] = nil
             if let object = registered[id], !object.hasChanges { registered.remove(id) }
         }
     }

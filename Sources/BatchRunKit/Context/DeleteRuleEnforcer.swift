@@ -20,33 +20,60 @@ struct DeleteRuleEnforcer {
 
     func enforce(_ changes: inout SaveChanges) throws -> Effects {
         var effects = Effects()
-        var pending = changes.entitiesWithDeletes.filter { !model.links(into: $0).isEmpty }
+        // Sorted by name, so that a save does the same in every run (a Set has no order).
+        var pending = changes.entitiesWithDeletes.sorted().filter { !model.links(into: $0).isEmpty }
             .map { (entity: $0, keys: changes.deletedKeys(of: $0)) }
+        var denied: [(link: Model.Link, entity: String, keys: [StoreValue])] = []
         while let (entity, keys) = pending.popLast() {
             guard !keys.isEmpty else { continue }
             for link in model.links(into: entity) {
+                if link.relationship.deleteRule == .deny {
+                    denied.append((link, entity, keys))
+                    continue
+                }
                 let reached = try apply(link, deleting: keys, of: entity, into: &changes, effects: &effects)
                 if !reached.isEmpty, link.source.primaryKey.count == 1 { pending.append((link.source.name, reached)) }
+            }
+        }
+        // Denials are counted once every cascade has run, as SQL's NO ACTION checks at the
+        // statement's end: a referencing row the same save deleted (itself or by a cascade) does
+        // not count, whichever entity's rules ran first.
+        for (link, entity, keys) in denied {
+            let referencing = try count(link, referencing: keys)
+            if referencing > 0 {
+                throw ContextError.deleteDenied(entity: entity, relationship: "\(link.source.name).\(link.relationship.name)", count: referencing)
             }
         }
         return effects
     }
 
-    /// Applies one relationship's rule for deleted `keys` of `entity`; returns the keys of the
-    /// source rows it deleted (a cascade's), whose own referencing rows come next.
+    /// The rows of `link`'s source that still reference one of `keys`.
+    private func count(_ link: Model.Link, referencing keys: [StoreValue]) throws -> Int {
+        let table = SQL.quote(link.source.tableName), column = SQL.quote(link.source.columns[link.column].name)
+        var referencing = 0
+        for start in stride(from: 0, to: keys.count, by: keysPerStatement) {
+            let chunk = Array(keys[start..<min(start + keysPerStatement, keys.count)])
+            let match = "\(column) IN (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            referencing += try db.value("SELECT count(*) FROM \(table) WHERE \(match)", SQLArguments(chunk))?.int ?? 0
+        }
+        return referencing
+    }
+
+    /// Applies one relationship's `cascade` or `nullify` for deleted `keys` of `entity`; returns
+    /// the keys of the source rows it deleted (a cascade's), whose own referencing rows come next.
     private func apply(_ link: Model.Link, deleting keys: [StoreValue], of entity: String,
                        into changes: inout SaveChanges, effects: inout Effects) throws -> [StoreValue] {
         let source = link.source
-        let table = SQL.quote(source.tableName), column = SQL.quote(link.relationship.column)
+        // The column as the table names it (a relationship may spell it in another case).
+        let table = SQL.quote(source.tableName), column = SQL.quote(source.columns[link.column].name)
         let keyColumns = SQL.quoteList(source.primaryKey)
-        var referencing = 0
         var deleted: [StoreValue] = []
         for start in stride(from: 0, to: keys.count, by: keysPerStatement) {
             let chunk = Array(keys[start..<min(start + keysPerStatement, keys.count)])
             let match = "\(column) IN (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
             switch link.relationship.deleteRule {
             case .deny:
-                referencing += try db.value("SELECT count(*) FROM \(table) WHERE \(match)", SQLArguments(chunk))?.int ?? 0
+                break   // counted by `enforce` once every cascade has run
             case .nullify:
                 try db.forEachRow("UPDATE \(table) SET \(column) = NULL WHERE \(match) RETURNING \(keyColumns)", SQLArguments(chunk)) { key in
                     let id = ObjectID(entity: source.name, key: key)
@@ -61,9 +88,6 @@ struct DeleteRuleEnforcer {
                     if key.count == 1 { deleted.append(key[0]) }
                 }
             }
-        }
-        if referencing > 0 {
-            throw ContextError.deleteDenied(entity: entity, relationship: "\(source.name).\(link.relationship.name)", count: referencing)
         }
         return deleted
     }

@@ -52,7 +52,7 @@ final class LiveResultsState<Item: Sendable> {
         rows = try await read(request)
         ids = rows.map(id(of:))
         items = try rows.map { try makeItem($0) }
-        positions = Dictionary(uniqueKeysWithValues: zip(ids, ids.indices))
+        positions = Dictionary(zip(ids, ids.indices)) { first, _ in first }   // a table without a key constraint may repeat one
         return snapshot(ResultsChange(inserted: Array(ids.indices)))
     }
 

@@ -79,11 +79,14 @@ struct SaveChanges {
     /// The one-column keys of `entity`'s rows this save deleted, those it inserted again (a hot
     /// swap's) left out: the rows a delete rule acts for.
     func deletedKeys(of entity: String) -> [StoreValue] {
-        let inserted = slots.filter { $0.kind == .inserted && $0.entity == entity }.map(\.keys)
-        return slots.filter { $0.kind == .deleted && $0.entity == entity }.flatMap { $0.keys.keys }.compactMap { key in
-            guard key.count == 1 else { return nil }
-            let id = ObjectID(entity: entity, single: key[0])
-            return inserted.contains { $0.contains(id) } ? nil : key[0]
+        let deleted = slots.filter { $0.kind == .deleted && $0.entity == entity }.flatMap { $0.keys.keys }
+        guard !deleted.isEmpty else { return [] }
+        // One set of the inserted keys (a key set's `contains` scans its ranges: once per deleted
+        // key it would be quadratic for a hot swap of scattered keys).
+        let inserted = Set(slots.filter { $0.kind == .inserted && $0.entity == entity }.flatMap { $0.keys.keys })
+        return deleted.compactMap { key in
+            guard key.count == 1, !inserted.contains(key) else { return nil }
+            return key[0]
         }
     }
 

@@ -32,9 +32,10 @@ struct ColumnReference {
             return .failure(ReferenceProblem("column \(entity).\(column) is \(own.type.rawValue) but \(destination).\(key.name), "
                 + "which it references, is \(key.type.rawValue); declare it \(key.type.rawValue)"))
         }
-        if rule == .nullify && own.notNull {
-            return .failure(ReferenceProblem("column \(entity).\(column) is not null, so 'on delete set null' cannot empty it; "
-                + "use on delete cascade or restrict, or drop not null"))
+        if rule == .nullify && (own.notNull || source.primaryKey.contains { $0.lowercased() == own.name.lowercased() }) {
+            let why = own.notNull ? "is not null" : "is part of the primary key"
+            return .failure(ReferenceProblem("column \(entity).\(column) \(why), so 'on delete set null' cannot empty it; "
+                + "use on delete cascade or restrict\(own.notNull ? ", or drop not null" : "")"))
         }
         return .success(Relationship(name: column, destination: destination, column: column, deleteRule: rule))
     }

@@ -60,8 +60,9 @@ extension Model {
                     problems.append("\(at): column \(column.name) is \(column.type.rawValue) but \(destination.name).\(key.name) "
                         + "is \(key.type.rawValue); declare it \(key.type.rawValue)")
                 }
-                if relationship.deleteRule == .nullify && column.notNull {
-                    problems.append("\(at) nullifies column \(column.name), which is not null; use cascade or deny, or drop not null")
+                if relationship.deleteRule == .nullify && (column.notNull || entity.primaryKey.contains { $0.lowercased() == column.name.lowercased() }) {
+                    let why = column.notNull ? "is not null" : "is part of the primary key"
+                    problems.append("\(at) nullifies column \(column.name), which \(why); use cascade or deny\(column.notNull ? ", or drop not null" : "")")
                 }
                 if let inverse = relationship.inverse,
                    destination.column(named: inverse) != nil || links(into: destination.name).filter({ $0.relationship.inverse == inverse }).count > 1 {
