@@ -141,22 +141,18 @@ func worstStall(during work: () async throws -> Void) async rethrows -> Double {
 
 /// 60,000 objects registered in the main context, all updated by a background operation in
 /// 10,000-row batches: the worst main-actor stall while the merges happen (milliseconds).
-@MainActor
-func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
-    let (store, folder) = try freshStore()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let seed = Context(store: store, name: "seed")
-    try await seed.perform { context in
-        for id in 1...60_000 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
+/// `rows` readings (ids 1...rows, value 1.0), saved in one save.
+func seedReadings(_ rows: Int, in store: Store) async throws {
+    try await Context(store: store, name: "seed").perform { context in
+        for id in 1...rows { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
         try context.saveAndReset()
     }
-    let main = MainContext(store: store)
-    var held: [ManagedObject] = []
-    let fetchStall = try await worstStall {
-        held = try await main.fetch(FetchRequest(entity: "Reading"))
-    }
-    precondition(held.count == 60_000)
-    let update = BatchOperation<Void>(name: "update", store: store) { operation, context in
+}
+
+/// An operation that adds 1 to every reading's value in 10,000-row saves (a background update
+/// for the main context to merge).
+func updateEveryReading(in store: Store) -> BatchOperation<Void> {
+    BatchOperation<Void>(name: "update", store: store) { operation, context in
         var request = FetchRequest(entity: "Reading", limit: 10_000)
         request.assigning = [("value", "value + 1")]
         while !operation.isCancelled {
@@ -166,6 +162,20 @@ func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
             try context.saveAndReset()
         }
     }
+}
+
+@MainActor
+func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
+    let (store, folder) = try freshStore()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try await seedReadings(60_000, in: store)
+    let main = MainContext(store: store)
+    var held: [ManagedObject] = []
+    let fetchStall = try await worstStall {
+        held = try await main.fetch(FetchRequest(entity: "Reading"))
+    }
+    precondition(held.count == 60_000)
+    let update = updateEveryReading(in: store)
     let stall = await worstStall {
         _ = await Scheduler(operations: [update], maxConcurrent: 1, mainContext: main).run()
     }
@@ -181,10 +191,7 @@ func mergeStall() async throws -> (stall: Double, fetchStall: Double) {
 func liveResultsStall() async throws -> Double {
     let (store, folder) = try freshStore()
     defer { try? FileManager.default.removeItem(at: folder) }
-    try await Context(store: store, name: "seed").perform { context in
-        for id in 1...60_000 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
-        try context.saveAndReset()
-    }
+    try await seedReadings(60_000, in: store)
     let main = MainContext(store: store)
     let live = main.results(for: FetchRequest(entity: "Reading"))
     var last: ResultsSnapshot<ResultRow>?
@@ -196,16 +203,7 @@ func liveResultsStall() async throws -> Double {
             guard run != nil else {   // the first snapshot: every row; then the update starts
                 precondition(snapshot.items.count == 60_000)
                 run = Task { @MainActor in
-                    let update = BatchOperation<Void>(name: "update", store: store) { operation, context in
-                        var request = FetchRequest(entity: "Reading", limit: 10_000)
-                        request.assigning = [("value", "value + 1")]
-                        while !operation.isCancelled {
-                            let batch = try context.fetch(request)
-                            guard let last = batch.last else { break }
-                            request.after = last.objectID
-                            try context.saveAndReset()
-                        }
-                    }
+                    let update = updateEveryReading(in: store)
                     _ = await Scheduler(operations: [update], maxConcurrent: 1, mainContext: main).run()
                 }
                 continue
@@ -234,10 +232,7 @@ if ProcessInfo.processInfo.environment["BENCH_ONLY_PLAIN_SAVE"] != nil {   // is
 func largeFetchStall(rows: Int) async throws -> (stall: Double, release: Double) {
     let (store, folder) = try freshStore()
     defer { try? FileManager.default.removeItem(at: folder) }
-    try await Context(store: store, name: "seed").perform { context in
-        for id in 1...rows { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s", "value": 1.0]) }
-        try context.saveAndReset()
-    }
+    try await seedReadings(rows, in: store)
     let main = MainContext(store: store)
     var fetched: [ManagedObject] = []
     let stall = try await worstStall { fetched = try await main.fetch(FetchRequest(entity: "Reading")) }
