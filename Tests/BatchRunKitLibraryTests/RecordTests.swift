@@ -229,6 +229,34 @@ struct RecordTests {
         }
     }
 
+    /// Flight's `gate` as a struct: a property of a nested type, which no column holds.
+    struct NestedGate: Record {
+        static let entity = "Flight"
+        struct Gate: Codable { var terminal: Int; var number: String }
+        var id: Int
+        var number: String
+        var gate: Gate
+    }
+
+    @Test("a property of a nested type throws a mismatch naming its column, and the context's next records encode as before (the encoder's reused container)")
+    @MainActor
+    func nestedProperty() async throws {
+        let (store, folder) = try Self.store(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let main = MainContext(store: store)
+        try main.insert(Self.flight(1, "BA1", delay: 5))
+        let nested = await Self.mismatch { try main.insert(NestedGate(id: 2, number: "BA2", gate: .init(terminal: 5, number: "A10"))) }
+        #expect(nested?.column == "gate")
+        #expect(nested?.text == "record NestedGate does not map onto entity Flight at gate: a Gate is not one value; use Int, Int64, Double, String, Bool, Date, Data, an optional, or an enum of one")
+        let unknown = await Self.mismatch { try main.insert(WithTerminal(id: 3, number: "BA3", terminal: "5")) }
+        #expect(unknown?.column == "terminal")
+        try main.insert(Self.flight(4, "BA4", delay: 7))
+        try main.insert(Self.flight(5, "BA5", delay: nil))
+        #expect(try main.save().inserted == 3)
+        let stored = try await main.fetch(FetchRequest(Flight.self), as: Flight.self)
+        #expect(stored == [Self.flight(1, "BA1", delay: 5), Self.flight(4, "BA4", delay: 7), Self.flight(5, "BA5", delay: nil)])
+    }
+
     @Test("a column missing from the entity, a NULL for a non-optional, a request of another entity and an unknown entity are clear errors, on write and read")
     @MainActor
     func mismatches() async throws {

@@ -518,7 +518,9 @@ final class ContextCore {
     /// copied: a copy's elements are not uniquely referenced).
     private func heldInserts() -> [ManagedObject] {
         var held: [ManagedObject] = []
-        for index in inserted.indices where !isKnownUniquelyReferenced(&inserted[index]) { held.append(inserted[index]) }
+        inserted.withUnsafeMutableBufferPointer { objects in   // one access to the array, not one per object
+            for index in objects.indices where !isKnownUniquelyReferenced(&objects[index]) { held.append(objects[index]) }
+        }
         return held
     }
 

@@ -48,7 +48,7 @@ struct ObjectInserter {
             }
             let chunk = objects[start..<end]
             if chunk.count > 1, try insertChunk(chunk) {
-                for object in chunk { changes.record(object.objectID!, .inserted) }
+                changes.record(contentsOf: chunk.map { $0.objectID! }, entity: first.entity.name, .inserted)
                 changes.inserted += chunk.count
             } else {
                 for object in chunk { try insertOne(object, into: &changes, writer: writer) }

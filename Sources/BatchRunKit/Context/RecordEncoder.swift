@@ -38,6 +38,11 @@ final class RecordEncoder: Encoder {
     @exclusivity(unchecked) private var meeting: [String]?
     /// Set while a record is being encoded.
     private(set) var inUse = false
+    /// The container handed to the last record and the type of its keys: the next record of
+    /// those keys gets it again (making one per record, a class instance behind
+    /// `KeyedEncodingContainer`, took a tenth of a record insert's instructions).
+    private var reusedContainer: AnyObject?
+    private var reusedKeys: ObjectIdentifier?
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -119,7 +124,11 @@ final class RecordEncoder: Encoder {
         case let value as Int64: return .integer(value)
         default:
             let capture = ValueEncoder()
-            try value.encode(to: capture)
+            do {
+                try value.encode(to: capture)
+            } catch {
+                if capture.failure == nil { throw error }   // a keyed or unkeyed value: named below, with its column
+            }
             guard let captured = capture.value, capture.failure == nil else {
                 throw ContextError.recordMismatch(record: record(), entity: entity, column: column,
                                                   problem: "a \(T.self) is not one value; use Int, Int64, Double, String, Bool, Date, Data, an optional, or an enum of one")
@@ -142,7 +151,20 @@ final class RecordEncoder: Encoder {
     static let nestedProblem = "a property of a nested type (a struct, an array, a dictionary) has no column; store its parts in columns of their own"
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: self, nestedIn: nil))
+        if reusedKeys == ObjectIdentifier(Key.self), let reused = reusedContainer {
+            // Made below for exactly these keys: the cast holds (and is not checked again).
+            return unsafeDowncast(reused, to: ContainerHolder<Key>.self).container
+        }
+        let container = KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: self, nestedIn: nil))
+        reusedContainer = ContainerHolder(container)
+        reusedKeys = ObjectIdentifier(Key.self)
+        return container
+    }
+
+    /// A container kept for the next record (a class, so it can wait in an `AnyObject`).
+    private final class ContainerHolder<Key: CodingKey> {
+        let container: KeyedEncodingContainer<Key>
+        init(_ container: KeyedEncodingContainer<Key>) { self.container = container }
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -158,8 +180,17 @@ final class RecordEncoder: Encoder {
 
 /// The record's properties into the encoder's row (`nestedIn`: a nested container, refused).
 private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let encoder: RecordEncoder
+    /// Unowned: the encoder keeps its last container for the next record. `kept`: an encoder
+    /// nothing else holds (a refused value's), held by its container.
+    unowned let encoder: RecordEncoder
+    private let kept: RecordEncoder?
     let nestedIn: String?
+
+    init(encoder: RecordEncoder, nestedIn: String?, keepingAlive: Bool = false) {
+        self.encoder = encoder
+        self.nestedIn = nestedIn
+        kept = keepingAlive ? encoder : nil
+    }
     var codingPath: [any CodingKey] { [] }
 
     private func put(_ value: StoreValue, _ key: Key, dateText: Bool = false) throws {
@@ -248,7 +279,7 @@ final class ValueEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         failure = "keyed"
         let discard = RecordEncoder(entity: Entity(name: "", columns: [], primaryKey: []), recordType: Void.self)
-        return KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: discard, nestedIn: ""))
+        return KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: discard, nestedIn: "", keepingAlive: true))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
