@@ -166,19 +166,32 @@ struct ConflictReportTests {
                       where: "id = 1"
                       set: { v: "(SELECT count(*) FROM T a, T b, T c, T d WHERE a.id > 0) || 'x'" }
             """)
-        let process = Process()
-        process.executableURL = Batchrun.binary
-        process.arguments = ["job.yaml", "--report", "r.json", "--no-progress"]
-        process.currentDirectoryURL = folder.url
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        Thread.sleep(forTimeInterval: 0.4)
-        try queue.write { db in try db.execute(sql: "UPDATE T SET v = 'outside' WHERE id = 1") }
-        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(stdout)")
+        // The other program's write must fall inside the batch's read: on a busy machine the run
+        // may not have begun reading after a fixed pause, so a try that met no conflict (the
+        // write before the read or after the save) is tried again with another pause.
+        var met: (status: Int32, stdout: String)?
+        for pause in [0.4, 0.8, 1.6, 0.2, 3.2] where met == nil {
+            try queue.write { db in try db.execute(sql: "UPDATE T SET v = 'a' WHERE id = 1") }
+            try? FileManager.default.removeItem(atPath: folder.path("r.json"))
+            let process = Process()
+            process.executableURL = Batchrun.binary
+            process.arguments = ["job.yaml", "--report", "r.json", "--no-progress"]
+            process.currentDirectoryURL = folder.url
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: pause)
+            try queue.write { db in try db.execute(sql: "UPDATE T SET v = 'outside' WHERE id = 1") }
+            let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            if process.terminationStatus != 0 { met = (process.terminationStatus, stdout) }   // a conflict fails the run; checked below
+        }
+        guard let (status, stdout) = met else {
+            Issue.record("the outside write never fell inside the batch's read in five tries")
+            return
+        }
+        #expect(status == 1, "\(stdout)")
         #expect(stdout.contains("[1/1] ERROR bump ............................ [updated 0 · 1 conflict, failed in "), "\(stdout)")
         #expect(stdout.contains("""
               job   entity  kind        outcome  count
