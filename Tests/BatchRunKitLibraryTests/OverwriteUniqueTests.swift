@@ -116,6 +116,30 @@ struct OverwriteUniqueTests {
         #expect(try await Self.column("product_id", of: "Part", in: store) == [12: 3])   // product 3's part stays
     }
 
+    @Test("an update re-creating its row deleted in the store deletes the row that took its unique value meanwhile, and says so", arguments: Backend.allCases)
+    func recreatedRowReplaces(_ backend: Backend) async throws {
+        let (store, folder) = try await Self.store(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let writer = Context(store: store, name: "ops", mergePolicy: .overwrite)
+        let held = try await writer.perform { context in
+            let product = try context.existingObject(with: Self.product(3))!
+            try product.set("code", to: "q")
+            return product.objectID
+        }
+        #expect(held == Self.product(3))
+        // Meanwhile someone deletes product 3 and gives its code to a new product 5 (its part goes too).
+        try await Context(store: store, name: "other").perform { context in
+            context.delete(try context.existingObject(with: Self.product(3))!)
+            try context.save()
+            try context.insert(into: "Product", values: ["id": 5, "code": "q"])
+            try context.save()
+        }
+        let result = try await writer.perform { try $0.save() }
+        #expect(result.updated == 1 && result.deleted == 1)
+        #expect(result.didSave?.updated["Product"] == [Self.product(3)] && result.didSave?.deleted["Product"] == [Self.product(5)])
+        #expect(try await Self.column("code", of: "Product", in: store) == [1: "x", 3: "q"])
+    }
+
     @Test("deny on the replaced row's parts refuses the save; nothing is written", arguments: Backend.allCases)
     func denyRefuses(_ backend: Backend) async throws {
         let (store, folder) = try await Self.store(backend, partRule: .deny)
