@@ -8,7 +8,7 @@
 /// ```swift
 /// let resolver = ConflictResolver(db: db, store: store, entity: entity, policy: .objectTrump, job: "load",
 ///                                 readSequence: 0, recompute: nil)
-/// let conflict = try resolver.resolveConstraint(columns: ["id", "status"], values: [.integer(7), .text("done")], existing: row)
+/// let outcome = try resolver.resolveConstraint(columns: ["id", "status"], values: [.integer(7), .text("done")], existing: row)
 /// ```
 struct ConflictResolver {
     let db: any StoreConnection
@@ -23,6 +23,7 @@ struct ConflictResolver {
     private let table: String
     private let columnList: String
     private let keyMatch: String
+    private let keyList: String
 
     init(db: any StoreConnection, store: Store, entity: Entity, policy: MergePolicy, job: String, readSequence: UInt64,
          recompute: RecomputeRule?) {
@@ -35,6 +36,7 @@ struct ConflictResolver {
         self.recompute = recompute
         table = SQL.quote(entity.tableName)
         columnList = SQL.quoteList(entity.columnNames)
+        keyList = SQL.quoteList(entity.primaryKey)
         keyMatch = entity.primaryKey.enumerated().map { "\(SQL.quote($1)) = :_batchrun_k\($0)" }.joined(separator: " AND ")
     }
 
@@ -71,8 +73,9 @@ struct ConflictResolver {
     // MARK: Optimistic conflicts
 
     /// Resolves an object whose row changed (or went) since it was read: `deleting` for the
-    /// object's delete. Returns the conflict; under `error` throws it.
-    func resolveChangedRow(_ object: ManagedObject, id: ObjectID, deleting: Bool) throws -> MergeConflict {
+    /// object's delete. Returns the conflict and the rows an overwrite that re-created the row
+    /// deleted for holding one of its unique values; under `error` throws the conflict.
+    func resolveChangedRow(_ object: ManagedObject, id: ObjectID, deleting: Bool) throws -> (conflict: MergeConflict, deleted: [ObjectID]) {
         let original = object.snapshot!
         let ours: [StoreValue]? = deleting ? nil : object.values
         let current = try currentRow(id)
@@ -96,11 +99,12 @@ struct ConflictResolver {
         }
         let oursChanged = Set(object.changedColumns)
         let storeChanged = Set(current.map { row in row.indices.filter { row[$0] != original[$0] } } ?? [])
+        var deleted: [ObjectID] = []
         switch (policy, current, deleting) {
         case (_, nil, false):
             // Our update met a row deleted in the store: only overwrite brings it back.
             if policy == .overwrite {
-                try replaceWhole(columns: entity.columnNames, values: object.values)
+                deleted = try replaceWhole(columns: entity.columnNames, values: object.values).deleted.filter { $0 != id }
                 conflict.outcome = .overwritten
             } else {
                 conflict.outcome = policy == .rollback ? .rolledBack : policy == .recompute ? .recomputed : .keptStore
@@ -133,14 +137,16 @@ struct ConflictResolver {
             conflict.outcome = .keptStore
         }
         conflict.properties = properties(resolved: try currentRow(id))
-        return conflict
+        return (conflict, deleted)
     }
 
     // MARK: Constraint conflicts, one row
 
     /// Resolves a row of `columns` whose insert collided with `existing` (every column of the
-    /// entity, as stored). Returns the conflict; under `error` throws it.
-    func resolveConstraint(columns: [String], values: [StoreValue], existing: [StoreValue]) throws -> MergeConflict {
+    /// entity, as stored). Returns what it wrote and the conflict; under `error` throws it.
+    /// Overwrite deletes every row holding the row's key or one of its unique values: the row
+    /// written is new unless its key was one of them, and the others are deleted rows.
+    func resolveConstraint(columns: [String], values: [StoreValue], existing: [StoreValue]) throws -> InsertOutcome {
         let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, existing))
         var conflict = MergeConflict(job: job, objectID: id, kind: .constraint, policy: policy, outcome: .failed,
                                      changedBy: store.changeLog.lastWriter(of: id) ?? MergeConflict.outsideThisRun, properties: [])
@@ -160,6 +166,7 @@ struct ConflictResolver {
         var full = existing
         for (index, value) in fed { full[index] = value }
         var filled = false
+        var written = id, inserted = false, deleted: [ObjectID] = []
         switch Self.constraintWrite(policy) {
         case .fillNulls:
             let fill = fed.filter { existing[$0.index] == .null && $0.value != .null }.map(\.index)
@@ -168,14 +175,19 @@ struct ConflictResolver {
         case .ours:
             try write(columns: fed.map(\.index), values: full, id: id)
         case .replace:
-            try db.execute("DELETE FROM \(table) WHERE \(keyMatch)", keyArguments(id))
-            try replaceWhole(columns: columns, values: values)
+            deleted = try deletedKeys("DELETE FROM \(table) WHERE \(keyMatch) RETURNING \(keyList)", keyArguments(id))
+            let replaced = try replaceWhole(columns: columns, values: values)
+            deleted += replaced.deleted
+            written = replaced.written
+            // A key deleted and written again is one updated row; the other rows are deleted.
+            inserted = !deleted.contains(written)
+            deleted.removeAll { $0 == written }
         case nil:
             break
         }
         conflict.outcome = Self.constraintOutcome(policy, filled: filled)
-        conflict.properties = properties(resolved: try currentRow(id) ?? (policy == .overwrite ? full : nil))
-        return conflict
+        conflict.properties = properties(resolved: try currentRow(written) ?? (policy == .overwrite ? full : nil))
+        return InsertOutcome(id: Self.wrote(conflict.outcome) ? written : nil, inserted: inserted, deleted: deleted, conflict: conflict)
     }
 
     // MARK: Writing a resolution
@@ -198,15 +210,26 @@ struct ConflictResolver {
     }
 
     /// Inserts a row in place of every row that holds its key or one of its unique values
-    /// (SQLite's `INSERT OR REPLACE`, in SQL both databases read).
-    private func replaceWhole(columns: [String], values: [StoreValue]) throws {
+    /// (SQLite's `INSERT OR REPLACE`, in SQL both databases read). Returns the key written and
+    /// the keys of the rows deleted (`RETURNING`: SQLite 3.35 and later, PostgreSQL).
+    private func replaceWhole(columns: [String], values: [StoreValue]) throws -> (written: ObjectID, deleted: [ObjectID]) {
+        var deleted: [ObjectID] = []
         for set in entity.uniqueColumnSets {
             let positions = set.compactMap { columns.firstIndex(of: $0) }
             guard positions.count == set.count, !positions.contains(where: { values[$0].isNull }) else { continue }
             let match = set.map { "\(SQL.quote($0)) = ?" }.joined(separator: " AND ")
-            try db.execute("DELETE FROM \(table) WHERE \(match)", SQLArguments(positions.map { values[$0] }))
+            deleted += try deletedKeys("DELETE FROM \(table) WHERE \(match) RETURNING \(keyList)", SQLArguments(positions.map { values[$0] }))
         }
-        try db.execute(InsertSQL.insert(entity, columns: columns, rows: 1), SQLArguments(values))
+        var key: [StoreValue] = []
+        try db.forEachRow(InsertSQL.insert(entity, columns: columns, rows: 1) + " RETURNING \(keyList)", SQLArguments(values)) { key = $0 }
+        return (ObjectID(entity: entity.name, key: key), deleted)
+    }
+
+    /// Runs a `DELETE ... RETURNING` of the key columns; the keys of the rows it deleted.
+    private func deletedKeys(_ sql: String, _ arguments: SQLArguments) throws -> [ObjectID] {
+        var keys: [ObjectID] = []
+        try db.forEachRow(sql, arguments) { keys.append(ObjectID(entity: entity.name, key: $0)) }
+        return keys
     }
 
     private func recomputeUpdate(_ id: ObjectID) throws {

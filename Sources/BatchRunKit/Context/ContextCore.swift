@@ -117,7 +117,8 @@ final class ContextCore {
         let enforcesDeleteRules = store.model.hasRelationships
         func work(_ db: any StoreConnection) throws -> T {
             let value = try body(db, &changes)
-            if enforcesDeleteRules { ruleEffects = try DeleteRuleEnforcer(model: store.model, db: db).enforce(&changes) }
+            ruleEffects = enforcesDeleteRules ? try DeleteRuleEnforcer(model: store.model, db: db).enforce(&changes) : .init()
+            ruleEffects.deleted += changes.replacedRows   // the saving context drops them too
             try checkpoint?(db, changes)
             let number = store.nextSaveSequence()
             sequence = number
@@ -588,12 +589,13 @@ final class ContextCore {
         }
         for object in changedSinceRead {
             guard let id = object.objectID else { continue }
-            if let conflict = try writer(object.entity).update(object) {
+            if let (conflict, replaced) = try writer(object.entity).update(object) {
                 changes.conflicts.append(conflict)
                 if ConflictResolver.wrote(conflict.outcome) {
                     changes.record(id, .updated)
                     changes.updated += 1
                 }
+                changes.recordReplaced(replaced)
             } else {
                 changes.record(id, .updated)
                 changes.updated += 1

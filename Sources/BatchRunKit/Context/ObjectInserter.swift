@@ -110,14 +110,9 @@ struct ObjectInserter {
         if let id = outcome.id {
             object.assignID(id)
             if readBack, let row = try writer(entity).currentRow(id) { object.values = row }
-            if outcome.inserted {
-                changes.record(id, .inserted)
-                changes.inserted += 1
-            } else {
-                changes.record(id, .updated)
-                changes.updated += 1
-            }
         }
+        // The row written, and any row overwrite deleted for holding one of its unique values.
+        outcome.record(in: &changes)
         if let conflict = outcome.conflict { changes.conflicts.append(conflict) }
     }
 

@@ -190,11 +190,10 @@ struct RowImporter {
         let batch = rows.batch, columns = rows.columns[batch.layouts[row]].map(\.name)
         let writer = SaveWriter(db: db, store: store, entity: entity, policy: policy, job: job, readSequence: 0, recompute: nil)
         let values = batch.cells(of: row).map { batch.value(at: $0) }
-        let outcome: (id: ObjectID?, inserted: Bool, conflict: MergeConflict?)
+        let outcome: InsertOutcome
         do {
             if let existing {
-                let conflict = try writer.resolver.resolveConstraint(columns: columns, values: values, existing: existing)
-                outcome = (ConflictResolver.wrote(conflict.outcome) ? conflict.objectID : nil, false, conflict)
+                outcome = try writer.resolver.resolveConstraint(columns: columns, values: values, existing: existing)
             } else {
                 outcome = try writer.insert(columns: columns, values: values)
             }
@@ -202,14 +201,7 @@ struct RowImporter {
             throw ImportRowFailure.conflict(line: batch.lines[row], error)
         }
         if let conflict = outcome.conflict { record(conflict, row: row, of: &rows, changes: changes, records: &records) }
-        if let id = outcome.id {
-            if outcome.inserted {
-                changes.inserted += 1
-            } else {
-                changes.updated += 1
-            }
-            changes.record(id, outcome.inserted ? .inserted : .updated)
-        }
+        outcome.record(in: &changes)   // the row, and any row overwrite deleted for holding one of its unique values
     }
 
     /// Resolves `taken` (feed order) against `existing`. The first row with a key resolves

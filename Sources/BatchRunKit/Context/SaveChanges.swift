@@ -21,6 +21,10 @@ struct SaveChanges {
     var updated = 0
     var deleted = 0
     var conflicts: [MergeConflict] = []
+    /// Rows `overwrite` deleted because they held an inserted row's unique value under another
+    /// key: recorded and counted as deleted (their delete rules run), and the saving context
+    /// drops them as it drops a cascade's.
+    private(set) var replacedRows: [ObjectID] = []
     /// Almost always one slot: a batch changes one entity one way.
     private var slots: [Slot] = []
     private var lastSlot = 0
@@ -35,6 +39,14 @@ struct SaveChanges {
         let slot = slot(kind, id.entity)
         slots[slot].keys.insert(id)
         if wantsIDs { slots[slot].ids.append(id) }
+    }
+
+    /// Records and counts rows `overwrite` deleted for holding an inserted row's unique value.
+    mutating func recordReplaced(_ ids: [ObjectID]) {
+        guard !ids.isEmpty else { return }
+        for id in ids { record(id, .deleted) }
+        deleted += ids.count
+        replacedRows += ids
     }
 
     /// Records changed rows that all belong to `entity` (a bulk statement's batch).

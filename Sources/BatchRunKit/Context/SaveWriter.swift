@@ -57,8 +57,9 @@ struct SaveWriter {
     }
 
     /// Saves an updated object; returns the conflict if the row changed since it was read (for
-    /// an object only record updates changed, if one of their columns did).
-    func update(_ object: ManagedObject) throws -> MergeConflict? {
+    /// an object only record updates changed, if one of their columns did), with the rows an
+    /// overwrite deleted for holding one of the row's unique values (`resolveChangedRow`).
+    func update(_ object: ManagedObject) throws -> (conflict: MergeConflict, deleted: [ObjectID])? {
         guard let snapshot = object.snapshot, let id = object.objectID else { return nil }
         let changed = object.changedColumns
         if changed.isEmpty { return nil }
@@ -149,7 +150,7 @@ struct SaveWriter {
         let statement = try statements.statement("DELETE FROM \(table) WHERE \(checkClause)", in: db)
         if try changes(statement, checkOrder.map { snapshot[$0] }) > 0 { return (true, nil) }
         if try currentRow(id) == nil { return (false, nil) }
-        let conflict = try resolver.resolveChangedRow(object, id: id, deleting: true)
+        let conflict = try resolver.resolveChangedRow(object, id: id, deleting: true).conflict   // a delete replaces nothing
         return (try currentRow(id) == nil, conflict)
     }
 
@@ -167,23 +168,19 @@ struct SaveWriter {
     // MARK: Inserts
 
     /// Inserts a row of `columns`; a collision with an existing row on the primary key or a
-    /// unique constraint is resolved by the policy. Returns the ID of the row written (nil when
-    /// nothing was: the feed row was dropped or the store's row kept), whether it was a new
-    /// row, and the conflict.
-    func insert(columns: [String], values: [StoreValue]) throws -> (id: ObjectID?, inserted: Bool, conflict: MergeConflict?) {
+    /// unique constraint is resolved by the policy (`ConflictResolver.resolveConstraint`).
+    func insert(columns: [String], values: [StoreValue]) throws -> InsertOutcome {
         // A key the store assigns comes back with RETURNING.
         let assigning = entity.hasRowidKey && (columns.firstIndex(of: entity.primaryKey[0]).map { values[$0].isNull } ?? true)
         let sql = InsertSQL.insert(entity, columns: columns, rows: 1) + (assigning ? " RETURNING \(SQL.quote(entity.primaryKey[0]))" : "")
         var assigned: StoreValue?
         switch try db.run(try statements.statement(sql, in: db), values: values, returned: assigning ? { assigned = $0.first } : nil) {
         case .done:
-            if let assigned { return (ObjectID(entity: entity.name, single: assigned), true, nil) }
-            return (insertedID(columns: columns, values: values), true, nil)
+            if let assigned { return InsertOutcome(id: ObjectID(entity: entity.name, single: assigned), inserted: true) }
+            return InsertOutcome(id: insertedID(columns: columns, values: values), inserted: true)
         case .keyTaken(let failure):
             guard let existing = try existingRow(columns: columns, values: values) else { throw failure.error }
-            let conflict = try resolver.resolveConstraint(columns: columns, values: values, existing: existing)
-            // Only an outcome that wrote something names the row as changed.
-            return (ConflictResolver.wrote(conflict.outcome) ? conflict.objectID : nil, false, conflict)
+            return try resolver.resolveConstraint(columns: columns, values: values, existing: existing)
         case .refused(let failure):
             throw failure.error
         }

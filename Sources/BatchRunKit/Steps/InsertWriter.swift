@@ -55,7 +55,7 @@ struct InsertWriter {
                         guard let position, let batch = try environment.committedBatch(after: committedAt, rowsSoFar: rowsSoFar),
                               batch.position == position else { return nil }
                         var result = SaveResult()
-                        (result.inserted, result.updated) = (batch.rows.inserted, batch.rows.updated)
+                        (result.inserted, result.updated, result.deleted) = (batch.rows.inserted, batch.rows.updated, batch.rows.deleted)
                         return result
                     }) {
                         records.removeRecords(from: recordsBefore)   // a try records from nothing
@@ -74,6 +74,7 @@ struct InsertWriter {
                 // The rows as the save counted them, once.
                 report.rows.inserted += result.inserted
                 report.rows.updated += result.updated
+                report.rows.deleted += result.deleted   // rows overwrite replaced for holding a row's unique value
                 report.conflicts += report.conflictRecords.count - recordsBefore
                 report.retries += retries
                 report.batches.rolledBack += retries

@@ -19,7 +19,8 @@ final class SQLiteBulkLoader: BulkLoader {
         case upsertOurs
         /// `... ON CONFLICT (key) DO UPDATE SET c = coalesce(c, excluded.c) ...` (store-trump).
         case upsertFillNulls
-        /// `INSERT OR REPLACE ...` (overwrite, after the rows are deleted).
+        /// `INSERT OR REPLACE ...` (overwrite, after the rows are deleted; an entity with no
+        /// unique column besides its key, else `.insert` in a savepoint: `replaceChecked`).
         case replace
         /// `DELETE FROM t WHERE key IN (?, ...)` (overwrite).
         case deleteKeys
@@ -37,6 +38,8 @@ final class SQLiteBulkLoader: BulkLoader {
     static let maximumRows = 128
 
     let entity: Entity
+    /// The entity has a unique column (or group) besides its key: see `replaceChecked`.
+    private let hasUniquesBesidesKey: Bool
     private var statements: [Key: PreparedStatement] = [:]
     private var connection: ObjectIdentifier?
     /// SQLite's bound-parameter limit on the connection (`SQLITE_LIMIT_VARIABLE_NUMBER`).
@@ -44,6 +47,7 @@ final class SQLiteBulkLoader: BulkLoader {
 
     init(entity: Entity) {
         self.entity = entity
+        hasUniquesBesidesKey = entity.uniqueColumnSets.count > 1
     }
 
     /// Nothing to prepare: SQLite assigns keys as it inserts, in the same process.
@@ -96,6 +100,9 @@ final class SQLiteBulkLoader: BulkLoader {
         case .replace:
             // Overwrite replaces the row whole: columns the feed does not give take their defaults.
             let delete = try statement(.deleteKeys, layout: 0, columns: [], rows: rows.count, in: connection)
+            if hasUniquesBesidesKey {
+                return try replaceChecked(rows, keys: keys, of: batch, layout: layout, columns: columns, delete: delete, in: connection)
+            }
             let deleted = try connection.run(delete, values: keys, returned: nil)
             guard case .done = deleted else { return deleted }
             kind = .replace
@@ -103,6 +110,29 @@ final class SQLiteBulkLoader: BulkLoader {
         return try connection.run(try statement(kind, layout: layout, columns: columns, rows: rows.count, in: connection),
                                   rows: rows[...], of: batch, returned: nil)
     }
+
+    /// Overwrite of an entity with unique columns besides its key: `INSERT OR REPLACE` would
+    /// delete a row holding one of our unique values under another key without a word, so the
+    /// rows go in with a plain `INSERT`, in a savepoint with their keys' delete. A row that takes
+    /// another's unique value has the statement refused and both backed out: its chunk goes row
+    /// by row through `ConflictResolver`, which records the row it deletes (as on PostgreSQL).
+    /// Costs a savepoint per chunk; an entity without such columns keeps the one statement.
+    private func replaceChecked(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],
+                                delete: PreparedStatement, in connection: any StoreConnection) throws -> StatementOutcome {
+        let insert = try statement(.insert, layout: layout, columns: columns, rows: rows.count, in: connection)
+        var outcome = StatementOutcome.done
+        do {
+            try connection.inSavepoint {
+                outcome = try connection.run(delete, values: keys, returned: nil)
+                if outcome.isDone { outcome = try connection.run(insert, rows: rows[...], of: batch, returned: nil) }
+                if !outcome.isDone { throw BackOut() }
+            }
+        } catch is BackOut {}
+        return outcome
+    }
+
+    /// Thrown to roll a replace's delete back with its refused insert.
+    private struct BackOut: Error {}
 
     /// Statements prepared on another connection are dropped.
     func use(_ connection: any StoreConnection) {
