@@ -6,6 +6,9 @@
 # background update of all of them in 10,000-row batches, and while it fetches them (and
 # 200,000 objects) asynchronously, and while its live results of those 60,000 rows follow the
 # update (main.results(for:), issue 34). Writes .build-bench/library.json.
+# With valgrind (make bench-deps installs it): the instructions one inserted row costs, objects
+# and typed records (save() every 10,000; the difference of 100,000- and 50,000-row runs, so
+# start-up cancels), a figure the machine's pace does not move. Writes .build-bench/library-instructions.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .build-bench
@@ -23,3 +26,20 @@ print(f"  main-actor stall, async fetch  {r['async_fetch_stall_ms_median']:9.1f}
 print(f"  main-actor stall, async fetch  {r['large_fetch_stall_ms_median']:9.1f} ms of {r['large_fetch_rows']:,} objects (worst {r['large_fetch_stall_ms_worst']} ms; target at most {r['stall_target_ms']} ms)")
 print(f"  dropping those objects at once {r['large_fetch_release_ms_median']:9.1f} ms on the main actor (the caller's act, not the fetch's)")
 PY
+
+if command -v valgrind > /dev/null && [ -z "${SKIP_INSTRUCTIONS:-}" ]; then
+    # valgrind cannot read this build's debug information: count on a copy without it.
+    strip --strip-debug -o .build-bench/batchrun-bench-library.nodebug .build/release/batchrun-bench-library
+    python3 - <<'PY'
+import json, re, subprocess
+def instructions(kind, rows):
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                          ".build-bench/batchrun-bench-library.nodebug", "0", "1"],
+                         env={"BENCH_ONLY_RECORDS": kind, "PLAIN_SAVE_ROWS": str(rows), "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, check=True).stderr
+    return int(re.search(r"I\s+refs:\s+([\d,]+)", out).group(1).replace(",", ""))
+figures = {kind: round((instructions(kind, 100_000) - instructions(kind, 50_000)) / 50_000) for kind in ("objects", "records")}
+json.dump({"instructions_per_row": figures}, open(".build-bench/library-instructions.json", "w"))
+print(f"  instructions per inserted row  objects {figures['objects']:,}, typed records {figures['records']:,} (cachegrind; save() every 10,000)")
+PY
+fi

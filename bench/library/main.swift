@@ -261,7 +261,12 @@ if ProcessInfo.processInfo.environment["BENCH_ONLY_STALLS"] != nil {   // issue 
     }
     exit(0)
 }
-if ProcessInfo.processInfo.environment["BENCH_ONLY_RECORDS"] != nil {   // issue 34's record inserts beside plain object inserts
+if let only = ProcessInfo.processInfo.environment["BENCH_ONLY_RECORDS"] {   // issue 34's record inserts beside plain object inserts
+    // `objects` or `records`: that path alone, once (bench/library.sh counts its instructions).
+    if only == "objects" || only == "records" {
+        _ = only == "objects" ? try await plainSaveInsertRate(rows: plainSaveRows).rate : try await recordInsertRate(rows: plainSaveRows).rate
+        exit(0)
+    }
     for _ in 0..<runs {
         let objects = try await plainSaveInsertRate(rows: plainSaveRows)
         let records = try await recordInsertRate(rows: plainSaveRows)
