@@ -39,8 +39,9 @@ final class RecordEncoder: Encoder {
     /// Set while a record is being encoded.
     private(set) var inUse = false
     /// The container handed to the last record and the type of its keys: the next record of
-    /// those keys gets it again (making one per record, a class instance behind
-    /// `KeyedEncodingContainer`, took a tenth of a record insert's instructions).
+    /// those keys gets it again (making and freeing one per record, a class instance behind
+    /// `KeyedEncodingContainer`, cost about 1,200 of a record insert's 14,500 instructions;
+    /// reusing it saves about 300 of them).
     private var reusedContainer: AnyObject?
     private var reusedKeys: ObjectIdentifier?
     var codingPath: [any CodingKey] { [] }
