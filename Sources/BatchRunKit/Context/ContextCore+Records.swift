@@ -7,7 +7,10 @@ extension ContextCore {
     func encoder<R: Record>(for type: R.Type) throws -> RecordEncoder {
         if let encoder = recordEncoder, encoder.recordType == R.self, !encoder.inUse { return encoder }
         let encoder = RecordEncoder(entity: try entity(of: R.self), recordType: R.self)
-        if !(recordEncoder?.inUse ?? false) { recordEncoder = encoder }
+        if !(recordEncoder?.inUse ?? false) {
+            encoder.keepsContainer = true
+            recordEncoder = encoder
+        }
         return encoder
     }
 
@@ -112,12 +115,15 @@ extension ContextCore {
     func insert<R: Record>(_ record: R) throws {
         let encoder = try encoder(for: R.self)
         let entity = encoder.entity
-        let row = try encoder.row(of: record)
-        let values = row.values
-        var given = row.given
-        if entity.primaryKeyIndexes.contains(where: { values[$0] == .null }) {
-            given.removeAll { index in entity.primaryKeyIndexes.contains(index) && values[index] == .null }
+        let encoded = try encoder.encodeRow(record)
+        if !entity.primaryKeyIndexes.contains(where: { encoder.values[$0] == .null }) {
+            insertRecordRow(encoder.values, given: encoded, entity: entity)   // a row until an object is asked for
+            encoder.clearRow(encoded)
+            return
         }
+        // A key the store assigns: an object now (its insert is saved alone, the key read back).
+        let values = encoder.takeRow()
+        var given = encoded.filter { index in !(entity.primaryKeyIndexes.contains(index) && values[index] == .null) }
         // Inserts of one shape share one list of given columns (the writer groups them by it).
         if given == lastRecordShape { given = lastRecordShape } else { lastRecordShape = given }
         insert(ManagedObject(inserting: entity, values: values, assigned: given))

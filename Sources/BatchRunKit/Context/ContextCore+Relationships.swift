@@ -26,8 +26,7 @@ extension ContextCore {
         request.params["_batchrun_key"] = key
         var related = try fetch(request).filter { !$0.isDeleted && $0.values[column] == key }
         var found = Set(related.map(ObjectIdentifier.init))
-        dropDeletedInserts()   // an insert deleted before its save is not related any more
-        for other in Array(registered.changed.values) + inserted
+        for other in Array(registered.changed.values) + unsavedInserts
         where other.entity.name == link.source.name && !other.isDeleted && other.values[column] == key {
             if found.insert(ObjectIdentifier(other)).inserted { related.append(other) }
         }

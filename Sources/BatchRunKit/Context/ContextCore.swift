@@ -17,7 +17,19 @@ final class ContextCore {
 
     /// Registered objects, weakly unless changed (or `retainsRegisteredObjects`), and which changed.
     let registered = ObjectRegistry()
-    private(set) var inserted: [ManagedObject] = []
+    /// Inserted objects not yet saved, in insert order; `pendingRecords` come after them.
+    private var inserted: [ManagedObject] = []
+    /// Record inserts with their keys given, since the last object insert: rows, made objects
+    /// only when objects are asked for (`makePendingObjects`). Exclusivity: read and written
+    /// only by this class's synchronous methods, in its context's isolation, none of which
+    /// calls out while it accesses the rows; the runtime's check cost 130 of a record insert's
+    /// instructions.
+    @exclusivity(unchecked) private var pendingRecords: PendingRecordRows?
+    /// The batch of the last rows saved, emptied: the next save's rows fill its room again
+    /// instead of growing a batch from nothing. Kept only up to `spareRowsKept` rows' room, so
+    /// that one large save leaves no large batch behind; dropped by `reset()`.
+    private var spareRowBatch: RowBatch?
+    private static let spareRowsKept = 65_536
     /// Unsaved inserts by key, for record updates and deletes (`pendingInsert`): the first
     /// `insertsIndexed` of `inserted` are in it, the others are added at the next look-up.
     private var insertsByID: [ObjectID: ManagedObject] = [:]
@@ -32,8 +44,12 @@ final class ContextCore {
     private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
     /// The assigned columns of the last record insert, shared by the record inserts of that shape.
     var lastRecordShape: [Int] = []
-    /// The encoder of the last record type inserted, updated or deleted (see `encoder(for:)`).
-    var recordEncoder: RecordEncoder?
+    /// The encoder of the last record type inserted, updated or deleted (see `encoder(for:)`);
+    /// its kept container refers back to it, a cycle `releaseContainer()` breaks when the
+    /// context lets it go (another type's encoder takes its place, or the context ends).
+    var recordEncoder: RecordEncoder? {
+        willSet { if recordEncoder !== newValue { recordEncoder?.releaseContainer() } }
+    }
     /// Objects behind the records a private context fetched, by ID, held until its next save,
     /// rollback or reset: updating those records needs no read of their rows.
     var pinned: [ObjectID: ManagedObject] = [:]
@@ -71,6 +87,7 @@ final class ContextCore {
 
     deinit {
         if let readSequence { store.changeLog.close(read: readSequence) }
+        recordEncoder?.releaseContainer()
     }
 
     func atomically<T>(_ body: () throws -> T) throws -> T {
@@ -208,7 +225,7 @@ final class ContextCore {
             return objects
         }
         // Holding nothing read, the context can meet no conflict: other saves need not be kept for it.
-        if registered.isEmpty && inserted.isEmpty { endRead() }
+        if registered.isEmpty && inserted.isEmpty && pendingRecords == nil { endRead() }
         return objects
     }
 
@@ -342,7 +359,7 @@ final class ContextCore {
                 guard let row, let entity = model[id.entity] else { continue }
                 found[id] = register(row, changed: row, entity: entity, keyIndexes: entity.primaryKeyIndexes, assigned: [])
             }
-            if registered.isEmpty && inserted.isEmpty { endRead() }
+            if registered.isEmpty && inserted.isEmpty && pendingRecords == nil { endRead() }
             return ids.map { registered[$0] ?? found[$0] }
         }
         return ids.map { registered[$0] }
@@ -375,18 +392,39 @@ final class ContextCore {
             lastInsertShape = (entity.name, mask, assigned)
         }
         let object = ManagedObject(inserting: entity, values: row, assigned: assigned)
+        makePendingObjects()
         inserted.append(object)
         return object
     }
 
     /// A new object made elsewhere (a record's row, type-checked), saved with the next `save()`.
     func insert(_ object: ManagedObject) {
+        makePendingObjects()
         inserted.append(object)
+    }
+
+    /// A record's row whose key it gives (`values` in column order, `given` its sorted columns),
+    /// saved with the next `save()`: a row of `pendingRecords`, no object.
+    func insertRecordRow(_ values: [StoreValue], given: [Int], entity: Entity) {
+        if pendingRecords == nil || pendingRecords!.columns != given || pendingRecords!.entity.name != entity.name {
+            makePendingObjects()
+            pendingRecords = PendingRecordRows(entity: entity, columns: given, reusing: spareRowBatch)
+            spareRowBatch = nil
+        }
+        pendingRecords!.append(values)
+    }
+
+    /// The pending record rows as the objects their inserts stand for, after the other inserts.
+    private func makePendingObjects() {
+        guard let pending = pendingRecords else { return }
+        pendingRecords = nil
+        inserted += pending.objects(0..<pending.count)
     }
 
     /// The unsaved insert with this ID, if any (a record updated before its insert was saved):
     /// a look-up in `insertsByID`, which indexes the inserts made since the last one.
     func pendingInsert(with id: ObjectID) -> ManagedObject? {
+        makePendingObjects()
         let keyChanges = ManagedObject.insertKeyChanges.load(ordering: .relaxed)
         if keyChanges != insertsIndexedAt {
             forgetInsertIndex()
@@ -433,13 +471,19 @@ final class ContextCore {
     /// objects only are looked at, not every registered one.
     var hasChanges: Bool {
         dropDeletedInserts()
-        return !inserted.isEmpty || registered.changed.values.contains { $0.hasChanges }
+        return !inserted.isEmpty || pendingRecords != nil || registered.changed.values.contains { $0.hasChanges }
     }
 
     /// Every object the context holds: the registered ones still alive and the inserts.
     var registeredObjects: [ManagedObject] {
+        registered.objects + unsavedInserts
+    }
+
+    /// The unsaved inserts as objects, in insert order (an insert deleted before its save left out).
+    var unsavedInserts: [ManagedObject] {
+        makePendingObjects()
         dropDeletedInserts()
-        return registered.objects + inserted
+        return inserted
     }
 
     /// Core Data's `retainsRegisteredObjects`: false, the context holds an object only while it
@@ -454,6 +498,7 @@ final class ContextCore {
         pinned.removeAll()
         fetchedRecords.removeAll()
         inserted.removeAll()
+        pendingRecords = nil
         deletedInserts.removeAll()
         forgetInsertIndex()
         for object in registered.changed.values {
@@ -468,6 +513,8 @@ final class ContextCore {
         pinned.removeAll()
         fetchedRecords.removeAll()
         inserted.removeAll()
+        pendingRecords = nil
+        spareRowBatch = nil
         deletedInserts.removeAll()
         forgetInsertIndex()
         registered.removeAll()
@@ -486,6 +533,10 @@ final class ContextCore {
         dropDeletedInserts()
         forgetInsertIndex()   // its references would make every insert look held by someone
         guard hasChanges || checkpoint != nil else { return SaveResult() }
+        // A context that retains its objects registers its inserts after the save: they need
+        // objects. Other record inserts are written from their rows.
+        if registered.retainsObjects && !forgetting { makePendingObjects() }
+        let pending = pendingRecords
         // Inserts nobody but the context holds would be forgotten right after the save (the
         // registry holds objects weakly): they need neither their rows read back nor registering.
         let kept = forgetting ? [] : registered.retainsObjects ? inserted : heldInserts()
@@ -494,15 +545,15 @@ final class ContextCore {
         let readGeneration = self.readGeneration
         var objects: [ManagedObject] = []
         let (_, result) = try commit(withIDs: !forgetting, checkpoint: checkpoint) { db, changes in
-            if let bulk, inserts.isEmpty, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
+            if let bulk, inserts.isEmpty, pending == nil, let readGeneration, try self.store.isUnchanged(since: readGeneration, in: db) {
                 // Every row is as read, and the statement rewrites the row of every object given
                 // a value: those are the changed ones (no comparing each object's values).
                 objects = self.registered.changed.values.filter(\.wasWritten)
                 try self.writeBulk(bulk, objects: objects, in: db, into: &changes)
             } else {
                 objects = self.registered.changed.values.filter { $0.hasChanges }
-                try self.write(inserts: inserts, objects: objects, in: db, readSequence: readSequence, readBack: !kept.isEmpty,
-                               into: &changes)
+                try self.write(inserts: inserts, pending: pending, objects: objects, in: db, readSequence: readSequence,
+                               readBack: !kept.isEmpty, into: &changes)
             }
         }
         if forgetting {
@@ -557,8 +608,8 @@ final class ContextCore {
 
     /// `readBack`: inserted objects take their row as stored (defaults, a rowid SQLite assigned)
     /// as their snapshot; a save that forgets its objects skips it.
-    private func write(inserts: [ManagedObject], objects: [ManagedObject], in db: any StoreConnection, readSequence: UInt64,
-                       readBack: Bool, into changes: inout SaveChanges) throws {
+    private func write(inserts: [ManagedObject], pending: PendingRecordRows?, objects: [ManagedObject], in db: any StoreConnection,
+                       readSequence: UInt64, readBack: Bool, into changes: inout SaveChanges) throws {
         var writers: [String: SaveWriter] = [:]
         func writer(_ entity: Entity) -> SaveWriter {
             if let existing = writers[entity.name] { return existing }
@@ -569,6 +620,10 @@ final class ContextCore {
         }
         var inserter = ObjectInserter(db: db, readBack: readBack)
         try inserter.insert(inserts, into: &changes, writer: writer)
+        if let pending {   // no object to take its row back
+            var rows = ObjectInserter(db: db, readBack: false)
+            try rows.insert(pending, into: &changes, writer: writer)
+        }
         // Updates set-based, each row checked against its read; only rows changed since go one by one.
         var changedSinceRead: [ManagedObject] = []
         let updates = objects.filter { !$0.isDeleted && $0.objectID != nil && $0.snapshot != nil }
@@ -625,6 +680,8 @@ final class ContextCore {
             registered.add(object, id: id)
         }
         inserted.removeAll()
+        if let saved = pendingRecords?.batch, saved.count <= Self.spareRowsKept { spareRowBatch = saved }
+        pendingRecords = nil
         deletedInserts.removeAll()
         forgetInsertIndex()
         endRead()

@@ -58,10 +58,29 @@ struct ObjectInserter {
         for entity in givenKeys.values { try db.advanceAssignedKeys(of: entity) }
     }
 
+    /// Writes record inserts waiting as rows (`PendingRecordRows`, keys given) after the
+    /// objects: multi-row INSERTs bound straight from their batch, a chunk that meets a taken
+    /// key or unique value written again row by row as the objects those records stand for.
+    mutating func insert(_ pending: PendingRecordRows, into changes: inout SaveChanges,
+                         writer: (Entity) -> SaveWriter) throws {
+        let entity = pending.entity
+        let limit = Self.rowsPerStatement(columns: pending.columns.count)
+        if rowIndexes.count < pending.count { rowIndexes = Array(0..<pending.count) }
+        for start in stride(from: 0, to: pending.count, by: limit) {
+            let rows = start..<min(start + limit, pending.count)
+            if rows.count > 1, try run(entity, pending.columns, rows: rows, of: pending.batch, returned: nil) {
+                changes.record(contentsOf: rows.map(pending.id(of:)), entity: entity.name, .inserted)
+                changes.inserted += rows.count
+            } else {
+                for object in pending.objects(rows) { try insertOne(object, into: &changes, writer: writer) }
+            }
+        }
+        if entity.hasRowidKey { try db.advanceAssignedKeys(of: entity) }   // keys given: the store's next comes after them
+    }
+
     /// One multi-row INSERT; false (and nothing written) when a row collides.
     private mutating func insertChunk(_ chunk: ArraySlice<ManagedObject>) throws -> Bool {
         let first = chunk.first!, entity = first.entity, columns = first.assignedColumns
-        let statement = try self.statement(entity, columns, rows: chunk.count)
         var batch = RowBatch(rows: chunk.count, cellsPerRow: columns.count)
         for object in chunk {
             batch.beginRow(line: 0, layout: 0)
@@ -72,11 +91,18 @@ struct ObjectInserter {
             byKey.reserveCapacity(chunk.count)
             for object in chunk { byKey[object.objectID!] = object }
         }
-        if rowIndexes.count < chunk.count { rowIndexes = Array(0..<chunk.count) }
-        let outcome = try db.run(statement, rows: rowIndexes[..<chunk.count], of: batch, returned: readBack ? { row in
+        return try run(entity, columns, rows: 0..<chunk.count, of: batch, returned: readBack ? { row in
             byKey[ObjectID(entity: entity.name, key: ManagedObject.key(entity, row))]?.values = row
         } : nil)
-        switch outcome {
+    }
+
+    /// One multi-row INSERT of `rows` of `batch` (their `columns` of `entity`); false (and
+    /// nothing written) when a row collides.
+    private mutating func run(_ entity: Entity, _ columns: [Int], rows: Range<Int>, of batch: RowBatch,
+                              returned: (([StoreValue]) -> Void)?) throws -> Bool {
+        let statement = try self.statement(entity, columns, rows: rows.count)
+        if rowIndexes.count < rows.upperBound { rowIndexes = Array(0..<rows.upperBound) }
+        switch try db.run(statement, rows: rowIndexes[rows], of: batch, returned: returned) {
         case .done: return true
         case .keyTaken: return false
         case .refused(let failure): throw failure.error

@@ -41,7 +41,7 @@ struct RecordDecoder: Decoder {
     /// blob, others (enums of a raw value) through a one-value decoder.
     func decode<T: Decodable>(_ type: T.Type, from value: StoreValue, column: String) throws -> T {
         if T.self == Date.self {
-            guard case .text(let text) = value, let date = RecordDate.date(text) else { throw problem(column, value, T.self) }
+            guard case .text(let text) = value, let date = DateText.date(text) else { throw problem(column, value, T.self) }
             return date as! T
         }
         if T.self == Data.self {

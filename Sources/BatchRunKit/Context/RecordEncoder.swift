@@ -41,9 +41,13 @@ final class RecordEncoder: Encoder {
     /// The container handed to the last record and the type of its keys: the next record of
     /// those keys gets it again (making and freeing one per record, a class instance behind
     /// `KeyedEncodingContainer`, cost about 1,200 of a record insert's 14,500 instructions;
-    /// reusing it saves about 300 of them).
+    /// reusing it saves about 300 of them). Only an encoder a context keeps keeps its container
+    /// (`keepsContainer`): the container holds its encoder strongly (an `unowned` reference cost
+    /// two reference-count checks a property, 210 instructions a record), and the context calls
+    /// `releaseContainer()` when it lets the encoder go, which breaks that cycle.
     private var reusedContainer: AnyObject?
     private var reusedKeys: ObjectIdentifier?
+    var keepsContainer = false
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -63,6 +67,37 @@ final class RecordEncoder: Encoder {
     /// The row of `record` (of this encoder's type), type-checked, and the columns it gave (sorted).
     func row<R: Record>(of record: R) throws -> (values: [StoreValue], given: [Int]) {
         values = Array(repeating: .null, count: types.count)
+        defer { values = [] }   // the row returned is the caller's alone
+        let given = try encode(record)
+        return (values, given)
+    }
+
+    /// Encodes `record` into `values`, whose array is kept from one record to the next (a
+    /// record insert copies the given columns out, then `clearRow`s them): the columns it gave,
+    /// sorted. On an error `values` is left empty.
+    func encodeRow<R: Record>(_ record: R) throws -> [Int] {
+        if values.count != types.count { values = Array(repeating: .null, count: types.count) }
+        do {
+            return try encode(record)
+        } catch {
+            values = []
+            throw error
+        }
+    }
+
+    /// NULL again in the columns `encodeRow` gave, ready for the next record.
+    func clearRow(_ given: [Int]) {
+        for index in given { values[index] = .null }
+    }
+
+    /// The row `encodeRow` made, handed over whole (the next record gets a new array).
+    func takeRow() -> [StoreValue] {
+        defer { values = [] }
+        return values
+    }
+
+    /// Encodes `record` into `values` (NULL in every column): the columns it gave, sorted.
+    private func encode<R: Record>(_ record: R) throws -> [Int] {
         given.removeAll(keepingCapacity: true)
         failure = nil
         offOrder = false
@@ -70,12 +105,11 @@ final class RecordEncoder: Encoder {
         inUse = true
         defer {
             inUse = false
-            values = []
             meeting = nil
         }
         try record.encode(to: self)
         if let failure { throw failure }
-        if !offOrder, given.count == learnedColumns.count, !learnedColumns.isEmpty { return (values, learnedGiven) }
+        if !offOrder, given.count == learnedColumns.count, !learnedColumns.isEmpty { return learnedGiven }
         var sorted = given
         if zip(sorted, sorted.dropFirst()).contains(where: { $0 > $1 }) { sorted.sort() }
         if let meeting, !meeting.isEmpty, meeting.count == given.count {
@@ -83,7 +117,7 @@ final class RecordEncoder: Encoder {
             learnedColumns = given
             learnedGiven = sorted
         }
-        return (values, sorted)
+        return sorted
     }
 
     /// The position of the column of `key`, the next key: from the learned order when the
@@ -94,6 +128,15 @@ final class RecordEncoder: Encoder {
         if !learnedKeys.isEmpty { offOrder = true }
         meeting?.append(key)
         return entity.position(ofColumn: key)
+    }
+
+    /// Puts `value` in the column named `column` (see `put(_:at:dateText:)`): one call per
+    /// property from a container.
+    func put(_ value: StoreValue, column: String, dateText: Bool) throws {
+        guard let index = position(of: column) else {
+            throw mismatch(column, "the entity has no such column; add it to the model, or name a column in the record's CodingKeys")
+        }
+        try put(value, at: index, dateText: dateText)
     }
 
     /// Puts `value` in the column at `index`, type-checked; `dateText`: a value known to fit a
@@ -116,7 +159,7 @@ final class RecordEncoder: Encoder {
         // Dates and Data first: a record's Int, String, Double and Bool come through the
         // containers' own overloads, so these are what the generic path sees most.
         switch value {
-        case let value as Date: return .text(RecordDate.text(value))
+        case let value as Date: return .text(DateText.text(value))
         case let value as Data: return .blob([UInt8](value))
         case let value as Int: return .integer(Int64(value))
         case let value as String: return .text(value)
@@ -157,9 +200,17 @@ final class RecordEncoder: Encoder {
             return unsafeDowncast(reused, to: ContainerHolder<Key>.self).container
         }
         let container = KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: self, nestedIn: nil))
-        reusedContainer = ContainerHolder(container)
-        reusedKeys = ObjectIdentifier(Key.self)
+        if keepsContainer {
+            reusedContainer = ContainerHolder(container)
+            reusedKeys = ObjectIdentifier(Key.self)
+        }
         return container
+    }
+
+    /// Lets the kept container go (and with it the container's reference to this encoder).
+    func releaseContainer() {
+        reusedContainer = nil
+        reusedKeys = nil
     }
 
     /// A container kept for the next record (a class, so it can wait in an `AnyObject`).
@@ -181,26 +232,20 @@ final class RecordEncoder: Encoder {
 
 /// The record's properties into the encoder's row (`nestedIn`: a nested container, refused).
 private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    /// Unowned: the encoder keeps its last container for the next record. `kept`: an encoder
-    /// nothing else holds (a refused value's), held by its container.
-    unowned let encoder: RecordEncoder
-    private let kept: RecordEncoder?
+    /// Strong: a kept container and its encoder refer to each other until the context lets
+    /// the encoder go (`RecordEncoder.releaseContainer()`).
+    let encoder: RecordEncoder
     let nestedIn: String?
 
-    init(encoder: RecordEncoder, nestedIn: String?, keepingAlive: Bool = false) {
+    init(encoder: RecordEncoder, nestedIn: String?) {
         self.encoder = encoder
         self.nestedIn = nestedIn
-        kept = keepingAlive ? encoder : nil
     }
     var codingPath: [any CodingKey] { [] }
 
     private func put(_ value: StoreValue, _ key: Key, dateText: Bool = false) throws {
         if let nestedIn { throw encoder.mismatch(nestedIn, RecordEncoder.nestedProblem) }
-        let column = key.stringValue
-        guard let index = encoder.position(of: column) else {
-            throw encoder.mismatch(column, "the entity has no such column; add it to the model, or name a column in the record's CodingKeys")
-        }
-        try encoder.put(value, at: index, dateText: dateText)
+        try encoder.put(value, column: key.stringValue, dateText: dateText)
     }
 
     mutating func encodeNil(forKey key: Key) throws { try put(.null, key) }
@@ -222,10 +267,10 @@ private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         if let nestedIn { throw encoder.mismatch(nestedIn, RecordEncoder.nestedProblem) }
         if T.self == Date.self {
-            // A Date's text in the form `RecordDate` writes (years 1-9999) fits a datetime
+            // A Date's text in the form `DateText` writes (years 1-9999) fits a datetime
             // column: not parsed again to check it.
             let date = unsafeBitCast(value, to: Date.self)
-            if let text = RecordDate.standardText(date) { try put(.text(text), key, dateText: true) } else { try put(.text(RecordDate.text(date)), key) }
+            if let text = DateText.standardText(date) { try put(.text(text), key, dateText: true) } else { try put(.text(DateText.text(date)), key) }
             return
         }
         try put(RecordEncoder.storeValue(value, record: encoder.record, entity: encoder.entity.name, column: key.stringValue), key)
@@ -280,7 +325,7 @@ final class ValueEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         failure = "keyed"
         let discard = RecordEncoder(entity: Entity(name: "", columns: [], primaryKey: []), recordType: Void.self)
-        return KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: discard, nestedIn: "", keepingAlive: true))
+        return KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: discard, nestedIn: ""))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

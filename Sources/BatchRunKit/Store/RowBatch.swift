@@ -40,6 +40,15 @@ struct RowBatch: Sendable {
         layouts.append(layout)
     }
 
+    /// Empties the batch, keeping its arrays' room for as many rows again.
+    mutating func removeAll() {
+        cells.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        rowStarts.removeAll(keepingCapacity: true)
+        lines.removeAll(keepingCapacity: true)
+        layouts.removeAll(keepingCapacity: true)
+    }
+
     /// Drops the row being filled (a rejected row).
     mutating func dropLastRow() {
         guard let start = rowStarts.popLast() else { return }

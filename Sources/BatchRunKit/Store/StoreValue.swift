@@ -63,7 +63,8 @@ extension StoreValue {
     public init(_ value: Data) { self = .blob([UInt8](value)) }
     /// A date is stored as the contract's ISO 8601 text, in UTC with milliseconds:
     /// `2026-01-31T08:15:00.000Z`.
-    public init(_ value: Date) { self = .text(StoreValue.formatDate(value)) }
+    /// The nearest millisecond is kept.
+    public init(_ value: Date) { self = .text(DateText.text(value)) }
     /// `nil` is `.null`.
     package init<T>(_ value: T?) where T: StoreValueConvertible {
         self = value.map(\.storeValue) ?? .null
@@ -120,11 +121,7 @@ extension StoreValue {
     /// means UTC) as `Date`.
     public var date: Date? {
         guard case .text(let text) = self else { return nil }
-        return StoreValue.parseDate(text)
-    }
-
-    static func formatDate(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        return DateText.date(text)
     }
 
     static func parseDate(_ text: String) -> Date? {

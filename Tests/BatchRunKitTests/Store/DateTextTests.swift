@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import BatchRunKit
+
+/// Dates as the store keeps them (`DateText`, written without Foundation's format styles): the
+/// text of each date, to its nearest millisecond, and back.
+@Suite("Date text")
+struct DateTextTests {
+    /// Milliseconds since 1970 over the years `standardText` writes (0001-9999), every part of
+    /// the text varied, and the edges of days, months, leap years and the range.
+    static func milliseconds() -> [Int64] {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var all: [Int64] = []
+        for _ in 0..<5_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            // From 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z.
+            all.append(-62_135_596_800_000 + Int64(state >> 11) % 315_537_897_600_000)
+        }
+        return all + [0, -1, 999, 86_399_999, 951_782_400_000, 951_868_799_999, 1_709_164_800_000, 4_107_542_399_999,
+                      -62_135_596_800_000, 253_402_300_799_999, 1_769_847_300_500, -2_208_988_800_001]
+    }
+
+    /// The text of `milliseconds` by another road: Foundation's text of the whole second (a
+    /// double holds whole seconds exactly), with the milliseconds put in. Foundation's calendar
+    /// is Julian before 1582-10-15 where ISO 8601 (and SQLite, and PostgreSQL) keep the
+    /// Gregorian one: earlier dates are checked against `gregorianBefore1583` instead.
+    static func expected(_ milliseconds: Int64) -> String? {
+        guard milliseconds >= -12_212_553_600_000 else { return nil }   // 1583-01-01T00:00:00Z
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(Date.ISO8601FormatStyle())   // ...:SSZ
+        let fraction = String(milliseconds - seconds * 1000)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
+    }
+
+    @Test("each of 5,012 dates over years 1-9999 made from its milliseconds gives their text, and the text reads back to the same date")
+    func textOfMilliseconds() {
+        for milliseconds in Self.milliseconds() {
+            let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            let text = DateText.standardText(date)
+            if let expected = Self.expected(milliseconds) {
+                #expect(text == expected, "\(milliseconds)")
+            }
+            #expect(StoreValue(date) == text.map(StoreValue.text), "\(milliseconds)")
+            #expect(text.flatMap(DateText.date) == date, "\(milliseconds)")   // the same double
+        }
+    }
+
+    /// Dates before 1583 in the proleptic Gregorian calendar (Python's `calendar.timegm`).
+    static let gregorianBefore1583: [(seconds: Double, text: String)] = [
+        (-62_135_596_800, "0001-01-01T00:00:00.000Z"), (-62_035_804_801, "0004-02-29T23:59:59.000Z"),
+        (-55_824_335_999, "0200-12-31T00:00:01.000Z"), (-30_605_081_104, "1000-03-01T12:34:56.000Z"),
+        (-12_220_214_400, "1582-10-04T08:00:00.000Z"), (-12_219_264_000, "1582-10-15T08:00:00.000Z"),
+    ]
+
+    @Test("dates before 1583 are in the proleptic Gregorian calendar, as ISO 8601, SQLite and PostgreSQL count them")
+    func gregorianBefore1583() {
+        for (seconds, text) in Self.gregorianBefore1583 {
+            #expect(DateText.text(Date(timeIntervalSince1970: seconds)) == text)
+            #expect(DateText.date(text) == Date(timeIntervalSince1970: seconds))
+        }
+    }
+
+    @Test("a date between two milliseconds is written as the nearer one, carrying into the next second")
+    func nearestMillisecond() {
+        #expect(DateText.text(Date(timeIntervalSince1970: 1_769_847_300.1234)) == "2026-01-31T08:15:00.123Z")
+        #expect(DateText.text(Date(timeIntervalSince1970: 1_769_847_300.1236)) == "2026-01-31T08:15:00.124Z")
+        #expect(DateText.text(Date(timeIntervalSince1970: 1_769_847_359.9996)) == "2026-01-31T08:16:00.000Z")
+        #expect(DateText.text(Date(timeIntervalSince1970: -0.0004)) == "1970-01-01T00:00:00.000Z")
+    }
+
+    @Test("dates outside years 1-9999 have no standard text; text(_:) gives Foundation's ISO 8601 text for them")
+    func outsideRange() {
+        for seconds in [-62_135_596_800.001, 253_402_300_800.0, 1e13] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(DateText.standardText(date) == nil)
+            #expect(DateText.text(date) == date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
+    }
+}
