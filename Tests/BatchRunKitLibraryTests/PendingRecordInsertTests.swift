@@ -134,6 +134,27 @@ struct PendingRecordInsertTests {
         #expect(values == [.real(2.5)])
     }
 
+    @Test("records of another entity updated and deleted among waiting rows: every row and change is saved", arguments: Backend.allCases)
+    func otherEntityAmongRows(_ backend: Backend) async throws {
+        let (store, folder) = try Self.store(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await RecordTests.seed(store, [RecordTests.flight(1, "ONE", delay: nil), RecordTests.flight(2, "TWO", delay: nil)])
+        let context = Context(store: store, name: "mixed")
+        let result = try await context.perform { context in
+            for id in 1...150 { try context.insert(Sample(id: id, sensor: "s\(id)")) }
+            try context.update(RecordTests.flight(1, "UNO", delay: 5))
+            try context.delete(RecordTests.flight(2, "TWO", delay: nil))
+            for id in 151...200 { try context.insert(Sample(id: id, sensor: "s\(id)")) }
+            return try context.save()
+        }
+        #expect(result.inserted == 200 && result.updated == 1 && result.deleted == 1)
+        #expect(try await Self.numbers(in: store) == [1: "UNO"])
+        let sensors = try await Context(store: store, name: "check").perform { context in
+            try context.fetch(FetchRequest(entity: "Sample")).map { try $0["sensor"].string! }
+        }
+        #expect(sensors == (1...200).map { "s\($0)" })
+    }
+
     @Test("keys the records gave come before the keys the store assigns next, in the same save and the next one", arguments: Backend.allCases)
     func assignedKeysFollow(_ backend: Backend) async throws {
         let (store, folder) = try Self.store(backend)

@@ -26,10 +26,11 @@ final class ContextCore {
     /// instructions.
     @exclusivity(unchecked) private var pendingRecords: PendingRecordRows?
     /// The batch of the last rows saved, emptied: the next save's rows fill its room again
-    /// instead of growing a batch from nothing. Kept only up to `spareRowsKept` rows' room, so
-    /// that one large save leaves no large batch behind; dropped by `reset()`.
+    /// instead of growing a batch from nothing. Kept only when its values took at most
+    /// `spareBytesKept` (10,000 rows of five columns take about 1 MB), so that one large save
+    /// leaves no large batch behind; dropped by `reset()`.
     private var spareRowBatch: RowBatch?
-    private static let spareRowsKept = 65_536
+    private static let spareBytesKept = 4 << 20
     /// Unsaved inserts by key, for record updates and deletes (`pendingInsert`): the first
     /// `insertsIndexed` of `inserted` are in it, the others are added at the next look-up.
     private var insertsByID: [ObjectID: ManagedObject] = [:]
@@ -424,7 +425,7 @@ final class ContextCore {
     /// The unsaved insert with this ID, if any (a record updated before its insert was saved):
     /// a look-up in `insertsByID`, which indexes the inserts made since the last one.
     func pendingInsert(with id: ObjectID) -> ManagedObject? {
-        makePendingObjects()
+        if pendingRecords?.entity.name == id.entity { makePendingObjects() }   // rows of another entity cannot be it
         let keyChanges = ManagedObject.insertKeyChanges.load(ordering: .relaxed)
         if keyChanges != insertsIndexedAt {
             forgetInsertIndex()
@@ -680,7 +681,7 @@ final class ContextCore {
             registered.add(object, id: id)
         }
         inserted.removeAll()
-        if let saved = pendingRecords?.batch, saved.count <= Self.spareRowsKept { spareRowBatch = saved }
+        if let saved = pendingRecords?.batch, saved.byteCount <= Self.spareBytesKept { spareRowBatch = saved }
         pendingRecords = nil
         deletedInserts.removeAll()
         forgetInsertIndex()

@@ -34,7 +34,9 @@ struct PendingRecordRows {
     /// Adds a row: `values` in column order (a whole row; only `columns` are read).
     mutating func append(_ values: [StoreValue]) {
         batch.beginRow(line: 0, layout: 0)
-        for column in columns { batch.append(values[column]) }
+        values.withUnsafeBufferPointer { values in   // each value read in place, not copied out
+            for column in columns { batch.append(values[column]) }
+        }
     }
 
     /// The ID of row `row` (its key columns are never NULL).

@@ -23,8 +23,11 @@ final class RecordEncoder: Encoder {
     let types: [ColumnType]
     /// The row, in column order: NULL where the record gave nothing.
     @exclusivity(unchecked) var values: [StoreValue]
-    /// The columns given, in the order the record encoded them.
-    @exclusivity(unchecked) var given: [Int] = []
+    /// The columns given, in the order the record encoded them: the first `givenCount` of
+    /// `givenSlots`, whose room is kept from one record to the next (emptying and growing an
+    /// array per record cost a record insert about 180 instructions).
+    @exclusivity(unchecked) private var givenSlots: [Int]
+    @exclusivity(unchecked) private var givenCount = 0
     /// The first mismatch met where no error could be thrown (a nested container asked for).
     @exclusivity(unchecked) var failure: ContextError?
     /// The keys of the first record encoded, in order, and their columns; `learnedGiven` those
@@ -56,7 +59,7 @@ final class RecordEncoder: Encoder {
         self.recordType = recordType
         types = entity.columns.map(\.type)
         values = []
-        given.reserveCapacity(types.count)
+        givenSlots = Array(repeating: 0, count: types.count)
     }
 
     /// The row of `record`, type-checked, and the columns it gave (sorted).
@@ -98,8 +101,8 @@ final class RecordEncoder: Encoder {
 
     /// Encodes `record` into `values` (NULL in every column): the columns it gave, sorted.
     private func encode<R: Record>(_ record: R) throws -> [Int] {
-        given.removeAll(keepingCapacity: true)
-        failure = nil
+        givenCount = 0
+        if failure != nil { failure = nil }
         offOrder = false
         meeting = learnedKeys.isEmpty ? [] : nil
         inUse = true
@@ -109,7 +112,8 @@ final class RecordEncoder: Encoder {
         }
         try record.encode(to: self)
         if let failure { throw failure }
-        if !offOrder, given.count == learnedColumns.count, !learnedColumns.isEmpty { return learnedGiven }
+        if !offOrder, givenCount == learnedColumns.count, !learnedColumns.isEmpty { return learnedGiven }
+        let given = Array(givenSlots[..<givenCount])
         var sorted = given
         if zip(sorted, sorted.dropFirst()).contains(where: { $0 > $1 }) { sorted.sort() }
         if let meeting, !meeting.isEmpty, meeting.count == given.count {
@@ -123,7 +127,7 @@ final class RecordEncoder: Encoder {
     /// The position of the column of `key`, the next key: from the learned order when the
     /// record keeps to it, else by name (nil: the entity has no such column).
     func position(of key: String) -> Int? {
-        let next = given.count
+        let next = givenCount
         if !offOrder, next < learnedKeys.count, learnedKeys[next] == key { return learnedColumns[next] }
         if !learnedKeys.isEmpty { offOrder = true }
         meeting?.append(key)
@@ -150,7 +154,8 @@ final class RecordEncoder: Encoder {
         } else {
             values[index] = try entity.fitting(value, at: index)   // throws the error naming the column
         }
-        given.append(index)
+        if givenCount < givenSlots.count { givenSlots[givenCount] = index } else { givenSlots.append(index) }   // a key given twice
+        givenCount += 1
     }
 
     /// One value as a column stores it (a filter's operand): `Int`, `Double`, `String`, `Bool`,

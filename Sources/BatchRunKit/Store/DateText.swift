@@ -41,12 +41,15 @@ enum DateText {
         }
     }
 
-    /// The date of `text`: the form `text(_:)` writes read directly, any other as `StoreValue.parseDate` reads ISO 8601.
+    /// The date of `text`: ISO 8601 `YYYY-MM-DD`, optionally followed by `T` (or a space),
+    /// `HH:MM:SS`, a fraction of up to nine digits, and `Z` or `±HH:MM` (no zone is UTC), read
+    /// here in the proleptic Gregorian calendar, as `text(_:)` writes; any other form as
+    /// Foundation's ISO 8601 parser reads it (`StoreValue.parseDate`).
     static func date(_ text: String) -> Date? {
         var text = text
-        let fast: Date?? = text.withUTF8 { b -> Date?? in
-            guard b.count == 24, b[4] == 45, b[7] == 45, b[10] == 84, b[13] == 58, b[16] == 58, b[19] == 46, b[23] == 90 else { return nil }
+        let parsed: Date?? = text.withUTF8 { b -> Date?? in
             func number(_ at: Int, _ width: Int) -> Int64? {
+                guard at + width <= b.count else { return nil }
                 var value: Int64 = 0
                 for index in at..<(at + width) {
                     guard b[index] >= 48, b[index] <= 57 else { return nil }
@@ -54,16 +57,53 @@ enum DateText {
                 }
                 return value
             }
-            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-                  let minute = number(14, 2), let second = number(17, 2), let millisecond = number(20, 3),
-                  (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
-            let days = daysFromCivil(year, month, day)
-            let total = ((days * 24 + hour) * 60 + minute) * 60 + second
-            // One rounding (of a whole number of milliseconds, exact in a double): the date `text(_:)` was given.
-            return .some(Date(timeIntervalSince1970: Double(total * 1000 + millisecond) / 1000))
+            func byte(_ index: Int, is expected: UInt8) -> Bool { index < b.count && b[index] == expected }
+            guard b.count >= 10, byte(4, is: 45), byte(7, is: 45), let year = number(0, 4), let month = number(5, 2),
+                  let day = number(8, 2), (1...12).contains(month), day >= 1, day <= daysIn(month, of: year) else { return nil }
+            var seconds = daysFromCivil(year, month, day) * 86_400
+            var fraction: Int64 = 0, scale: Int64 = 1
+            var index = 10
+            if b.count > 10 {
+                guard b[10] == 84 || b[10] == 32, byte(13, is: 58), byte(16, is: 58), let hour = number(11, 2),
+                      let minute = number(14, 2), let second = number(17, 2), hour < 24, minute < 60, second < 60 else { return nil }
+                seconds += (hour * 60 + minute) * 60 + second
+                index = 19
+                if byte(19, is: 46) {
+                    index = 20
+                    while index < b.count, b[index] >= 48, b[index] <= 57 {
+                        guard scale < 1_000_000_000 else { return nil }
+                        fraction = fraction * 10 + Int64(b[index] - 48)
+                        scale *= 10
+                        index += 1
+                    }
+                    guard scale > 1 else { return nil }
+                }
+                if byte(index, is: 90) {
+                    index += 1
+                } else if byte(index, is: 43) || byte(index, is: 45), byte(index + 3, is: 58), let hours = number(index + 1, 2),
+                          let minutes = number(index + 4, 2), hours < 24, minutes < 60 {
+                    let offset = (hours * 60 + minutes) * 60
+                    seconds -= b[index] == 43 ? offset : -offset
+                    index += 6
+                }
+            }
+            guard index == b.count else { return nil }
+            // Milliseconds (or coarser) in one rounding, of a whole number exact in a double:
+            // the date `text(_:)` was given.
+            if scale <= 1000 { return .some(Date(timeIntervalSince1970: Double(seconds * scale + fraction) / Double(scale))) }
+            return .some(Date(timeIntervalSince1970: Double(seconds) + Double(fraction) / Double(scale)))
         }
-        if let fast { return fast }
+        if let parsed { return parsed }
         return StoreValue.parseDate(text)
+    }
+
+    /// The days of `month` in `year` of the proleptic Gregorian calendar.
+    private static func daysIn(_ month: Int64, of year: Int64) -> Int64 {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Howard Hinnant's civil-from-days: the proleptic Gregorian date `days` after 1970-01-01.

@@ -32,6 +32,8 @@ struct RowBatch: Sendable {
     }
 
     var count: Int { lines.count }
+    /// The memory its values take: 16 bytes a cell, and the bytes of its texts and blobs.
+    var byteCount: Int { cells.count * MemoryLayout<Cell>.stride + bytes.count }
     var isEmpty: Bool { lines.isEmpty }
 
     mutating func beginRow(line: Int, layout: Int) {
@@ -77,8 +79,11 @@ struct RowBatch: Sendable {
         case .integer(let int): appendInteger(int)
         case .real(let double): appendReal(double)
         case .text(let text):
-            var text = text
-            text.withUTF8 { appendText($0) }
+            // A native string's bytes in place; another (bridged, a substring's copy) made contiguous first.
+            if text.utf8.withContiguousStorageIfAvailable({ appendText($0) }) == nil {
+                var text = text
+                text.withUTF8 { appendText($0) }
+            }
         case .blob(let data): data.withUnsafeBufferPointer { appendBlob($0) }
         }
     }

@@ -60,6 +60,34 @@ struct DateTextTests {
         }
     }
 
+    @Test("the ISO 8601 forms date(_:) reads itself give Foundation's date for them, for 500 dates from 1583 on")
+    func readsFormsAsFoundation() {
+        var compared = 0
+        for milliseconds in Self.milliseconds().prefix(500) where milliseconds >= -12_212_553_600_000 {
+            let text = DateText.text(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+            let time = String(text.prefix(19))   // YYYY-MM-DDTHH:MM:SS
+            let forms = [String(text.prefix(10)), time, time.replacingOccurrences(of: "T", with: " "), time + "Z", time + ".5Z",
+                         time + ".123456", time + ".25Z", time + "+05:30", time + ".75-08:00", text]
+            for form in forms {
+                guard let foundation = StoreValue.parseDate(form) else { continue }
+                let ours = DateText.date(form)
+                // Within a millisecond: Foundation keeps less of a long fraction, and a double
+                // of year 4000 resolves 15 microseconds; any field read wrong is a second or more.
+                #expect(ours.map { abs($0.timeIntervalSince(foundation)) < 1e-3 } == true, "\(form)")
+                compared += 1
+            }
+        }
+        #expect(compared > 2_000)
+    }
+
+    @Test("those forms before 1583 are read in the proleptic Gregorian calendar too")
+    func readsFormsGregorian() {
+        #expect(DateText.date("1000-03-01") == Date(timeIntervalSince1970: -30_605_126_400))
+        #expect(DateText.date("1000-03-01 12:34:56") == Date(timeIntervalSince1970: -30_605_081_104))
+        #expect(DateText.date("1582-10-04T09:00:00+01:00") == Date(timeIntervalSince1970: -12_220_214_400))
+        #expect(DateText.date("0001-01-01T00:00:00Z") == Date(timeIntervalSince1970: -62_135_596_800))
+    }
+
     @Test("a date between two milliseconds is written as the nearer one, carrying into the next second")
     func nearestMillisecond() {
         #expect(DateText.text(Date(timeIntervalSince1970: 1_769_847_300.1234)) == "2026-01-31T08:15:00.123Z")
