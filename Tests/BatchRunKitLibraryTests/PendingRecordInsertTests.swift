@@ -10,6 +10,14 @@ struct Sample: Record, Equatable {
     var sensor: String
 }
 
+/// A seat of a flight: a composite key of an integer and a text, declared in the other order.
+struct Seat: Record, Equatable {
+    static let entity = "Seat"
+    var flight: Int
+    var seat: String
+    var passenger: String?
+}
+
 /// Record inserts with their keys given wait for their save as rows, not objects (the fast path
 /// of `Context.insert(_ record:)`): everything a context does with inserts still sees them as
 /// the objects they stand for, in insert order. Both databases, the public API only.
@@ -21,6 +29,11 @@ struct PendingRecordInsertTests {
             Column(name: "sensor", type: .text),
             Column(name: "value", type: .real, defaultLiteral: "2.5"),
         ], primaryKey: ["id"]),
+        Entity(name: "Seat", columns: [
+            Column(name: "flight", type: .integer),
+            Column(name: "seat", type: .text),
+            Column(name: "passenger", type: .text),
+        ], primaryKey: ["seat", "flight"]),
     ])
 
     static func store(_ backend: Backend) throws -> (Store, URL) {
@@ -153,6 +166,26 @@ struct PendingRecordInsertTests {
             try context.fetch(FetchRequest(entity: "Sample")).map { try $0["sensor"].string! }
         }
         #expect(sensors == (1...200).map { "s\($0)" })
+    }
+
+    @Test("composite keys of text and integer: the save's IDs name each row by its key in declared order, and an update before the save finds its row", arguments: Backend.allCases)
+    func compositeKeys(_ backend: Backend) async throws {
+        let (store, folder) = try Self.store(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let context = Context(store: store, name: "seats")
+        let result = try await context.perform { context in
+            for flight in 1...3 {
+                for row in 1...50 { try context.insert(Seat(flight: flight, seat: "\(row)A", passenger: nil)) }
+            }
+            try context.update(Seat(flight: 2, seat: "7A", passenger: "Ada"))
+            return try context.save()
+        }
+        #expect(result.inserted == 150)
+        let ids = Set(result.didSave?.inserted["Seat"] ?? [])
+        #expect(ids.count == 150 && ids.contains(ObjectID(entity: "Seat", key: [.text("7A"), .integer(2)])))
+        let seats = try await context.perform { try $0.fetch(FetchRequest(Seat.self), as: Seat.self) }
+        #expect(seats.count == 150)
+        #expect(seats.filter { $0.passenger != nil } == [Seat(flight: 2, seat: "7A", passenger: "Ada")])
     }
 
     @Test("keys the records gave come before the keys the store assigns next, in the same save and the next one", arguments: Backend.allCases)
