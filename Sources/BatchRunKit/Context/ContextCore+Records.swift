@@ -1,5 +1,6 @@
-/// Records through a context: each maps onto the object of its row, so inserts, updates and
-/// deletes are tracked, type-checked, saved and conflict-checked as objects' are.
+/// Records through a context: each maps onto the object of its row (an insert with its key
+/// given onto a waiting row until an object is asked for, `PendingRecordRows`), so inserts,
+/// updates and deletes are tracked, type-checked, saved and conflict-checked as objects' are.
 extension ContextCore {
     /// The encoder of `R`'s records: the context's own, kept for the last record type (it
     /// learns the type's key order), or a new one while that one is busy (a record encoding

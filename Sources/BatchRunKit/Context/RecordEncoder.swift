@@ -5,12 +5,13 @@ import Foundation
 /// (`ContextError.wrongType`), and the columns given are noted. A property the entity has no
 /// column for, or of a nested type, is a `ContextError.recordMismatch`. A nil optional is NULL.
 ///
-/// A context keeps one per record type and encodes every record of it with it (`row(of:)`):
-/// it learns the order the type encodes its keys in from the first record, so the next ones
+/// A context keeps one per record type and encodes every record of it with it (`encodeRow`
+/// for an insert, into a row kept from record to record; `row(of:)`, a row of its own, for an
+/// update or delete): it learns the order the type encodes its keys in from the first record, so the next ones
 /// find each column without a look-up by name and share one list of given columns.
 ///
 /// Exclusivity: the properties marked `@exclusivity(unchecked)` are read and written only by
-/// this encoder and its containers, one statement at a time, inside one `row(of:)` on the
+/// this encoder and its containers, one statement at a time, inside one `encodeRow` or `row(of:)` on the
 /// context's isolation (a record's `encode(to:)` runs synchronously in it; `inUse` keeps a
 /// nested use on an encoder of its own): no two accesses overlap, so the runtime's dynamic
 /// check, which showed in record inserts' profile, is left out.
@@ -60,11 +61,6 @@ final class RecordEncoder: Encoder {
         types = entity.columns.map(\.type)
         values = []
         givenSlots = Array(repeating: 0, count: types.count)
-    }
-
-    /// The row of `record`, type-checked, and the columns it gave (sorted).
-    static func row<R: Record>(of record: R, entity: Entity) throws -> (values: [StoreValue], given: [Int]) {
-        try RecordEncoder(entity: entity, recordType: R.self).row(of: record)
     }
 
     /// The row of `record` (of this encoder's type), type-checked, and the columns it gave (sorted).
