@@ -4,7 +4,7 @@ import Synchronization
 final class JobRunState: Sendable {
     private let outputs = Mutex<[String: [String: StoreValue]]>([:])
     private let stepReports = Mutex<[String: [StepReport]]>([:])
-    private let events = Mutex<(@Sendable (JobFileRun.Event) -> Void)?>(nil)
+    private let events = Mutex<Callback<@Sendable (JobFileRun.Event) -> Void>?>(nil)
     /// Rows per running job: the steps done plus the running step's totals so far.
     private let liveRows = Mutex<[String: [Int: Int]]>([:])
     /// Bytes read and size of each running step's feed, by job and step (at its last checkpoint).
@@ -102,10 +102,10 @@ final class JobRunState: Sendable {
     }
 
     func setEventHandler(_ handler: @escaping @Sendable (JobFileRun.Event) -> Void) {
-        events.withLock { $0 = handler }
+        events.withLock { $0 = Callback(handler) }
     }
 
     func emit(_ event: JobFileRun.Event) {
-        events.withLock { $0 }?(event)
+        events.withLock { $0 }?.function(event)
     }
 }

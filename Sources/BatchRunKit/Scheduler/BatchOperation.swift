@@ -130,9 +130,9 @@ public final class BatchOperation<Value: Sendable>: ScheduledOperation {
         return OperationResult(outcome: outcome, value: outcome.value as? Value)
     }
 
-    private let typedCompletionBlock = Mutex<(@MainActor @Sendable (OperationResult<Value>) -> Void)?>(nil)
+    private let typedCompletionBlock = Mutex<Callback<@MainActor @Sendable (OperationResult<Value>) -> Void>?>(nil)
     private var typedCompletion: (@MainActor @Sendable (OperationResult<Value>) -> Void)? {
-        get { typedCompletionBlock.withLock { $0 } }
-        set { typedCompletionBlock.withLock { $0 = newValue } }
+        get { typedCompletionBlock.withLock { $0 }?.function }
+        set { typedCompletionBlock.withLock { $0 = newValue.map(Callback.init) } }
     }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// try store.backend.read(interruptedBy: interrupter) { db in try longAggregate(db) }
 /// ```
 final class Interrupter: Sendable {
-    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+    private let action = Mutex<Callback<@Sendable () -> Void>?>(nil)
     private let requested = Atomic<Bool>(false)
 
     /// True once `interrupt()` was called.
@@ -26,7 +26,7 @@ final class Interrupter: Sendable {
     func running<T>(stoppedBy stop: @escaping @Sendable () -> Void, orThrow interrupted: () -> any Error,
                     _ body: () throws -> T) throws -> T {
         let (previous, already) = action.withLock { action in
-            defer { action = stop }
+            defer { action = Callback(stop) }
             return (action, requested.load(ordering: .sequentiallyConsistent))
         }
         defer { action.withLock { $0 = previous } }
@@ -37,6 +37,6 @@ final class Interrupter: Sendable {
     /// Interrupts the running statement (if any) and every statement the context starts from now on.
     func interrupt() {
         requested.store(true, ordering: .sequentiallyConsistent)
-        action.withLock { $0?() }
+        action.withLock { $0?.function() }
     }
 }

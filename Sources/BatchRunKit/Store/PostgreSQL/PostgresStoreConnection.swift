@@ -402,14 +402,14 @@ final class PostgresStoreConnection: StoreConnection {
 
 /// The way to fail the request a connection's caller waits for, from the connection's close.
 private final class WaitingRequest: Sendable {
-    private let failure = Mutex<(@Sendable (any Error) -> Void)?>(nil)
+    private let failure = Mutex<Callback<@Sendable (any Error) -> Void>?>(nil)
 
     func set(_ fail: (@Sendable (any Error) -> Void)?) {
-        failure.withLock { $0 = fail }
+        failure.withLock { $0 = fail.map(Callback.init) }
     }
 
     func fail(_ error: any Error) {
-        failure.withLock { $0 }?(error)
+        failure.withLock { $0 }?.function(error)
     }
 }
 
