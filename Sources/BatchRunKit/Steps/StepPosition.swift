@@ -26,12 +26,15 @@ package struct FeedPosition: Sendable, Hashable, Codable {
     package var feedModified: Double
     package var headHash: UInt64
     package var tailHash: UInt64
+    /// The bytes `tailHash` covers (`FeedFingerprint.tailWindow`); nil in checkpoints written
+    /// before it was recorded, which covered 64 KB.
+    package var tailWindow: Int64?
     /// A remote feed's identity (`ETag` and length, or `Last-Modified`) in place of the file's
     /// size, time and hashes (section 14).
     package var remote: RemoteIdentity?
 
     package init(offset: Int64, line: Int, rejectedBytes: Int64, feedSize: Int64, feedModified: Double,
-                headHash: UInt64, tailHash: UInt64, remote: RemoteIdentity? = nil) {
+                headHash: UInt64, tailHash: UInt64, tailWindow: Int64? = nil, remote: RemoteIdentity? = nil) {
         self.offset = offset
         self.line = line
         self.rejectedBytes = rejectedBytes
@@ -39,6 +42,7 @@ package struct FeedPosition: Sendable, Hashable, Codable {
         self.feedModified = feedModified
         self.headHash = headHash
         self.tailHash = tailHash
+        self.tailWindow = tailWindow
         self.remote = remote
     }
 }

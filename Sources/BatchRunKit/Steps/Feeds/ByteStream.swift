@@ -11,6 +11,8 @@ struct ByteStream {
     private(set) var bytesRead: UInt64 = 0
     /// Why the feed's bytes stopped before their end (a truncated or corrupt feed), once met.
     private(set) var failure: ByteSourceError?
+    /// The bytes before the buffer's first one, for the feed's fingerprint.
+    private var recent = RecentBytes()
 
     /// Opens a feed, with the feed's error when it cannot be read; `startingAt` goes on from
     /// that offset without handing over the bytes before it.
@@ -24,6 +26,13 @@ struct ByteStream {
 
     /// The offset of the next byte `next()` returns.
     var offset: Int64 { Int64(bytesRead) - Int64(count - position) }
+
+    /// `FeedFingerprint.hash` of the `count` bytes before `offset`, when this stream holds them.
+    func hashOfBytes(beforeOffset count: Int) -> UInt64? {
+        buffer.withUnsafeBufferPointer { buffer in
+            recent.hash(of: count, endingAt: position, in: buffer, bufferOffset: Int64(bytesRead) - Int64(self.count))
+        }
+    }
 
     /// The next byte, or nil at the end of the feed (or where it failed: see `failure`).
     @inline(__always)
@@ -46,6 +55,7 @@ struct ByteStream {
 
     private mutating func refill() -> Bool {
         if finished { return false }
+        buffer.withUnsafeBufferPointer { recent.keep(UnsafeBufferPointer(rebasing: $0[..<count])) }
         do {
             count = try buffer.withUnsafeMutableBytes { bytes throws(ByteSourceError) in try source.read(into: bytes) }
         } catch {

@@ -73,6 +73,8 @@ package struct CSVReader: FeedReader {
     /// Why the bytes ended early (a truncated file, a corrupt or truncated compressed stream).
     private var failure: ByteSourceError?
     private var bytesRead: UInt64 = 0
+    /// The bytes read before the buffer's first one, for the feed's fingerprint.
+    private var recent = RecentBytes()
     /// The line `start` is on.
     private var line = 1
     package private(set) var header: [String] = []
@@ -109,6 +111,12 @@ package struct CSVReader: FeedReader {
         FeedOffset(offset: Int64(bytesRead) - Int64(end - start), line: line)
     }
 
+    package func hashOfBytes(beforeNextRecord count: Int) -> UInt64? {
+        buffer.withUnsafeBufferPointer { buffer in
+            recent.hash(of: count, endingAt: start, in: buffer, bufferOffset: Int64(bytesRead) - Int64(end))
+        }
+    }
+
     /// Goes on from `place`, which lies after the header: within the bytes buffered, or by
     /// skipping in the source (a file seeks; a compressed stream is decompressed up to it).
     private mutating func move(to place: FeedOffset) throws(FeedError) {
@@ -128,6 +136,7 @@ package struct CSVReader: FeedReader {
             start = 0
             end = 0
             bytesRead = UInt64(place.offset)
+            recent.forget()
             fill()
         }
         line = place.line
@@ -268,6 +277,7 @@ package struct CSVReader: FeedReader {
         if start > 0 {
             buffer.withUnsafeMutableBufferPointer { bytes in
                 guard let base = bytes.baseAddress else { return }
+                recent.keep(UnsafeBufferPointer(rebasing: bytes[..<start]))
                 base.update(from: base + start, count: remaining)
             }
             start = 0

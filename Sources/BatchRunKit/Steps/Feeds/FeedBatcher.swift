@@ -36,6 +36,8 @@ struct FeedBatcher {
     /// A remote feed's identity, from its first request or the checkpoint resumed from: each
     /// checkpoint records it, every request must find the same object.
     private var remoteIdentity: RemoteIdentity?
+    /// Takes a local feed file's fingerprint after each batch.
+    private var fingerprinter: FeedFingerprinter?
 
     private enum Source {
         case csv
@@ -66,6 +68,9 @@ struct FeedBatcher {
                 remoteIdentity = position.remote
                 if step.badRows == .skip { rejected = try RejectedRows(feedPath: step.remote?.rejectedBase ?? path,
                                                                        resumingAt: position.rejectedBytes, confinement: step.confinement) }
+            }
+            if step.remote == nil {
+                fingerprinter = FeedFingerprinter(path: path, compressed: step.compression != .none, confinement: step.confinement)
             }
             var remote = step.remote
             if let feed = remote {
@@ -99,15 +104,19 @@ struct FeedBatcher {
     }
 
     private func filePosition(_ next: FeedOffset) -> StepPosition? {
-        guard case .file(let path, _) = step.source else { return nil }
+        guard case .file = step.source else { return nil }
         if let remoteIdentity {
             return .feed(FeedPosition(offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0,
                                       feedSize: remoteIdentity.length ?? -1, feedModified: 0, headHash: 0, tailHash: 0,
                                       remote: remoteIdentity))
         }
-        return FeedFingerprint.position(path: path, offset: next.offset, line: next.line, rejectedBytes: rejected?.bytes ?? 0,
-                                        compressed: step.compression != .none, confinement: step.confinement)
-            .map(StepPosition.feed)
+        return fingerprinter?.position(at: next, rejectedBytes: rejected?.bytes ?? 0) { count in
+            switch source {
+            case .csv: csv?.hashOfBytes(beforeNextRecord: count)
+            case .records(let reader): reader.hashOfBytes(beforeNextRecord: count)
+            case .inline: nil
+            }
+        }.map(StepPosition.feed)
     }
 
     /// Where a record is, for messages: `data/sessions.csv:1234`, or `inline row 2`.

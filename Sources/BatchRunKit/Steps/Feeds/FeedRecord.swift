@@ -25,6 +25,10 @@ package protocol FeedReader {
     mutating func next() throws(FeedError) -> FeedRecord?
     /// Where the next record starts: a reader opened `startingAt` it reads on from there.
     var nextRecord: FeedOffset { get }
+    /// `FeedFingerprint.hash` of the `count` bytes (fewer at the feed's start) that end where
+    /// the next record starts, from the bytes the reader holds: nil when it does not hold them
+    /// all (just after it went on from a resume point).
+    func hashOfBytes(beforeNextRecord count: Int) -> UInt64?
 }
 
 /// A place between two records of a feed file: the byte offset and the line the next record

@@ -17,6 +17,7 @@ package struct NDJSONReader: FeedReader {
     }
 
     package var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line + 1) }
+    package func hashOfBytes(beforeNextRecord count: Int) -> UInt64? { stream.hashOfBytes(beforeOffset: count) }
 
     package mutating func next() throws(FeedError) -> FeedRecord? {
         while true {
@@ -63,6 +64,7 @@ package struct JSONArrayReader: FeedReader {
     }
 
     package var nextRecord: FeedOffset { FeedOffset(offset: stream.offset, line: line) }
+    package func hashOfBytes(beforeNextRecord count: Int) -> UInt64? { stream.hashOfBytes(beforeOffset: count) }
 
     package mutating func next() throws(FeedError) -> FeedRecord? {
         if finished { return nil }
