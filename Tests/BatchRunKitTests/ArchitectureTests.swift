@@ -124,4 +124,130 @@ struct ArchitectureTests {
         }
         #expect(errorTypes >= 9, "\(errorTypes) BatchRunError types: the walk is broken")
     }
+
+    /// `text` with its comments (`//` to the end of the line, `/* */`, nested) and the contents of
+    /// its string literals blanked, line breaks kept so lines still count: a doc comment or a
+    /// message may show the form the rule refuses, and `"http://"` starts no comment.
+    static func withoutComments(_ text: String) -> String {
+        let chars = Array(text)
+        var out: [Character] = []
+        out.reserveCapacity(chars.count)
+        var i = 0
+        func blank(_ c: Character) -> Character { c == "\n" ? "\n" : " " }
+        while i < chars.count {
+            let c = chars[i], next: Character? = i + 1 < chars.count ? chars[i + 1] : nil
+            if c == "/" && next == "/" {
+                while i < chars.count && chars[i] != "\n" { out.append(" "); i += 1 }
+            } else if c == "/" && next == "*" {
+                var depth = 0
+                repeat {
+                    if chars[i] == "/" && i + 1 < chars.count && chars[i + 1] == "*" {
+                        depth += 1; out += [" ", " "]; i += 2
+                    } else if chars[i] == "*" && i + 1 < chars.count && chars[i + 1] == "/" {
+                        depth -= 1; out += [" ", " "]; i += 2
+                    } else {
+                        out.append(blank(chars[i])); i += 1
+                    }
+                } while depth > 0 && i < chars.count
+            } else if c == "#" || c == "\"" {
+                // A string literal: `#`s, then `"` or `"""`; it ends at the same quotes and `#`s.
+                var hashes = 0
+                while i + hashes < chars.count && chars[i + hashes] == "#" { hashes += 1 }
+                guard i + hashes < chars.count, chars[i + hashes] == "\"" else {
+                    out.append(c); i += 1; continue
+                }
+                let multiline = i + hashes + 2 < chars.count && chars[i + hashes + 1] == "\"" && chars[i + hashes + 2] == "\""
+                let quotes = multiline ? 3 : 1
+                let closing = Array(String(repeating: "\"", count: quotes) + String(repeating: "#", count: hashes))
+                out += chars[i..<(i + hashes + quotes)]; i += hashes + quotes
+                while i < chars.count {
+                    if hashes == 0 && chars[i] == "\\" && i + 1 < chars.count {
+                        out += [" ", blank(chars[i + 1])]; i += 2; continue
+                    }
+                    if i + closing.count <= chars.count && Array(chars[i..<(i + closing.count)]) == closing {
+                        out += closing; i += closing.count; break
+                    }
+                    if !multiline && chars[i] == "\n" { break }
+                    out.append(blank(chars[i])); i += 1
+                }
+            } else {
+                out.append(c); i += 1
+            }
+        }
+        return String(out)
+    }
+
+    /// Each `Mutex<...>` in `text` (comments blanked first) whose value type is a function type
+    /// bare, optional or in a tuple: its line (1-based) and the type as written. The method: the
+    /// balanced generic argument after `Mutex<`, with the text inside `[...]` and `<...>` taken
+    /// out (an array, a dictionary or another generic type holds the closure at one
+    /// representation); an `->` that remains is a function type the value itself is made of.
+    static func closuresInMutexes(_ text: String) -> [(line: Int, type: String)] {
+        let chars = Array(withoutComments(text))
+        let word: (Character) -> Bool = { $0.isLetter || $0.isNumber || $0 == "_" }
+        var found: [(line: Int, type: String)] = []
+        var line = 1, i = 0
+        let keyword = Array("Mutex<")
+        while i < chars.count {
+            if chars[i] == "\n" { line += 1 }
+            guard chars[i] == "M", i + keyword.count <= chars.count, Array(chars[i..<(i + keyword.count)]) == keyword,
+                  i == 0 || !word(chars[i - 1]) else { i += 1; continue }
+            // The balanced argument: `<` opens, `>` closes, but not the `>` of `->`.
+            var depth = 1, j = i + keyword.count
+            var argument: [Character] = []
+            while j < chars.count {
+                let c = chars[j]
+                if c == "<" { depth += 1 }
+                if c == ">" && !(j > 0 && chars[j - 1] == "-") {
+                    depth -= 1
+                    if depth == 0 { break }
+                }
+                argument.append(c); j += 1
+            }
+            // Take out what is inside brackets and angle brackets (nested), keeping the rest.
+            var kept = "", nesting: [Character] = []
+            for (k, c) in argument.enumerated() {
+                let arrow = c == ">" && k > 0 && argument[k - 1] == "-"
+                if c == "[" || c == "<" { nesting.append(c); continue }
+                if (c == "]" && nesting.last == "[") || (c == ">" && !arrow && nesting.last == "<") { nesting.removeLast(); continue }
+                if nesting.isEmpty { kept.append(c) }
+            }
+            if kept.contains("->") {
+                found.append((line, String(argument).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")))
+            }
+            i += keyword.count
+        }
+        return found
+    }
+
+    @Test("a closure kept in a Mutex is wrapped in Callback: no Mutex's value is a function type, bare, optional or in a tuple (issue 50)")
+    func closuresInMutexesAreWrapped() throws {
+        // The check itself, on what it must refuse and what it must let through.
+        let refused = ["Mutex<(@Sendable () -> Void)?>(nil)", "Mutex<@Sendable (Int) -> Void>", "Mutex<(() -> Void)?>",
+                       "Mutex<(count: Int, done: (@Sendable () -> Void)?)>", "Mutex<(Int, [String], @Sendable (Event) -> Void)>",
+                       "let m: Mutex<\n    (@Sendable (Result<Int, any Error>) -> Void)?\n>"]
+        for sample in refused {
+            #expect(Self.closuresInMutexes(sample).count == 1, "not refused: \(sample)")
+        }
+        #expect(Self.closuresInMutexes("let a = 1\nlet m = Mutex<(@Sendable () -> Void)?>(nil)").first?.line == 2)
+        let allowed = ["Mutex<Callback<@Sendable (Event) -> Void>?>(nil)", "Mutex<[String: @Sendable (String) -> Void]>([:])",
+                       "Mutex<[@Sendable (any StoreConnection, Int64) throws -> Void]>([])", "Mutex<(run: Date?, jobs: [String: Date])>",
+                       "Mutex<Result<(Int, HTTPHeaders, String), any Error>?>(nil)", "Mutex<Int>(0) // Mutex<(() -> Void)?>",
+                       "/// `Mutex<(@Sendable (Event) -> Void)?>`", "/* Mutex<() -> Void> /* nested */ */ Mutex<Int>",
+                       "let s = \"Mutex<(() -> Void)?>\" // Mutex<() -> Void>", "TestMutex<() -> Void>"]
+        for sample in allowed {
+            #expect(Self.closuresInMutexes(sample).isEmpty, "refused: \(sample)")
+        }
+
+        let files = try Self.sources(in: "Sources")
+        #expect(files.count > 100, "the walk found \(files.count) files")
+        var mutexes = 0
+        for file in files {
+            mutexes += Self.withoutComments(file.text).components(separatedBy: "Mutex<").count - 1
+            for closure in Self.closuresInMutexes(file.text) {
+                Issue.record("\(file.path):\(closure.line): Mutex<\(closure.type)> keeps a function type as its value; wrap the closure in Callback (Sources/BatchRunKit/Store/Callback.swift): every withLock re-wraps a bare one in two reabstraction thunks (issue 50)")
+            }
+        }
+        #expect(mutexes >= 20, "\(mutexes) Mutex<...> found: the walk is broken")
+    }
 }
