@@ -111,6 +111,7 @@ bench: build bench-deps
 	bench/import.sh 1000000
 	bench/conflicts.sh
 	bench/memory.sh
+	bench/batches.sh
 	bench/update.sh
 	bench/checkpoints.sh
 	bench/relationships.sh .build/release/batchrun
