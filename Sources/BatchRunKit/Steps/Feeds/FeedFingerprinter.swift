@@ -6,7 +6,7 @@ import Foundation
 /// them yet), size and modification time from `fstat` of the file opened once.
 ///
 /// ```swift
-/// var fingerprinter = FeedFingerprinter(path: "data/sessions.csv")
+/// let fingerprinter = FeedFingerprinter(path: "data/sessions.csv", compressed: false, confinement: nil)
 /// let position = fingerprinter.position(at: reader.nextRecord, rejectedBytes: 0) { count in
 ///     reader.hashOfBytes(beforeNextRecord: count)
 /// }
