@@ -34,22 +34,79 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
     ],
     targets: [
+        // The library's layers, bottom to top (docs/development.md, "Modules"): each imports only
+        // the ones below it, so a use that goes the wrong way does not compile.
+        // The vocabulary every layer speaks: values, model, SQL, errors, conflicts, statuses,
+        // metric names, and the backend protocol the two backends implement.
         .target(
-            name: "BatchRunKit",
+            name: "BatchRunStore",
+            dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        .target(
+            name: "BatchRunSQLite",
             dependencies: [
+                "BatchRunStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "BatchRunPostgres",
+            dependencies: [
+                "BatchRunStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // The Store coordinator (it picks a backend from the location) and the contexts.
+        .target(
+            name: "BatchRunContext",
+            dependencies: [
+                "BatchRunStore",
+                "BatchRunSQLite",
+                .target(name: "BatchRunPostgres", condition: .when(traits: ["PostgreSQL"])),
+            ]
+        ),
+        // Feed readers over byte sources (file, HTTP, S3; gzip, zstd) and whole-or-nothing outputs.
+        .target(
+            name: "BatchRunFeeds",
+            dependencies: [
+                "BatchRunStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["NetworkFeeds"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NetworkFeeds"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["NetworkFeeds"])),
+                .product(name: "NIOFoundationCompat", package: "swift-nio", condition: .when(traits: ["NetworkFeeds"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["NetworkFeeds"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["NetworkFeeds"])),
                 "CBatchRunZlib",
                 "CBatchRunZstd",
             ]
+        ),
+        // Job files, steps, the scheduler, runs and their reports.
+        .target(
+            name: "BatchRunEngine",
+            dependencies: [
+                "BatchRunStore",
+                "BatchRunContext",
+                "BatchRunFeeds",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        // Queues (a folder, a PostgreSQL database) and the worker.
+        .target(
+            name: "BatchRunQueue",
+            dependencies: [
+                "BatchRunStore",
+                "BatchRunContext",
+                "BatchRunEngine",
+                .target(name: "BatchRunPostgres", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        // The one module a library user imports: it re-exports the layers' public API.
+        .target(
+            name: "BatchRunKit",
+            dependencies: ["BatchRunStore", "BatchRunContext", "BatchRunFeeds", "BatchRunEngine", "BatchRunQueue"]
         ),
         // Compressed feeds and outputs: the system's zlib and libzstd (the Makefile installs them).
         .systemLibrary(name: "CBatchRunZlib", path: "Sources/CBatchRunZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -120,6 +177,9 @@ let package = Package(
             name: "BatchRunKitTests",
             dependencies: [
                 "BatchRunKit",
+                // The backends' own tests (a library user reaches them only through the Store).
+                "BatchRunSQLite",
+                "BatchRunPostgres",
                 "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

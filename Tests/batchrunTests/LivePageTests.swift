@@ -7,6 +7,7 @@ import TestSupport
 @Suite("Live page")
 struct LivePageTests {
     /// A long feed inserted 100 rows a batch: it runs long enough to be watched.
+    /// 40,000 batches: tens of seconds, so it still runs while the page is loaded twice (the worker is stopped after).
     static let slowItem = """
         version: 1
         store: slow.sqlite
@@ -15,7 +16,7 @@ struct LivePageTests {
             columns: { id: integer primary key, minutes: integer not null }
         jobs:
           load:
-            batch_size: 100
+            batch_size: 10
             steps:
               - insert: { entity: Row, from: feed.csv }
         """

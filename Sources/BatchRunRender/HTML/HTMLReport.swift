@@ -50,7 +50,7 @@ package struct HTMLReport {
                     HTMLReportSection(section: section, number: index + 1, titled: sections.count > 1).render(into: &html)
                 }
             }
-            body.element("footer", text: "Written by batchrun \(BatchRunKit.version) from the run report (schema "
+            body.element("footer", text: "Written by batchrun \(BatchRunVersion.current) from the run report (schema "
                          + "\(sections.first?.report.schema ?? 1)). Self-contained: no scripts, nothing loaded from the network.")
         }
     }

@@ -52,7 +52,7 @@ package struct QueueHTMLPage {
                     }
                 }
             }
-            body.element("footer", text: "Written by batchrun \(BatchRunKit.version). Self-contained: no scripts, nothing loaded from the network.")
+            body.element("footer", text: "Written by batchrun \(BatchRunVersion.current). Self-contained: no scripts, nothing loaded from the network.")
         }
     }
 

@@ -28,7 +28,7 @@ package enum LiveQueuePage {
             html.element("body") { body in
                 body.element("h1", text: "batchrun queue: \(snapshot.location)")
                 body.element("div", ["id": "live"]) { live in live.trusted(fragment(snapshot, rates: rates)) }
-                body.element("footer", text: "batchrun \(BatchRunKit.version) serve: read-only; updates every second by server-sent events (every 5 s without scripts).")
+                body.element("footer", text: "batchrun \(BatchRunVersion.current) serve: read-only; updates every second by server-sent events (every 5 s without scripts).")
                 body.element("script", ["nonce": nonce]) { $0.trusted(script) }
             }
         }

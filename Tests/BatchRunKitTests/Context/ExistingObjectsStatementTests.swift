@@ -1,4 +1,5 @@
 @testable import BatchRunKit
+import BatchRunSQLite
 import Foundation
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@ import GRDB
 import Synchronization
 import Testing
 @testable import BatchRunKit
+import BatchRunSQLite
 
 /// The import's multi-row statements and set-based conflict resolution: every row written as
 /// fed across chunk boundaries, failing chunks retried row by row, and conflicts recorded as

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+import BatchRunSQLite
 
 /// The kind of a store is read from its location in one place, and what differs between
 /// databases (table-name folding, expression checking) comes from the backend it names.

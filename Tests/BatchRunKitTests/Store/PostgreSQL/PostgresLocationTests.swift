@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+import BatchRunPostgres
 
 /// How a `postgresql://` URL, the service file and the `PG*` environment make a location, as
 /// libpq reads them: no server needed.

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import BatchRunKit
+import BatchRunPostgres
 import TestSupport
 
 /// The PostgreSQL backend against a real server (a throwaway cluster this test process starts):

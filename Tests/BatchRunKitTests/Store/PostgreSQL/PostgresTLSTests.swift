@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+import BatchRunPostgres
 import TestSupport
 
 /// Connecting as libpq does, against a cluster set up as production servers are: `ssl = on`

@@ -1,5 +1,6 @@
 import Testing
 @testable import BatchRunKit
+import BatchRunSQLite
 
 @Suite("Expression authorizer")
 struct ExpressionCheckerTests {

@@ -1,0 +1,68 @@
+import BatchRunStore
+import BatchRunFeeds
+
+/// `insert`: adds rows from inline `rows` or a feed file, in batches.
+package struct InsertStep: Sendable, Hashable {
+    package enum Source: Sendable, Hashable {
+        /// Inline rows: field name to value, in the order written.
+        case rows([[(field: String, value: StoreValue)]])
+        case file(path: String, format: FeedFormat)
+
+        package static func == (lhs: Source, rhs: Source) -> Bool {
+            switch (lhs, rhs) {
+            case (.file(let a, let b), .file(let c, let d)): return a == c && b == d
+            case (.rows(let a), .rows(let b)):
+                return a.count == b.count && zip(a, b).allSatisfy { x, y in
+                    x.count == y.count && zip(x, y).allSatisfy { $0.field == $1.field && $0.value == $1.value }
+                }
+            default: return false
+            }
+        }
+
+        package func hash(into hasher: inout Hasher) {
+            switch self {
+            case .file(let path, let format): hasher.combine(path); hasher.combine(format)
+            case .rows(let rows): hasher.combine(rows.count)
+            }
+        }
+    }
+
+    package enum BadRows: String, Sendable, Hashable, CaseIterable {
+        case fail, skip
+    }
+
+    package var entity: String
+    package var source: Source
+    /// Feed values read as NULL; nil means the default (`[""]` for CSV and TSV).
+    package var nulls: [String]?
+    /// Feed field to column, or to nil to drop the field.
+    package var columns: [String: String?] = [:]
+    package var badRows: BadRows = .fail
+    package var replace = false
+    package var params: [String: ParamTemplate] = [:]
+    package var batchSize: Int?
+    /// How the feed file is compressed (from its suffix or `compression:`).
+    package var compression: FeedCompression = .none
+    /// The folders a queue worker lets the item read its feed from and write its rejected rows
+    /// in (nil: anywhere).
+    package var confinement: PathConfinement?
+    /// An `http(s)://` feed's URL, headers, CA file and timeouts (then `source`'s path is the URL).
+    package var remote: RemoteFeed?
+
+    package init(entity: String, source: Source) {
+        self.entity = entity
+        self.source = source
+    }
+
+    /// True for inline `rows`.
+    package var isInline: Bool {
+        if case .rows = source { return true }
+        return false
+    }
+
+    /// The column a feed field goes to (nil: dropped), following `columns`.
+    package func column(forField field: String) -> String?? {
+        if let mapped = columns[field] { return .some(mapped) }
+        return .some(field)
+    }
+}

@@ -1,0 +1,155 @@
+import BatchRunStore
+import BatchRunContext
+import Foundation
+
+/// The writing side of an insert: takes the feed's batches from the pipe and hands each to
+/// the context's one import path (`Context.importBatch`, or `Context.replaceAll` for a hot
+/// swap), counting the step's rows from each committed save.
+package struct InsertWriter {
+    package let environment: StepEnvironment
+    package let place: FeedPlace
+    /// The import path's state, kept from batch to batch.
+    private var importer: RowImporter
+
+    package init(environment: StepEnvironment, context: Context, place: FeedPlace) {
+        self.environment = environment
+        self.place = place
+        importer = context.makeImporter(for: environment.entity, policy: environment.mergePolicy, job: environment.job)
+    }
+
+    /// Each batch in its own transaction; counts join the report once the batch is committed.
+    package mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+        var importer = self.importer   // a local: `self` stays readable while a save writes through it
+        defer { self.importer = importer }
+        // Where the step's checkpoint stands: after the last batch committed.
+        var committedAt = environment.resumeAt
+        while true {
+            if environment.isCancelled() { throw StepError.cancelled(report: report) }
+            switch pipe.take() {
+            case .end(let rejected):
+                report.rows.rejected = rejected
+                return
+            case .failure(let message, let rejected):
+                report.rows.rejected = rejected
+                throw StepError(message, report: report)
+            case .batch(let batch, let layouts, let rejected, let position, let prefetched):
+                // The checkpoint, in the batch's transaction: where the feed goes on, and the rows
+                // rejected since the last one.
+                let checkpoint = position.flatMap { position in
+                    environment.checkpoint?.at(position, rejected: rejected - report.rows.rejected)
+                }
+                report.rows.rejected = rejected
+                if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
+                let columns = layouts.map(\.columns)
+                // The batch's conflict records go on after the step's, in the step's own array,
+                // moved over (not copied) for the batch: appending a batch's records to the step's
+                // copied each one, a twentieth of a conflict-heavy import. A try that does not
+                // commit takes its records back out.
+                var records = ConflictRecords()
+                swap(&records, &report.conflictRecords)
+                let recordsBefore = records.count
+                var retries = 0
+                let result: SaveResult
+                do {
+                    // After a lost connection, a batch the checkpoint shows committed is not written again.
+                    let rowsSoFar = report.rows
+                    result = try environment.withRetries(retried: { retries += 1 }, reconnected: { report.reconnects += 1 }, committed: {
+                        guard let position, let batch = try environment.committedBatch(after: committedAt, rowsSoFar: rowsSoFar),
+                              batch.position == position else { return nil }
+                        var result = SaveResult()
+                        (result.inserted, result.updated, result.deleted) = (batch.rows.inserted, batch.rows.updated, batch.rows.deleted)
+                        return result
+                    }) {
+                        records.removeRecords(from: recordsBefore)   // a try records from nothing
+                        return try context.importBatch(batch, columns: columns, prefetched: prefetched, with: &importer,
+                                                       records: &records, checkpoint: checkpoint)
+                    }
+                } catch {
+                    records.removeRecords(from: recordsBefore)
+                    swap(&records, &report.conflictRecords)
+                    report.retries += retries
+                    report.batches.rolledBack += 1 + retries
+                    throw failure(error, report: report)
+                }
+                swap(&records, &report.conflictRecords)
+                committedAt = position ?? committedAt
+                // The rows as the save counted them, once.
+                report.rows.inserted += result.inserted
+                report.rows.updated += result.updated
+                report.rows.deleted += result.deleted   // rows overwrite replaced for holding a row's unique value
+                report.conflicts += report.conflictRecords.count - recordsBefore
+                report.retries += retries
+                report.batches.rolledBack += retries
+                report.batches.committed += 1
+                environment.progress(report.rows)
+            }
+        }
+    }
+
+    /// Hot swap: one transaction deletes every row and writes the whole feed; readers see the
+    /// old rows or the new ones, never a mix. Nothing is counted unless it commits. Its
+    /// checkpoint (done) is in the same transaction: a resumed run does not swap again.
+    package mutating func hotSwap(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+        var importer = self.importer   // a local: `self` stays readable while the save writes through it
+        defer { self.importer = importer }
+        var rejected = report.rows.rejected
+        let checkpoint: CheckpointWrite? = environment.checkpoint.map { step in
+            { db, changes in try step.at(.done, rejected: rejected)(db, changes) }
+        }
+        var records = ConflictRecords()
+        swap(&records, &report.conflictRecords)
+        let recordsBefore = records.count
+        let result: SaveResult
+        do {
+            result = try context.replaceAll(with: &importer, records: &records, checkpoint: checkpoint) { write in
+                loop: while true {
+                    if environment.isCancelled() { throw StepError.cancelled(report: report) }
+                    switch pipe.take() {
+                    case .end(let total):
+                        rejected = total
+                        break loop
+                    case .failure(let message, let total):
+                        rejected = total
+                        throw StepError(message, report: report)
+                    case .batch(let batch, let layouts, let total, _, _):
+                        rejected = total
+                        try write(batch, layouts.map(\.columns))
+                    }
+                }
+            }
+        } catch {
+            records.removeRecords(from: recordsBefore)
+            swap(&records, &report.conflictRecords)
+            report.rows.rejected = rejected
+            report.batches.rolledBack += 1
+            throw failure(error, report: report)
+        }
+        swap(&records, &report.conflictRecords)
+        report.rows.rejected = rejected
+        report.rows.deleted += result.deleted
+        report.rows.inserted += result.inserted
+        report.rows.updated += result.updated
+        report.conflicts += report.conflictRecords.count - recordsBefore
+        report.batches.committed += 1
+        environment.progress(report.rows)
+    }
+
+    /// The step's error for a failed batch: a row's failure names its place in the feed, and a
+    /// conflict under `error` keeps its record.
+    private func failure(_ error: any Error, report: StepReport) -> any Error {
+        switch error {
+        case ImportRowFailure.refused(let line, let message):
+            return StepError("\(place(line)): \(message)", report: report)
+        case ImportRowFailure.conflict(let line, let conflict):
+            var report = report
+            report.conflicts += 1
+            report.conflictRecords.append(conflict.conflict.record(entity: environment.entity))
+            return StepError("\(place(line)): \(conflict)", report: report, cause: conflict)
+        case var stepError as StepError:
+            stepError.report = report
+            return stepError
+        default:
+            return error
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// `s3://BUCKET/KEY` taken apart.
+package struct S3Location: Sendable, Hashable, CustomStringConvertible {
+    package var bucket: String
+    package var key: String
+
+    /// Nil unless `url` is `s3://` with a bucket and a key.
+    package init?(url: String) {
+        guard url.lowercased().hasPrefix("s3://") else { return nil }
+        let rest = url.dropFirst(5)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        bucket = String(rest[..<slash])
+        key = String(rest[rest.index(after: slash)...])
+        if bucket.isEmpty || key.isEmpty { return nil }
+    }
+
+    package var description: String { "s3://\(bucket)/\(key)" }
+}
+
+/// Where an S3 request goes: `scheme://host` and the decoded path (`SigV4Signer.Request.path`).
+package struct S3Address: Sendable, Equatable {
+    package var scheme: String
+    package var host: String
+    package var path: String
+
+    package init(scheme: String, host: String, path: String) {
+        self.scheme = scheme
+        self.host = host
+        self.path = path
+    }
+}

@@ -1,0 +1,46 @@
+import BatchRunStore
+
+/// Converts one feed field, as bytes, to the typed cell its column stores, without making a
+/// String for numbers: the step's NULL spellings first, then the column's type, by
+/// `ValueConverter`'s rules. Plain values only, so a layout's converters are read per cell
+/// without reference counting.
+package struct CellConverter: Sendable {
+    package let type: ColumnType
+    /// The column takes a NULL: it is nullable, has a default, or is SQLite's rowid.
+    package let acceptsNull: Bool
+
+    package init(column: Column, isRowidKey: Bool) {
+        self.type = column.type
+        self.acceptsNull = !column.notNull || column.defaultLiteral != nil || isRowidKey
+    }
+
+    /// Appends the cell to `batch`, or returns why the field does not fit.
+    package func append(_ field: UnsafeBufferPointer<UInt8>, nulls: NullMarkers, to batch: inout RowBatch) -> String? {
+        if nulls.matches(field) { return appendNull(to: &batch) }
+        switch ValueConverter.parse(field, as: type) {
+        case .integer(let value): batch.appendInteger(value)
+        case .real(let value): batch.appendReal(value)
+        case .asText: batch.appendText(field)
+        case .asBlob: batch.appendBlob(field)
+        case .problem(let message): return message
+        }
+        return nil
+    }
+
+    /// Appends a typed value (from JSON or inline rows).
+    package func append(_ value: StoreValue, nulls: NullMarkers, to batch: inout RowBatch) -> String? {
+        if case .text(let text) = value, nulls.matches(text) { return appendNull(to: &batch) }
+        switch ValueConverter.convert(value, to: type) {
+        case .success(.null): return appendNull(to: &batch)
+        case .success(let converted): batch.append(converted)
+        case .failure(let problem): return problem.message
+        }
+        return nil
+    }
+
+    private func appendNull(to batch: inout RowBatch) -> String? {
+        guard acceptsNull else { return "missing value in a not null column" }
+        batch.appendNull()
+        return nil
+    }
+}

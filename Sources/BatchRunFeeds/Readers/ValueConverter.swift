@@ -1,0 +1,144 @@
+import BatchRunStore
+import Foundation
+
+/// Converts feed and inline values to what a column stores, with the contract's messages:
+/// `"abc" is not a real`.
+///
+/// ```swift
+/// ValueConverter.convert(.text("12.5"), to: .real)     // .success(.real(12.5))
+/// ValueConverter.convert(.text("yes"), to: .boolean)   // .failure("\"yes\" is not a boolean (true, false, 1 or 0)")
+/// ```
+package enum ValueConverter {
+    package struct Problem: Error, Sendable, Equatable {
+        package var message: String
+
+        package init(message: String) {
+            self.message = message
+        }
+    }
+
+    package static func convert(_ value: StoreValue, to type: ColumnType) -> Result<StoreValue, Problem> {
+        switch (value, type) {
+        case (.null, _): return .success(.null)
+        case (.text(let text), _): return convert(text: text, to: type)
+        case (.integer, .integer), (.real, .real), (.blob, .blob): return .success(value)
+        case (.integer(let int), .real): return .success(.real(Double(int)))
+        case (.real(let double), .integer):
+            if double.rounded() == double, let int = Int64(exactly: double) { return .success(.integer(int)) }
+            return .failure(Problem(message: "\(double) is not an integer"))
+        case (.integer(let int), .boolean):
+            if int == 0 || int == 1 { return .success(value) }
+            return .failure(Problem(message: "\(int) is not a boolean (true, false, 1 or 0)"))
+        case (.integer, .text), (.real, .text): return .success(.text(value.description))
+        case (.blob(let bytes), .text): return .success(.text(String(decoding: bytes, as: UTF8.self)))
+        default:
+            return .failure(Problem(message: "\(value) is not \(article(type)) \(type.rawValue)"))
+        }
+    }
+
+    /// Text from a feed, parsed for the column's type.
+    package static func convert(text: String, to type: ColumnType) -> Result<StoreValue, Problem> {
+        var text = text
+        return text.withUTF8 { field in
+            switch parse(field, as: type) {
+            case .integer(let value): return .success(.integer(value))
+            case .real(let value): return .success(.real(value))
+            case .asText: return .success(.text(String(decoding: field, as: UTF8.self)))
+            case .asBlob: return .success(.blob(Array(field)))
+            case .problem(let message): return .failure(Problem(message: message))
+            }
+        }
+    }
+
+    /// What a field's bytes are for a column type: the one set of rules for every feed format
+    /// (CSV and TSV fields, JSON and NDJSON strings, inline rows).
+    package enum Parsed {
+        case integer(Int64)
+        case real(Double)
+        /// The field as it is, stored as text.
+        case asText
+        /// The field as it is, stored as a blob.
+        case asBlob
+        case problem(String)
+    }
+
+    /// Parses a field for `type`: integers in decimal (a real with no fraction, `1e3` or `12.0`,
+    /// is an integer too), reals as `strtod` reads them but without spaces, hex, `inf` or `nan`,
+    /// booleans as `true`/`false`/`1`/`0` in any case, datetimes as ISO 8601.
+    package static func parse(_ field: UnsafeBufferPointer<UInt8>, as type: ColumnType) -> Parsed {
+        switch type {
+        case .text:
+            return .asText
+        case .blob:
+            return .asBlob
+        case .integer:
+            if let value = integer(field) { return .integer(value) }
+            if let value = real(field), value.rounded() == value, let exact = Int64(exactly: value) { return .integer(exact) }
+            return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not an integer")
+        case .real:
+            guard let value = real(field) else { return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not a real") }
+            return .real(value)
+        case .boolean:
+            switch String(decoding: field, as: UTF8.self).lowercased() {
+            case "true", "1": return .integer(1)
+            case "false", "0": return .integer(0)
+            default: return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not a boolean (true, false, 1 or 0)")
+            }
+        case .datetime:
+            guard isISO8601(field) else {
+                return .problem("\"\(String(decoding: field, as: UTF8.self))\" is not an ISO 8601 datetime (like 2026-01-31 or 2026-01-31T08:15:00Z)")
+            }
+            return .asText
+        }
+    }
+
+    /// A decimal integer with an optional sign, or nil (also on overflow).
+    package static func integer(_ field: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        var negative = false
+        if index < field.count && (field[index] == UInt8(ascii: "-") || field[index] == UInt8(ascii: "+")) {
+            negative = field[index] == UInt8(ascii: "-")
+            index += 1
+        }
+        guard index < field.count else { return nil }
+        var value: Int64 = 0
+        while index < field.count {
+            let digit = field[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = negative ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
+            if overflow1 || overflow2 { return nil }
+            value = sum
+            index += 1
+        }
+        return value
+    }
+
+    /// A finite decimal real (as `strtod` reads it, whole field), or nil.
+    package static func real(_ field: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard !field.isEmpty, field.count < 64 else {
+            return field.isEmpty ? nil : Double(String(decoding: field, as: UTF8.self)).flatMap { $0.isFinite ? $0 : nil }
+        }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: field.count + 1) { buffer in
+            for index in 0..<field.count { buffer[index] = CChar(bitPattern: field[index]) }
+            buffer[field.count] = 0
+            // Reject what strtod would take but a feed should not: spaces, hex, inf, nan.
+            let first = field[0]
+            guard first == UInt8(ascii: "-") || first == UInt8(ascii: "+") || first == UInt8(ascii: ".") || (first &- 48) < 10,
+                  !field.contains(UInt8(ascii: "x")), !field.contains(UInt8(ascii: "X")) else { return nil }
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtod(buffer.baseAddress!, &end)
+            guard let end, end == buffer.baseAddress! + field.count, value.isFinite else { return nil }
+            return value
+        }
+    }
+
+    private static func article(_ type: ColumnType) -> String {
+        type == .integer ? "an" : "a"
+    }
+
+    /// `YYYY-MM-DD`, optionally `T` or space, `HH:MM[:SS[.fff]]`, optionally `Z` or `±HH:MM`.
+    package static func isISO8601(_ text: String) -> Bool { ISO8601Text.isValid(text) }
+
+    package static func isISO8601(_ b: UnsafeBufferPointer<UInt8>) -> Bool { ISO8601Text.isValid(b) }
+}

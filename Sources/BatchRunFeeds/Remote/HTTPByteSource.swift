@@ -1,0 +1,323 @@
+#if NetworkFeeds
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// A remote feed's bytes, streamed from an HTTP(S) GET (section 14) with backpressure (see
+/// `ResponseChannel`): memory holds at most about 1 MB of the body, whatever the feed's size.
+///
+/// Each request is built by a `RangedRequestBuilder` (S3 signs each). A transfer that breaks
+/// (the connection closed, a read timed out, the body ended short of its length) goes on from
+/// the byte reached with `Range: bytes=N-` and `If-Range`, up to `retries` times with backoff;
+/// the object's identity (`ETag` and length, or `Last-Modified`) must match the first
+/// response's, so no byte is read twice or from another version of the object.
+package final class HTTPByteSource: ByteSource {
+    private let client: HTTPClient
+    private let requests: any RangedRequestBuilder
+    private let feed: RemoteFeed
+    private let retries: Int
+    /// The object's identity, from the first response (or the one a resumed run expects).
+    package private(set) var identity: RemoteIdentity?
+    /// The offset of the next byte handed over.
+    package private(set) var position: Int64
+    /// Where the current response's body ends in the object, when it says.
+    private var end: Int64?
+    private var channel: ResponseChannel?
+    private var task: Task<Void, Never>?
+    private var chunk: ByteBuffer?
+    private var finished = false
+    private var shutDown = false
+
+    /// Opens the feed and waits for the first response's head, so a refused connection, a 404
+    /// or an HTML page fails here. `expected`: the identity a checkpoint recorded (a changed
+    /// object is an error); `startingAt`: the first byte wanted (a Range request when > 0).
+    package init(feed: RemoteFeed, requests: (any RangedRequestBuilder)? = nil, expected: RemoteIdentity? = nil,
+         startingAt offset: Int64 = 0, retries: Int = 3) throws(ByteSourceError) {
+        self.feed = feed
+        self.requests = try Self.requests(for: feed, given: requests)
+        self.retries = retries
+        identity = expected
+        position = offset
+        client = try Self.client(for: feed)
+        do throws(ByteSourceError) {
+            if let failure = try start(through: nil) { throw ByteSourceError(message: failure) }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The identity of the object at `feed` now, from a request for its first byte.
+    package static func identity(of feed: RemoteFeed, requests: (any RangedRequestBuilder)? = nil) throws(ByteSourceError) -> RemoteIdentity {
+        let source = try HTTPByteSource(feed: feed, requests: requests, startingAt: 0, probe: true)
+        defer { source.close() }
+        return source.identity ?? RemoteIdentity(etag: nil, lastModified: nil, length: nil)
+    }
+
+    private init(feed: RemoteFeed, requests: (any RangedRequestBuilder)?, startingAt offset: Int64, probe: Bool) throws(ByteSourceError) {
+        self.feed = feed
+        self.requests = try Self.requests(for: feed, given: requests)
+        retries = 0
+        position = offset
+        client = try Self.client(for: feed)
+        do throws(ByteSourceError) {
+            if let failure = try start(through: 0) { throw ByteSourceError(message: failure) }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// The requests of `feed` (`given` when there are): signed for S3 (`s3://`), plain for HTTP(S).
+    package static func requests(for feed: RemoteFeed, given: (any RangedRequestBuilder)? = nil) throws(ByteSourceError)
+        -> any RangedRequestBuilder {
+        if let given { return given }
+        guard feed.isS3 else { return PlainRangedRequests(feed: feed) }
+        guard let location = S3Location(url: feed.url) else {
+            throw ByteSourceError(message: "\(feed.url) names no object; write s3://BUCKET/KEY")
+        }
+        return try S3RangedRequests(location: location)
+    }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(ByteSourceError) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        var attempt = 0
+        while true {
+            if var current = chunk, current.readableBytes > 0 {
+                let count = min(buffer.count, current.readableBytes)
+                current.withUnsafeReadableBytes { bytes in
+                    base.copyMemory(from: bytes.baseAddress!, byteCount: count)
+                }
+                current.moveReaderIndex(forwardBy: count)
+                chunk = current.readableBytes > 0 ? current : nil
+                position += Int64(count)
+                return count
+            }
+            if finished { return 0 }
+            let broken: String
+            if let channel {
+                switch channel.next() {
+                case .chunk(let buffer):
+                    chunk = buffer
+                    continue
+                case .end:
+                    if let end, position < end {
+                        broken = "the body ended at byte \(position), before byte \(end)"
+                    } else {
+                        finished = true
+                        stopTransfer()
+                        close()
+                        return 0
+                    }
+                case .failed(let error):
+                    broken = Self.describe(error, feed: feed)
+                case .head:
+                    broken = "the server sent a second response"
+                }
+            } else {
+                broken = "the transfer stopped"
+            }
+            // A broken transfer: go on from `position` with a Range request, a few times.
+            stopTransfer()
+            guard attempt < retries else {
+                throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(broken)")
+            }
+            attempt += 1
+            Thread.sleep(forTimeInterval: 0.2 * Double(1 << (attempt - 1)))
+            if let failure = try start(through: nil), attempt >= retries {
+                throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(failure)")
+            }
+        }
+    }
+
+    package func skip(to offset: Int64) throws(ByteSourceError) {
+        guard offset > position else { return }
+        // Within the chunk at hand: read on; further: a new request from `offset`, so the bytes
+        // before it are not downloaded (a resumed import reads only what is left).
+        if offset - position <= Int64(chunk?.readableBytes ?? 0) {
+            try discard(from: position, to: offset)
+            return
+        }
+        stopTransfer()
+        position = offset
+        if let failure = try start(through: nil) { throw ByteSourceError(message: failure) }
+    }
+
+    /// Sends the request for the bytes from `position` and waits for its head: checks the
+    /// status, the content type, and the object's identity against what was read so far.
+    /// Returns why no response came (a retry may help); throws what a retry cannot mend.
+    @discardableResult
+    private func start(through last: Int64?) throws(ByteSourceError) -> String? {
+        let ifRange = position > 0 ? identity?.ifRange : nil
+        let ranged = try requests.request(from: position, through: last, ifRange: ifRange)
+        var request = HTTPClientRequest(url: ranged.url)
+        request.method = .GET
+        for header in ranged.headers { request.headers.add(name: header.name, value: header.value) }
+        let channel = ResponseChannel()
+        let client = self.client, feed = self.feed
+        let deadline = NIODeadline.now() + Self.amount(feed.connectTimeout + feed.readTimeout)
+        task = Task {
+            do {
+                let response = try await client.execute(request, deadline: deadline)
+                let headers = response.headers.map { (name: $0.name, value: $0.value) }
+                guard await channel.send(.head(status: Int(response.status.code), reason: response.status.reasonPhrase,
+                                               headers: headers)) else { return }
+                for try await buffer in response.body {
+                    guard await channel.send(.chunk(buffer)) else { return }
+                }
+                _ = await channel.send(.end)
+            } catch {
+                _ = await channel.send(.failed(error))
+            }
+        }
+        self.channel = channel
+        switch channel.next() {
+        case .head(let status, let reason, let headers):
+            try accept(status: status, reason: reason, headers: headers, last: last)
+            return nil
+        case .failed(let failure):
+            stopTransfer()
+            return Self.describe(failure, feed: feed)
+        case .chunk, .end:
+            stopTransfer()
+            return "no response"
+        }
+    }
+
+    private func accept(status: Int, reason: String, headers: [(name: String, value: String)], last: Int64?) throws(ByteSourceError) {
+        func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name }?.value }
+        let fresh = RemoteIdentity(status: status, headers: headers)
+        if status == 416, let known = identity?.length ?? fresh.length, position >= known {
+            finished = true   // nothing is left after the checkpoint
+            return
+        }
+        guard (200..<300).contains(status) else {
+            let body = errorBody()
+            stopTransfer()
+            throw ByteSourceError(message: requests.failure(status: status, reason: reason, body: body))
+        }
+        if let type = header("content-type")?.lowercased(), type.hasPrefix("text/html") {
+            stopTransfer()
+            throw ByteSourceError(message: "\(requests.displayName) sent an HTML page (Content-Type: text/html), not the feed: "
+                + "an error or login page? Check the URL and its headers")
+        }
+        if let known = identity {
+            if !known.isSame(as: fresh) {
+                stopTransfer()
+                throw ByteSourceError(message: "\(requests.displayName) changed while it was read (it was \(known), it is \(fresh) now)")
+            }
+        } else {
+            identity = fresh
+        }
+        if status == 206 {
+            guard let range = header("content-range"), let start = Self.rangeStart(range), start == position else {
+                stopTransfer()
+                throw ByteSourceError(message: "\(requests.displayName) answered a Range request from byte \(position) "
+                    + "with another range (\(header("content-range") ?? "no Content-Range"))")
+            }
+            end = Self.rangeEnd(range).map { $0 + 1 }
+        } else if position > 0 {
+            // The whole object came back: the server ignores Range (the identity matched).
+            let wanted = position
+            end = fresh.length
+            position = 0
+            if last == nil { try discard(from: 0, to: wanted) }
+        } else {
+            end = fresh.length
+        }
+    }
+
+    /// The first KB of an error response's body (S3 names its error code there).
+    private func errorBody() -> String {
+        var bytes: [UInt8] = []
+        while bytes.count < 1024, let channel {
+            guard case .chunk(let buffer) = channel.next() else { break }
+            bytes += buffer.readableBytesView.prefix(1024 - bytes.count)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func stopTransfer() {
+        channel?.close()
+        task?.cancel()
+        channel = nil
+        task = nil
+        chunk = nil
+    }
+
+    /// Ends every transfer and the client (its connections); called at the end and by deinit.
+    package func close() {
+        stopTransfer()
+        guard !shutDown else { return }
+        shutDown = true
+        try? client.syncShutdown()
+    }
+
+    /// `bytes 100-199/1000` gives 100; `rangeEnd` 199.
+    private static func rangeStart(_ header: String) -> Int64? {
+        guard let dash = header.firstIndex(of: "-") else { return nil }
+        return Int64(header[..<dash].split(separator: " ").last ?? "")
+    }
+
+    private static func rangeEnd(_ header: String) -> Int64? {
+        guard let dash = header.firstIndex(of: "-"), let slash = header.firstIndex(of: "/") else { return nil }
+        return Int64(header[header.index(after: dash)..<slash])
+    }
+
+    private static func amount(_ seconds: Double) -> TimeAmount {
+        .milliseconds(Int64(seconds * 1000))
+    }
+
+    private static func client(for feed: RemoteFeed) throws(ByteSourceError) -> HTTPClient {
+        if let name = feed.unsetVariables().first {
+            throw ByteSourceError(message: "a header uses ${env.\(name)}, which is not set in the environment")
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile = feed.caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw ByteSourceError(message: "ca_file \(caFile) cannot be read")
+            }
+            tls.additionalTrustRoots = [.file(caFile)]
+        }
+        var configuration = HTTPClient.Configuration(
+            tlsConfiguration: tls,
+            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            timeout: .init(connect: amount(feed.connectTimeout), read: amount(feed.readTimeout)),
+            decompression: .disabled)
+        // A refused connection is an answer: fail at once rather than retry until the deadline.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// What went wrong, in words that say what to do; never the URL's query nor a header.
+    package static func describe(_ error: any Error, feed: RemoteFeed) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .readTimeout: return "no bytes came for \(feed.readTimeout) s (read_timeout)"
+            case .connectTimeout: return "no connection within \(feed.connectTimeout) s (connect_timeout)"
+            case .deadlineExceeded: return "no answer within \(feed.connectTimeout + feed.readTimeout) s (connect_timeout + read_timeout)"
+            case .remoteConnectionClosed: return "the server closed the connection"
+            case .redirectLimitReached: return "more than 5 redirects"
+            case .redirectCycleDetected: return "the redirects go round in a cycle"
+            default: break
+            }
+        }
+        let text = String(describing: error)
+        let lowered = text.lowercased()
+        if lowered.contains("refused") {
+            return "connection refused: nothing listens at \(feed.displayURL)'s host and port"
+        }
+        if error is NIOSSLError || lowered.contains("certificate") || lowered.contains("handshake") {
+            return "TLS failed, the server's certificate is not trusted (\(text)); if your own CA signed it, "
+                + "name the CA's certificate with ca_file:"
+        }
+        return text
+    }
+}
+#endif

@@ -1,0 +1,344 @@
+#if PostgreSQL
+import BatchRunStore
+import BatchRunContext
+import BatchRunPostgres
+import Foundation
+
+/// A queue in a PostgreSQL database, for workers on any number of machines: items (job files
+/// with their params) in the `_batchrun_queue` table, claimed with `FOR UPDATE SKIP LOCKED`,
+/// held by a lease the worker renews, and fenced: every claim gives the item a new token, and
+/// a run started for a claim commits only while the token is still the item's (`fence(item:token:idleTimeout:)`),
+/// so a worker that lost its lease (paused, cut off) cannot commit again.
+///
+/// ```swift
+/// let queue = try PostgresQueue(url: "postgresql://batch@db.internal/nightly")
+/// let id = try queue.submit(text: jobText, name: "nightly.yaml", params: [:], directory: "/srv/nightly/jobs")
+/// if let claim = try queue.claimNext(worker: "4121@etl-1", lease: 30) { print(claim.id, claim.token) }
+/// ```
+package final class PostgresQueue: Sendable {
+    /// The table the items are in.
+    package static let table = Entity(name: "_batchrun_queue", columns: [
+        Column(name: "id", type: .integer, isPrimaryKey: true),
+        Column(name: "name", type: .text, notNull: true),
+        Column(name: "job_text", type: .text, notNull: true),
+        Column(name: "params", type: .text, notNull: true, defaultLiteral: "'{}'"),
+        Column(name: "directory", type: .text, notNull: true),
+        Column(name: "state", type: .text, notNull: true, defaultLiteral: "'pending'"),
+        Column(name: "token", type: .integer, notNull: true, defaultLiteral: "0"),
+        Column(name: "worker", type: .text),
+        Column(name: "lease_until", type: .datetime),
+        Column(name: "attempts", type: .integer, notNull: true, defaultLiteral: "0"),
+        Column(name: "submitted_at", type: .datetime, notNull: true, defaultLiteral: "CURRENT_TIMESTAMP"),
+        Column(name: "started_at", type: .datetime),
+        Column(name: "ended_at", type: .datetime),
+        Column(name: "status", type: .integer),
+        Column(name: "report", type: .text),
+        Column(name: "log", type: .text, notNull: true, defaultLiteral: "''"),
+        Column(name: "error", type: .text),
+        Column(name: "priority", type: .integer, notNull: true, defaultLiteral: "0"),
+        Column(name: "run_at", type: .datetime, notNull: true, defaultLiteral: "CURRENT_TIMESTAMP"),
+        Column(name: "max_attempts", type: .integer, notNull: true, defaultLiteral: "1"),
+        Column(name: "backoff", type: .real, notNull: true, defaultLiteral: "30"),
+        Column(name: "failures", type: .integer, notNull: true, defaultLiteral: "0"),
+        Column(name: "unique_key", type: .text),
+        Column(name: "cancel_requested", type: .boolean, notNull: true, defaultLiteral: "false"),
+        Column(name: "schedule", type: .text),
+        Column(name: "scheduled_for", type: .datetime),
+        // A running item's progress (`ItemProgress` JSON), written by its run while it holds the claim.
+        Column(name: "progress", type: .text),
+    ], primaryKey: ["id"], indexes: [["state", "id"]])
+
+    /// The schedules (`batchrun schedule`): each a job file with its params and cron line.
+    package static let scheduleTable = Entity(name: "_batchrun_schedule", columns: [
+        Column(name: "name", type: .text, isPrimaryKey: true),
+        Column(name: "job_text", type: .text, notNull: true),
+        Column(name: "params", type: .text, notNull: true, defaultLiteral: "'{}'"),
+        Column(name: "directory", type: .text, notNull: true),
+        Column(name: "cron", type: .text, notNull: true),
+        Column(name: "tz", type: .text, notNull: true),
+        Column(name: "created_at", type: .real, notNull: true),
+    ], primaryKey: ["name"])
+
+    /// The indexes the entity model cannot say: the waiting items in claim order, and the unique
+    /// key of waiting and running items (`submit --unique`: a duplicate is refused by the index,
+    /// never found by a read first).
+    package static let partialIndexes = [
+        ("_batchrun_queue_next", "CREATE INDEX _batchrun_queue_next ON _batchrun_queue (priority DESC, run_at, id) "
+            + "WHERE state IN ('pending', 'scheduled', 'retryable')"),
+        ("_batchrun_queue_unique", "CREATE UNIQUE INDEX _batchrun_queue_unique ON _batchrun_queue (unique_key) "
+            + "WHERE unique_key IS NOT NULL AND state IN ('pending', 'scheduled', 'retryable', 'running')"),
+        ("_batchrun_queue_schedule", "CREATE UNIQUE INDEX _batchrun_queue_schedule ON _batchrun_queue (schedule, scheduled_for) "
+            + "WHERE schedule IS NOT NULL"),
+    ]
+
+    /// A unique submission's insert: nothing when the unique index finds the same item waiting or running.
+    package static let onDuplicate = "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'scheduled', 'retryable', 'running') DO NOTHING"
+
+    /// `now` as the queue compares due times with it: the server's clock, moved by the
+    /// test-only `QueueClock.offset`.
+    package static var now: String { QueueClock.postgresNow }
+
+    /// The channel `submit` notifies, so idle workers wake at once.
+    package static let channel = "batchrun_queue"
+
+    package let store: Store
+
+    /// The queue's database, as the URL names it (no password).
+    package var location: String { store.path }
+
+    /// Opens the queue, creating its table when missing; a table an earlier batchrun made gains
+    /// the columns it lacks (with their defaults) as any store's tables do (JOBFILE.md 13).
+    package init(url: String) throws {
+        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable]))
+        try createPartialIndexes()
+    }
+
+    /// Creates the partial indexes when missing (a role that may not create them, a submit-only
+    /// one, uses the table as it is).
+    private func createPartialIndexes() throws {
+        let present = try store.readRecords { db in
+            try db.namedRows("SELECT indexname FROM pg_indexes WHERE tablename = '_batchrun_queue'", []).compactMap { $0["indexname"].string }
+        }
+        for (name, sql) in Self.partialIndexes where !present.contains(name) {
+            // A role that may not create indexes leaves them to a worker's role; another worker
+            // may have made one at the same moment.
+            try? store.writeRecords { db in _ = try db.execute(sql, []) }
+        }
+    }
+
+    /// True when `spec` is the database of the queue at `queue` (its URL or location): a run of
+    /// an item there can be fenced.
+    package static func holds(_ spec: StoreSpec, queue: String) -> Bool {
+        spec.kind == .postgres && (try? PostgresLocation(url: spec.path).description) == (try? PostgresLocation(url: queue).description)
+    }
+
+    // MARK: Submitting
+
+    /// Queues a job file's text, its params and the folder its relative paths resolve against,
+    /// as `submission` says; wakes idle workers. Returns the item's id, and whether it was
+    /// there already (a unique submission that found the same item waiting or running).
+    @discardableResult
+    package func submit(text: String, name: String, params: [String: String], directory: String,
+                        submission: QueueSubmission = QueueSubmission()) throws -> (id: Int64, existing: Bool) {
+        let encoded = String(decoding: try JSONEncoder.sorted.encode(params), as: UTF8.self)
+        return try store.writeRecords { db in
+            // Parameters are untyped text to the server: each is cast where its type matters.
+            let inserted = try db.value("""
+                WITH due AS (SELECT CASE WHEN ?::int = 1 THEN to_timestamp(?::double precision)
+                                         ELSE \(Self.now) + ?::double precision * interval '1 second' END AS at)
+                INSERT INTO _batchrun_queue (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, unique_key)
+                SELECT ?::text, ?::text, ?::text, ?::text, ?::bigint, due.at,
+                    CASE WHEN due.at > \(Self.now) THEN 'scheduled' ELSE 'pending' END, ?::bigint, ?::double precision,
+                    CASE WHEN ?::int = 1 THEN md5(?::text || chr(1) || ?::text) END
+                FROM due
+                \(submission.unique ? Self.onDuplicate : "") RETURNING id
+                """, [.integer(submission.runAt == nil ? 0 : 1), .real(submission.runAt?.timeIntervalSince1970 ?? 0), .real(submission.delay ?? 0),
+                      .text(name), .text(text), .text(encoded), .text(directory), .integer(Int64(submission.priority)),
+                      .integer(Int64(submission.attempts)), .real(submission.backoff), .integer(submission.unique ? 1 : 0), .text(text), .text(encoded)])
+            if let id = inserted?.int64 {
+                _ = try db.value("SELECT pg_notify(?, '')", [.text(Self.channel)])
+                return (id, false)
+            }
+            let existing = try db.value("""
+                SELECT id FROM _batchrun_queue WHERE unique_key = md5(?::text || chr(1) || ?::text)
+                    AND state IN ('pending', 'scheduled', 'retryable', 'running')
+                """, [.text(text), .text(encoded)])
+            return (existing?.int64 ?? 0, true)
+        }
+    }
+
+    // MARK: Claiming
+
+    /// An item a worker holds until its lease runs out: `token` fences its run.
+    package struct Claim: Sendable {
+        package let id: Int64
+        package let token: Int64
+        package let name: String
+        package let text: String
+        package let params: [String: String]
+        package let directory: String
+        /// True when the item was taken over from a worker whose lease ran out.
+        package let takenOver: Bool
+        /// Earlier attempts that ended failed; how many it may have; the backoff before the next.
+        package var failures = 0
+        package var attempts = 1
+        package var backoff: Double = 30
+    }
+
+    /// Claims an item whose lease ran out (taken over), else the first waiting item that is
+    /// due (highest priority, then earliest due, then first submitted), for `lease` seconds;
+    /// nil when there is none. Items another worker is claiming at this moment are skipped,
+    /// never waited for.
+    package func claimNext(worker: String, lease: Double) throws -> Claim? {
+        try store.writeRecords { db in
+            for next in ["""
+                SELECT id, state FROM _batchrun_queue WHERE state = 'running' AND lease_until < clock_timestamp()
+                ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+                """, """
+                SELECT id, state FROM _batchrun_queue WHERE state IN ('pending', 'scheduled', 'retryable') AND run_at <= \(Self.now)
+                ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+                """] {
+                guard let row = try db.namedRows("""
+                    WITH next AS (\(next))
+                    UPDATE _batchrun_queue AS q SET state = 'running', token = q.token + 1, worker = ?,
+                        lease_until = clock_timestamp() + ? * interval '1 millisecond', attempts = q.attempts + 1,
+                        started_at = coalesce(q.started_at, clock_timestamp()), cancel_requested = q.cancel_requested AND next.state = 'running',
+                        progress = NULL
+                    FROM next WHERE q.id = next.id
+                    RETURNING q.id, q.token, q.name, q.job_text, q.params, q.directory, next.state = 'running' AS taken_over,
+                        q.failures, q.max_attempts, q.backoff
+                    """, [.text(worker), .integer(Int64((lease * 1000).rounded()))]).first else { continue }
+                let params = (row["params"].string).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+                var claim = Claim(id: row["id"].int64 ?? 0, token: row["token"].int64 ?? 0, name: row["name"].string ?? "",
+                                  text: row["job_text"].string ?? "", params: params ?? [:], directory: row["directory"].string ?? "",
+                                  takenOver: row["taken_over"].bool == true)
+                claim.failures = row["failures"].int ?? 0
+                claim.attempts = row["max_attempts"].int ?? 1
+                claim.backoff = row["backoff"].double ?? 30
+                return claim
+            }
+            return nil
+        }
+    }
+
+    /// Extends a claim's lease; false when the claim was lost (its lease ran out and another
+    /// worker took the item).
+    package func renew(_ claim: Claim, lease: Double) throws -> Bool {
+        try store.writeRecords { db in
+            try db.execute("""
+                UPDATE _batchrun_queue SET lease_until = clock_timestamp() + ? * interval '1 millisecond'
+                WHERE id = ? AND token = ? AND state = 'running'
+                """, [.integer(Int64((lease * 1000).rounded())), .integer(claim.id), .integer(claim.token)]) == 1
+        }
+    }
+
+    /// The fence of the run of item `id` claimed with `token`: each of its write transactions
+    /// commits only while the token is still the item's (checked as its last statement, with a
+    /// key-share lock, so a takeover either comes before the check and fails it, or waits for
+    /// the commit). `idleTimeout` ends a transaction of a paused run, so the rows it locked are
+    /// free for the worker that takes the item over.
+    package static func fence(item id: Int64, token: Int64, idleTimeout: Double) -> WriteFence {
+        WriteFence(sql: "SELECT 1 FROM _batchrun_queue WHERE id = ? AND token = ? AND state = 'running' FOR KEY SHARE",
+                   arguments: [.integer(id), .integer(token)],
+                   refusal: "lost the lease of queue item \(id): another worker took it over", idleTimeout: idleTimeout)
+    }
+
+    /// Ends a claim: `done`, `failed` or `cancelled` with the run's exit status, report and log
+    /// (appended to the logs of earlier attempts); `retryable`, due again in `retryIn` seconds
+    /// (its log kept, its failures counted); or back to `pending` (the log kept for its next
+    /// attempt). False when the claim was lost: another worker has the item, and nothing is
+    /// changed. `whileHeld` runs when the claim was still held, before the item can be claimed
+    /// again (its row stays locked until the end is committed): a worker removes the item's
+    /// files there, so a worker on the same machine that claims it next cannot have its new
+    /// copy removed.
+    ///
+    /// ```swift
+    /// let ended = try queue.finish(claim, as: .done, status: 0, report: json, log: output, error: nil) {
+    ///     try? FileManager.default.removeItem(atPath: copy)
+    /// }
+    /// ```
+    package func finish(_ claim: Claim, as state: QueueItemState, status: Int32?, report: String?, log: String, error: String?,
+                        retryIn: Double = 0, whileHeld: () -> Void = {}) throws -> Bool {
+        // A server that went away (a restart, a failover) is waited for, up to the store's
+        // `reconnect`: the item's outcome must not be lost with the connection.
+        var reconnection = Reconnection(window: store.reconnectWindow)
+        return try reconnection.run { try store.writeRecords { db in
+            let held = try db.execute("""
+                UPDATE _batchrun_queue SET state = ?, status = ?, report = coalesce(?, report), log = log || ?, error = ?,
+                    ended_at = CASE WHEN ? IN ('pending', 'retryable') THEN NULL ELSE clock_timestamp() END, worker = NULL, lease_until = NULL,
+                    progress = NULL,
+                    failures = failures + CASE WHEN ? = 'retryable' THEN 1 ELSE 0 END,
+                    run_at = CASE WHEN ? = 'retryable' THEN \(Self.now) + ?::double precision * interval '1 second' ELSE run_at END
+                WHERE id = ? AND token = ? AND state = 'running'
+                """, [.text(state.rawValue), status.map { .integer(Int64($0)) } ?? .null, report.map(StoreValue.text) ?? .null,
+                      .text(log), error.map(StoreValue.text) ?? .null, .text(state.rawValue), .text(state.rawValue), .text(state.rawValue),
+                      .real(retryIn), .integer(claim.id), .integer(claim.token)]) == 1
+            if held { whileHeld() }
+            return held
+        } }
+    }
+
+    /// Publishes how far the run of item `id` claimed with `token` is (`progress`, JSON), as the
+    /// run's fence would commit: only while the token is still the item's and its lease has not
+    /// run out. False when the claim is no longer held (nothing is written).
+    package func publishProgress(_ progress: String, item id: Int64, token: Int64) throws -> Bool {
+        try store.writeRecords { db in
+            try db.execute("""
+                UPDATE _batchrun_queue SET progress = ?
+                WHERE id = ? AND token = ? AND state = 'running' AND lease_until > clock_timestamp()
+                """, [.text(progress), .integer(id), .integer(token)]) == 1
+        }
+    }
+
+    // MARK: Cancelling
+
+    /// Cancels item `id`: a waiting one ends `cancelled`; a running one is marked, and its
+    /// worker cancels its run (it looks every second).
+    package func cancel(id: Int64) throws -> QueueCancellation {
+        try store.writeRecords { db in
+            if try db.execute("""
+                UPDATE _batchrun_queue SET state = 'cancelled', ended_at = clock_timestamp()
+                WHERE id = ? AND state IN ('pending', 'scheduled', 'retryable')
+                """, [.integer(id)]) == 1 { return .cancelled }
+            if try db.execute("UPDATE _batchrun_queue SET cancel_requested = true WHERE id = ? AND state = 'running'", [.integer(id)]) == 1 {
+                return .requested
+            }
+            guard let state = try db.value("SELECT state FROM _batchrun_queue WHERE id = ?", [.integer(id)])?.string else { return .notFound }
+            return .ended(QueueItemState(rawValue: state) ?? .failed)
+        }
+    }
+
+    /// True when `cancel` marked the claimed item.
+    package func isCancelRequested(_ claim: Claim) throws -> Bool {
+        try store.readRecords { db in
+            try db.value("SELECT 1 FROM _batchrun_queue WHERE id = ? AND token = ? AND cancel_requested", [.integer(claim.id), .integer(claim.token)]) != nil
+        }
+    }
+
+    // MARK: Waiting
+
+    /// Calls `wake` whenever an item is submitted (PostgreSQL's `LISTEN`), from another thread.
+    package func onSubmit(_ wake: @escaping @Sendable () -> Void) throws {
+        try store.listen(channel: Self.channel, wake)
+    }
+
+    // MARK: Listing
+
+    /// One item as `batchrun queue` lists it.
+    package typealias Item = PostgresQueueItemRow
+
+    /// Every item in submission order.
+    package func items() throws -> [Item] {
+        try store.readRecords { db in
+            try db.namedRows("""
+                SELECT id, name, CASE WHEN state = 'scheduled' AND run_at <= \(Self.now) THEN 'pending' ELSE state END AS state,
+                    priority, worker, extract(epoch FROM lease_until - clock_timestamp()) AS lease_left, attempts, failures, max_attempts,
+                    CASE WHEN state IN ('scheduled', 'retryable') AND run_at > \(Self.now)
+                        THEN to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END AS run_at,
+                    submitted_at, ended_at, status, error, cancel_requested, schedule,
+                    CASE WHEN state = 'running' THEN progress END AS progress
+                FROM _batchrun_queue ORDER BY id
+                """, []).map { row in
+                let state = QueueItemState(rawValue: row["state"].string ?? "") ?? .pending
+                let failures = row["failures"].int ?? 0
+                return Item(id: row["id"].int64 ?? 0, name: row["name"].string ?? "", state: state, priority: row["priority"].int ?? 0,
+                            worker: row["worker"].string, leaseLeft: row["lease_left"].double, claims: row["attempts"].int ?? 0,
+                            attempts: state == .running ? failures + 1 : failures + (state == .done || state == .failed ? 1 : 0),
+                            maxAttempts: row["max_attempts"].int ?? 1, runAt: row["run_at"].string,
+                            submittedAt: row["submitted_at"].string ?? "", endedAt: row["ended_at"].string, status: row["status"].int,
+                            error: row["error"].string, cancelling: state == .running && row["cancel_requested"].bool == true ? true : nil,
+                            schedule: row["schedule"].string, progress: row["progress"].string)
+            }
+        }
+    }
+
+    /// An item's report (JSON) and log, as its runs left them.
+    package func output(of id: Int64) throws -> (report: String?, log: String)? {
+        try store.readRecords { db in
+            try db.namedRows("SELECT report, log FROM _batchrun_queue WHERE id = ?", [.integer(id)]).first.map {
+                ($0["report"].string, $0["log"].string ?? "")
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,46 @@
+/// An import's writes of many rows at once, as the store's database does them fastest: on
+/// SQLite, multi-row `INSERT` statements prepared once per shape and bound from the batch's
+/// cells; on PostgreSQL, one `INSERT ... SELECT FROM unnest(...)` of column arrays. One loader
+/// serves one insert step, batch after batch, on whichever connection each batch's transaction has.
+///
+/// Every call is all or nothing: when a row is refused (a key or unique value taken, a NOT
+/// NULL or CHECK constraint, a value of the wrong type), nothing of that call is written and
+/// the outcome says why, so the caller can go row by row; an interrupt or a busy, full or
+/// read-only store throws.
+///
+/// ```swift
+/// let loader = store.backend.makeBulkLoader(for: entity)
+/// let size = loader.nextChunk(rows.count, columns: columns.count)
+/// let (outcome, keys) = try loader.insert(rows.prefix(size), of: batch, layout: 0, columns: columns,
+///                                         assigningKeys: false, in: connection)
+/// ```
+package protocol BulkLoader: AnyObject {
+    /// How many of `remaining` rows of `columns` values the next call takes.
+    func nextChunk(_ remaining: Int, columns: Int) -> Int
+
+    /// Inserts `rows` of `batch` (all of feed layout `layout`, whose cells fill `columns`).
+    /// With `assigningKeys` (an integer key the rows leave out or give as NULL), the keys the
+    /// store assigned come back in row order.
+    func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
+                in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64])
+
+    /// The batch after the one about to be written brings `rows` rows (known when the feed is
+    /// read ahead): a loader may prepare for them while this batch loads (PostgreSQL draws
+    /// their keys on another session).
+    func expectNext(rows: Int)
+
+    /// Writes `rows` whose (one-column) keys, `keys`, are taken, as a merge policy resolves
+    /// them: see `BulkResolution`.
+    func resolve(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],
+                 as resolution: BulkResolution, in connection: any StoreConnection) throws -> StatementOutcome
+}
+
+/// How rows whose keys are taken are written.
+package enum BulkResolution {
+    /// Every fed column takes our value (object-trump, recompute).
+    case ours
+    /// A column takes our value only where the stored one is NULL (store-trump).
+    case fillNulls
+    /// The stored row is replaced whole; columns the feed leaves out take their defaults (overwrite).
+    case replace
+}

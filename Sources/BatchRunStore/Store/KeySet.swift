@@ -1,0 +1,40 @@
+/// Primary keys, compact for integer keys: consecutive keys are one range.
+package struct KeySet {
+    package private(set) var ranges: [ClosedRange<Int64>] = []
+    package private(set) var others: Set<[StoreValue]> = []
+
+    package var isEmpty: Bool { ranges.isEmpty && others.isEmpty }
+
+    package mutating func insert(integer value: Int64) {
+        if let last = ranges.last {
+            if last.contains(value) { return }
+            if value == last.upperBound + 1 {
+                ranges[ranges.count - 1] = last.lowerBound...value
+                return
+            }
+        }
+        ranges.append(value...value)
+    }
+
+    package mutating func insert(_ id: ObjectID) {
+        if case .integer(let value)? = id.singleKey {
+            insert(integer: value)
+        } else {
+            others.insert(id.key)
+        }
+    }
+
+    package func contains(_ id: ObjectID) -> Bool {
+        if case .integer(let value)? = id.singleKey {
+            return ranges.contains { $0.contains(value) }
+        }
+        return others.contains(id.key)
+    }
+
+    /// Every key, integer ranges spelled out (a delete rule's keys; a batch's worth).
+    package var keys: [[StoreValue]] {
+        ranges.flatMap { range in range.map { [StoreValue.integer($0)] } } + others
+    }
+
+    package init() {}
+}
