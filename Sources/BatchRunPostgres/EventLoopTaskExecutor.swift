@@ -8,7 +8,7 @@ import NIOCore
 /// ```swift
 /// Task(executorPreference: EventLoopTaskExecutor(connection.eventLoop)) { ... }
 /// ```
-package final class EventLoopTaskExecutor: TaskExecutor {
+final class EventLoopTaskExecutor: TaskExecutor {
     private let loop: any EventLoop
 
     package init(_ loop: any EventLoop) {

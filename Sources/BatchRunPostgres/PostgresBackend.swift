@@ -216,10 +216,13 @@ package final class PostgresBackend: StoreBackend {
                 var bindings = PostgresBindings()
                 bindings.append(StoreValue.integer(Int64(pid)))
                 while !ended.isMarked {
-                    guard let connection = try? control(), !connection.isClosed else { usleep(50_000); continue }
+                    guard let connection = try? control(), !connection.isClosed else {
+                        Backoff.wait(0.05, until: { ended.isMarked })
+                        continue
+                    }
                     _ = try? connection.query(PostgresQuery(unsafeSQL: "SELECT pg_cancel_backend($1::int)", binds: bindings),
                                              logger: Logger(label: "batchrun.postgres")).wait()
-                    for _ in 0..<10 where !ended.isMarked { usleep(50_000) }
+                    Backoff.wait(0.5, until: { ended.isMarked })
                 }
             }
         }, orThrow: { PostgresInterrupted() }) {
@@ -349,7 +352,7 @@ private final class Connections: @unchecked Sendable {
                         return
                     }
                     pause = Reconnection.pause(lostFor: Date().timeIntervalSince(lost), previous: pause)
-                    Thread.sleep(forTimeInterval: pause)
+                    Backoff.wait(pause, until: { self.lock.withLock { self.isClosing } })
                 }
             }
         }
@@ -385,7 +388,7 @@ private final class TransactionEnd: Sendable {
 }
 
 /// A statement stopped by an interrupt before it reached the server.
-package struct PostgresInterrupted: StoreDatabaseError, CustomStringConvertible {
+struct PostgresInterrupted: StoreDatabaseError, CustomStringConvertible {
     package var storeFailure: StoreFailure? { .interrupted }
     package var databaseMessage: String { "interrupted" }
     package var description: String { "the statement was interrupted before it ran (the context was interrupted)" }

@@ -31,7 +31,7 @@ package final class PostgresBulkLoader: BulkLoader {
 
     /// Rows per call, and per statement: one COPY takes a whole batch; the arrays' text grows
     /// with them, the statement's not.
-    package static let maximumCallRows = 10_000
+    static let maximumCallRows = 10_000
 
     package init(entity: Entity, sideSession: PostgresKeyReserve.SideSession? = nil) {
         self.entity = entity

@@ -12,7 +12,7 @@ import Synchronization
 /// PostgresCertificateDiagnosis.explain(location)
 /// // "the server's certificate is not signed by a CA in sslrootcert /home/batch/.postgresql/root.crt"
 /// ```
-package enum PostgresCertificateDiagnosis {
+enum PostgresCertificateDiagnosis {
     package static func explain(_ location: PostgresLocation) -> String {
         let notSigned = location.sslRootCert == "system"
             ? "the server's certificate is not signed by a CA this system trusts (sslrootcert=system)"

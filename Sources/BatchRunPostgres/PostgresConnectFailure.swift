@@ -9,13 +9,13 @@ import BatchRunStore
 /// ```swift
 /// throw PostgresConnectFailure(message: "the server refused the connection: password authentication failed for user \"batch\"")
 /// ```
-package struct PostgresConnectFailure: StoreDatabaseError, BatchRunError {
+struct PostgresConnectFailure: StoreDatabaseError, BatchRunError {
     package let message: String
     /// The server answered (a refused login, a TLS handshake): libpq tries the other way of
     /// `allow` and `prefer` after such a failure, not after an unreachable server.
-    package var reachedServer = false
+    var reachedServer = false
     /// The server's SQLSTATE when it refused the login.
-    package var sqlState: String?
+    var sqlState: String?
 
     package var code: String { "store.cannot-connect" }
     package var description: String { message }

@@ -22,7 +22,7 @@ import PostgresNIO
 /// ```swift
 /// let connection = try PostgresConnector.connect(try PostgresLocation(url: "postgresql://batch@db.internal/nightly?sslmode=verify-full"))
 /// ```
-package enum PostgresConnector {
+enum PostgresConnector {
     /// One way of connecting: without TLS, TLS if the server does it, or TLS only.
     private enum Attempt {
         case plain
@@ -97,7 +97,7 @@ package enum PostgresConnector {
     /// `verify-full`) when the mode says so, or when the root certificate file exists (libpq
     /// does that for `require` and `prefer` too); the client certificate is sent when its file
     /// exists.
-    package static func tlsContext(_ location: PostgresLocation) throws -> NIOSSLContext {
+    static func tlsContext(_ location: PostgresLocation) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         let fileManager = FileManager.default
         let rootCert = location.sslRootCert

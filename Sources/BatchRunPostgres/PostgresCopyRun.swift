@@ -37,9 +37,9 @@ import PostgresNIO
 ///     .copy(into: "flights", columns: names, pieces: 20) { index in buffer(index) }
 ///     .wait()
 /// ```
-package struct PostgresCopyRun: Sendable {
+struct PostgresCopyRun: Sendable {
     package let connection: PostgresConnection
-    package let logger: Logger
+    let logger: Logger
 
     /// The connection's channel, which PostgresNIO keeps to itself (an internal `let`, read by
     /// reflection); nil when a later PostgresNIO names it otherwise, and then imports do not COPY.

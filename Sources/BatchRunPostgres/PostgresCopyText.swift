@@ -11,7 +11,7 @@ import NIOCore
 /// var buffer = ByteBuffer()
 /// PostgresCopyText.append(rows, of: batch, extra: keys, to: &buffer)   // "1\tanna\t\\N\n..."
 /// ```
-package enum PostgresCopyText {
+enum PostgresCopyText {
     /// Appends `rows`, the i-th followed by the i-th of `extra` (keys the caller assigned) when given.
     /// Each row is written straight into the buffer's memory, room made once for its longest form
     /// (writing byte by byte through `ByteBuffer` cost a third of an import's client time).

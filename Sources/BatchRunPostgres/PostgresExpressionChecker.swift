@@ -15,7 +15,7 @@ import Foundation
 /// checker.check(sql: "SELECT 1 FROM session WHERE started_at < now() - interval '1 day'")   // .success([])
 /// checker.check(sql: "SELECT pg_read_file('/etc/passwd')")                                   // .failure(... offset 7)
 /// ```
-package final class PostgresExpressionChecker: ExpressionChecking {
+final class PostgresExpressionChecker: ExpressionChecking {
     package typealias Problem = ExpressionProblem
 
     private let connection: PostgresStoreConnection

@@ -36,7 +36,7 @@ package struct PostgresLocation: Sendable, CustomStringConvertible {
     package let connectTimeout: Double?
 
     /// libpq's default folder of the server's Unix socket (Debian's).
-    package static let defaultSocketFolder = "/var/run/postgresql"
+    static let defaultSocketFolder = "/var/run/postgresql"
 
     /// Environment variables by the keyword they give a value (libpq's).
     package static let variables = ["host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "dbname": "PGDATABASE", "password": "PGPASSWORD",
@@ -135,7 +135,7 @@ package struct PostgresLocation: Sendable, CustomStringConvertible {
     /// Unix socket in the default folder matches the host `localhost`, one in another folder
     /// that folder; a file others may read or write (group or world access) is ignored, with a
     /// warning on standard error (once per file and process).
-    package static func passFileEntry(host: String, port: Int, database: String, user: String, environment: [String: String]) -> String? {
+    static func passFileEntry(host: String, port: Int, database: String, user: String, environment: [String: String]) -> String? {
         let file = environment["PGPASSFILE"] ?? (environment["HOME"].map { $0 + "/.pgpass" } ?? "")
         var status = stat()
         if stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {

@@ -21,12 +21,12 @@ package enum PostgresSSLMode: String, Sendable, CaseIterable {
     case verifyFull = "verify-full"
 
     /// TLS is tried first (`prefer`) or is the only way (`require` and stronger).
-    package var usesTLSFirst: Bool { self != .disable && self != .allow }
+    var usesTLSFirst: Bool { self != .disable && self != .allow }
 
     /// A connection without TLS is never made.
-    package var requiresTLS: Bool { self == .require || self == .verifyCA || self == .verifyFull }
+    var requiresTLS: Bool { self == .require || self == .verifyCA || self == .verifyFull }
 
     /// The server's certificate must be verified: a missing root certificate file is an error.
-    package var verifiesCertificate: Bool { self == .verifyCA || self == .verifyFull }
+    var verifiesCertificate: Bool { self == .verifyCA || self == .verifyFull }
 }
 #endif

@@ -15,7 +15,7 @@ import Foundation
 /// try PostgresServiceFile.parameters(of: "nightly", environment: ProcessInfo.processInfo.environment)
 /// // ["host": "db.internal", "dbname": "nightly"]
 /// ```
-package enum PostgresServiceFile {
+enum PostgresServiceFile {
     /// The keywords of service `name`; throws when no file defines it, or the definition
     /// holds a keyword batchrun does not read.
     package static func parameters(of name: String, environment: [String: String]) throws(PostgresURL.Problem) -> [String: String] {

@@ -13,9 +13,9 @@ import NIOCore
 /// let end = try PostgresSessionEnd.watching(channel)   // on the channel's event loop
 /// if end.ended { ... }                                 // no more copy steps
 /// ```
-package final class PostgresSessionEnd: ChannelDuplexHandler {
+final class PostgresSessionEnd: ChannelDuplexHandler {
     package typealias InboundIn = NIOAny
-    package typealias OutboundIn = NIOAny
+    typealias OutboundIn = NIOAny
 
     /// True once the session ended (or began to close).
     package private(set) var ended = false
@@ -33,12 +33,12 @@ package final class PostgresSessionEnd: ChannelDuplexHandler {
         return end
     }
 
-    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         ended = true
         context.fireErrorCaught(error)
     }
 
-    package func channelInactive(context: ChannelHandlerContext) {
+    func channelInactive(context: ChannelHandlerContext) {
         ended = true
         context.fireChannelInactive()
     }

@@ -45,7 +45,7 @@ package final class PostgresStoreConnection: StoreConnection {
     }
 
     /// Hands the connection over to the session pool: releasing this session leaves it open.
-    package func keepOpen() {
+    func keepOpen() {
         isKeptOpen = true
     }
 
@@ -166,7 +166,7 @@ package final class PostgresStoreConnection: StoreConnection {
     package private(set) lazy var copies = PostgresCopyRun.channel(of: connection) != nil
 
     /// Rows per piece of a COPY: about 100 KB of a 20-column feed.
-    package static let copyPieceRows = 500
+    static let copyPieceRows = 500
 
     package func forEachRow(_ statement: PreparedStatement, named: [String: StoreValue], positional: [StoreValue], split: Int,
                     assigned: [Int], _ body: (_ read: [StoreValue], _ changed: [StoreValue]) throws -> Void) throws {
@@ -203,7 +203,7 @@ package final class PostgresStoreConnection: StoreConnection {
     }
 
     /// Called by the backend when the transaction ends: the rollback blocks run if it rolled back.
-    package func transactionEnded(committed: Bool) {
+    func transactionEnded(committed: Bool) {
         freshTransaction = nil
         let blocks = rollbackBlocks
         rollbackBlocks = []
@@ -282,7 +282,7 @@ package final class PostgresStoreConnection: StoreConnection {
     }
 
     /// The advisory lock key batchrun's table creation takes ("batchrun" in ASCII).
-    package static let ddlLock: Int64 = 0x6261_7463_6872_756E
+    static let ddlLock: Int64 = 0x6261_7463_6872_756E
 
     // MARK: Talking to the server
 
@@ -296,7 +296,7 @@ package final class PostgresStoreConnection: StoreConnection {
     /// import's keys drawn before its COPY, so the COPY, still the transaction's first write,
     /// needs no savepoint (two round trips a batch). A refusal's ROLLBACK then loses nothing
     /// the savepoint's would have kept: sequence values drawn stay drawn either way.
-    package func rowsKeepingFresh(_ sql: String, _ values: [StoreValue]) throws -> [[StoreValue]] {
+    func rowsKeepingFresh(_ sql: String, _ values: [StoreValue]) throws -> [[StoreValue]] {
         let fresh = freshTransaction
         let text = placeholders(sql)
         let rows = try query(text.sql, try text.values(positional: values, named: [:])).values

@@ -12,12 +12,12 @@ import Foundation
 /// try PostgresURL("postgresql:///nightly?host=/var/run/postgresql&sslmode=disable").parameters
 /// // ["dbname": "nightly", "host": "/var/run/postgresql", "sslmode": "disable"]
 /// ```
-package struct PostgresURL: Sendable {
+struct PostgresURL: Sendable {
     /// The keywords the URL gives a value (an empty part gives none).
     package let parameters: [String: String]
 
     /// The query keywords batchrun reads (libpq's names).
-    package static let keywords: Set<String> = ["host", "port", "user", "dbname", "sslmode", "sslrootcert", "sslcert", "sslkey",
+    static let keywords: Set<String> = ["host", "port", "user", "dbname", "sslmode", "sslrootcert", "sslcert", "sslkey",
                                         "application_name", "fallback_application_name", "connect_timeout", "service"]
 
     /// Why a URL is refused.

@@ -13,7 +13,7 @@ import PostgresNIO
 /// bindings.append(StoreValue.real(6.9))            // double precision: `bigint_column > $1` compares numbers
 /// let value = try PostgresValues.storeValue(cell)  // bigint -> .integer, timestamptz -> ISO 8601 text
 /// ```
-package enum PostgresValues {
+enum PostgresValues {
     /// One cell of a row whose columns are known only at run time.
     package static func storeValue(_ cell: PostgresCell) throws -> StoreValue {
         guard var bytes = cell.bytes else { return .null }
@@ -138,13 +138,13 @@ private struct UntypedText: PostgresDynamicTypeEncodable {
 /// prints neither, to keep values out of logs; batchrun's reports show the server's message).
 package struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     /// The server's SQLSTATE; nil when the server was not reached.
-    package let sqlState: String?
+    let sqlState: String?
     package let message: String
     /// Where in the statement the server found the error: a character offset from 1.
     package var position: Int?
     /// The connection went away under the statement (closed by the server, a network error),
     /// rather than the client refusing the request.
-    package var lostConnection = false
+    var lostConnection = false
 
     /// Runs `work`, turning PostgresNIO's error into this one.
     package static func translating<T>(_ work: () throws -> T) throws -> T {
@@ -181,7 +181,7 @@ package struct PostgresError: StoreDatabaseError, CustomStringConvertible {
     /// The session or the server failed, not the statement: the server was not reached or
     /// ended the session (connection exceptions 08, operator intervention 57P, insufficient
     /// resources 53, system errors 58), so nothing can be said of the statement itself.
-    package var isServerFailure: Bool {
+    var isServerFailure: Bool {
         guard let sqlState else { return true }
         return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("58")
     }

@@ -8,7 +8,7 @@ import Synchronization
 /// connections (another batchrun, the sqlite3 shell) change the writer connection's
 /// `PRAGMA data_version`, which is compared at each check; a change counts as a commit.
 /// The check errs only on the safe side: it may report a change that happened before the read.
-package final class ChangeGeneration: Sendable {
+final class ChangeGeneration: Sendable {
     private struct State {
         var value: UInt64 = 0
         var dataVersion: Int64?
@@ -45,15 +45,15 @@ package final class ChangeGeneration: Sendable {
 }
 
 /// Tells `ChangeGeneration` about every commit of the writer connection.
-package final class CommitCounter: TransactionObserver {
+final class CommitCounter: TransactionObserver {
     package let generation: ChangeGeneration
 
     package init(_ generation: ChangeGeneration) {
         self.generation = generation
     }
 
-    package func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
-    package func databaseDidChange(with event: DatabaseEvent) {}
-    package func databaseDidCommit(_ db: Database) { generation.didCommit() }
-    package func databaseDidRollback(_ db: Database) {}
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidCommit(_ db: Database) { generation.didCommit() }
+    func databaseDidRollback(_ db: Database) {}
 }

@@ -92,13 +92,13 @@ package final class ExpressionChecker: ExpressionChecking {
 }
 
 /// What the authorizer allows; a class so the C callback can reach it through a pointer.
-package final class AuthorizerRules {
+final class AuthorizerRules {
     package let readableTables: Set<String>
     /// The reason for the last refusal, read right after `sqlite3_prepare_v2`.
-    package var denial: String?
+    var denial: String?
 
     /// Functions that reach outside the database.
-    package static let forbiddenFunctions: Set<String> = [
+    static let forbiddenFunctions: Set<String> = [
         "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile", "sqlar_compress",
         "sqlar_uncompress", "sqlite_dbpage",
     ]
@@ -107,7 +107,7 @@ package final class AuthorizerRules {
         self.readableTables = readableTables
     }
 
-    package func decide(action: Int32, first: String?, second: String?) -> Int32 {
+    func decide(action: Int32, first: String?, second: String?) -> Int32 {
         switch action {
         case SQLITE_SELECT, SQLITE_RECURSIVE:
             return SQLITE_OK

@@ -39,7 +39,7 @@ extension SQLiteBackend {
     }
 
     /// The affinity SQLite gives a declared type (section 3.1 of SQLite's datatypes page).
-    package static func affinity(of declared: String) -> String {
+    static func affinity(of declared: String) -> String {
         let type = declared.uppercased()
         if type.contains("INT") { return "INTEGER" }
         if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { return "TEXT" }

@@ -175,7 +175,7 @@ package final class SQLiteBackend: StoreBackend {
             do {
                 return (try DatabasePool(path: path, configuration: configuration), false)
             } catch let busy as DatabaseError where busy.resultCode == .SQLITE_BUSY && !wasWAL && Date() < deadline {
-                Thread.sleep(forTimeInterval: .random(in: 0.005...0.05))
+                Backoff.fixed(0.005...0.05).wait()
             } catch let busy as DatabaseError where readOnlyWhenLocked && busy.resultCode == .SQLITE_BUSY && isWAL(path) {
                 configuration.readonly = true
                 guard let pool = try? DatabasePool(path: path, configuration: configuration) else { throw busy }
@@ -210,7 +210,7 @@ package final class SQLiteBackend: StoreBackend {
     }
 
     /// True for an SQLite file whose header says WAL (bytes 18 and 19 are 2).
-    package static func isWAL(_ path: String) -> Bool {
+    static func isWAL(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path),
               let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
         try? handle.close()
@@ -243,7 +243,7 @@ package final class SQLiteBackend: StoreBackend {
 
     /// True when the store's folder is on a read-only file system (SQLite then says only that it
     /// cannot open or write the file).
-    package static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+    static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
         var info = statvfs()
         let folder = (path as NSString).deletingLastPathComponent
         guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }

@@ -220,12 +220,12 @@ package final class SQLiteConnection: StoreConnection {
     }
 
     /// SQLite's extended codes for a primary-key and a unique violation (macros Swift does not import).
-    package static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
-    package static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+    static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
+    static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
 
     /// Failures that stop the transaction rather than refuse the rows: an interrupt, a busy
     /// or locked store, a full disk, a read-only store.
-    package static func stopsTheTransaction(_ code: Int32) -> Bool {
+    static func stopsTheTransaction(_ code: Int32) -> Bool {
         [SQLITE_INTERRUPT, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_READONLY].contains(code & 0xff)
     }
 
@@ -319,4 +319,4 @@ package final class SQLiteConnection: StoreConnection {
 }
 
 /// SQLite's "copy this value now" destructor, which Swift cannot import as a constant.
-package let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)

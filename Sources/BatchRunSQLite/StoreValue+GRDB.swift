@@ -4,7 +4,7 @@ import GRDB
 
 extension StoreValue {
     /// The value as GRDB binds it.
-    package var databaseValue: DatabaseValue {
+    var databaseValue: DatabaseValue {
         switch self {
         case .null: return .null
         case .integer(let value): return value.databaseValue
@@ -28,7 +28,7 @@ extension StoreValue {
 
 extension Dictionary where Key == String, Value == StoreValue {
     /// Named statement arguments: `:name` gets `self["name"]`.
-    package var statementArguments: StatementArguments {
+    var statementArguments: StatementArguments {
         StatementArguments(mapValues(\.databaseValue))
     }
 }

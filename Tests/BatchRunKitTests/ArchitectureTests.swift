@@ -101,6 +101,23 @@ struct ArchitectureTests {
         #expect(lines <= 1_500, "\(lines) lines")
     }
 
+    @Test("a command's error reaches standard error through one place: BatchRunCommand.report (the interrupt notices aside)")
+    func commandsPrintErrorsThroughOnePlace() throws {
+        let files = try Self.sources(in: "Sources/batchrun")
+        #expect(files.count > 10)
+        let writesError = try Regex(#"FileHandle\.standardError|\bfputs\(|\bperror\("#)
+        var reporters = 0
+        for file in files {
+            let writes = Self.withoutComments(file.text).matches(of: writesError).count
+            if file.path.hasSuffix("Commands/BatchRunCommand.swift") {
+                reporters += writes
+            } else if !file.path.hasSuffix("Process/InterruptHandler.swift") {
+                #expect(writes == 0, "\(file.path) writes to standard error itself: throw a CommandFailure")
+            }
+        }
+        #expect(reporters == 1, "BatchRunCommand.report is the one write")
+    }
+
     @Test("no file above the Store imports a database client or tells a PostgreSQL location from another")
     func backendChosenOnce() throws {
         let files = try Self.sources(in: "Sources").filter { file in
@@ -283,5 +300,35 @@ struct ArchitectureTests {
             }
         }
         #expect(mutexes >= 20, "\(mutexes) Mutex<...> found: the walk is broken")
+    }
+
+    /// Each blocking sleep in `text` outside comments and string literals: `Thread.sleep(`,
+    /// `usleep(`, `nanosleep(` or a bare `sleep(` (not `Task.sleep(`, which suspends, nor `pg_sleep(`).
+    static func blockingSleeps(_ text: String) throws -> [String] {
+        // The name, after anything but a letter, a digit, `_` or `.` (Swift's Regex has no lookbehind).
+        let sleep = try Regex(#"(?m)(?:^|[^\w.])(Thread\.sleep|usleep|nanosleep|sleep)\("#)
+        return withoutComments(text).matches(of: sleep).map { String($0.output[1].substring ?? "") }
+    }
+
+    @Test("a wait between tries goes through Backoff: at most 2 blocking sleeps in Sources, Backoff's and one more only with a reason")
+    func blockingSleepsGoThroughBackoff() throws {
+        // The check itself, on what it must count and what it must let through.
+        #expect(try Self.blockingSleeps("Thread.sleep(forTimeInterval: 1); usleep(50_000); sleep(2); nanosleep(&t, nil)").count == 4)
+        let allowed = ["try await Task.sleep(for: .seconds(1))", "// Thread.sleep(forTimeInterval: 1)", "/// usleep(50_000)",
+                       "let sql = \"SELECT pg_sleep(5); usleep(1)\"", "asleep(); sleeper.sleep(1)"]
+        for sample in allowed {
+            #expect(try Self.blockingSleeps(sample).isEmpty, "counted: \(sample)")
+        }
+
+        // Sources/batchrun is left out until its two usleeps (RunnerCommand, InterruptHandler)
+        // wait through Backoff; then drop this filter.
+        let files = try Self.sources(in: "Sources").filter { !$0.path.hasPrefix("Sources/batchrun/") }
+        #expect(files.count > 100, "the walk found \(files.count) files")
+        var found: [String] = []
+        for file in files {
+            found += try Self.blockingSleeps(file.text).map { "\(file.path): \($0)" }
+        }
+        #expect(found.contains { $0.hasPrefix("Sources/BatchRunStore/Store/Backoff.swift: ") }, "Backoff's sleep not found: the walk is broken")
+        #expect(found.count <= 2, "\(found.count) blocking sleeps; wait through Backoff (Sources/BatchRunStore/Store/Backoff.swift): \(found)")
     }
 }

@@ -318,4 +318,37 @@ struct QueueFeatureTests {
         #expect(submitters.allSatisfy { $0.terminationStatus == 0 })
         #expect(try queue.items().count == 1)
     }
+
+    @Test("one face for both kinds: queue --log and --report print an item's output by the name queue lists, --html draws the same page, an unknown item is exit 2", arguments: kinds)
+    func outputAndPageOnBothKinds(kind: String) throws {
+        let queue = try TestQueue(kind)
+        try queue.folder.write("ok.yaml", Self.tagJob(store: queue.folder.path("ok.sqlite")))
+        // It runs after ok.yaml, whose row it inserts again: under `merge_policy: error` its job fails.
+        try queue.folder.write("bad.yaml", Self.tagJob(store: queue.folder.path("ok.sqlite")).replacingOccurrences(of: "merge_policy: store-trump", with: "merge_policy: error"))
+        let ok = try queue.submit("ok.yaml", ["--param", "tag=first"])
+        let bad = try queue.submit("bad.yaml")
+        #expect(try queue.worker(["--once", "-q"]).status == 1, "the worst of its items: one failed")
+
+        let log = try Batchrun.run(["queue", queue.location, "--log", ok], in: queue.folder.url)
+        #expect(log.status == 0, "\(log.stderr)")
+        #expect(log.stdout.contains("OK    note") && log.stdout.contains("OK=1"), "\(log.stdout)")
+        let report = try Batchrun.run(["queue", queue.location, "--report", ok], in: queue.folder.url)
+        #expect(report.status == 0, "\(report.stderr)")
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        #expect(decoded["status"] as? String == "ok", "\(report.stdout)")
+        #expect(try Self.tags(queue.folder.path("ok.sqlite")) == "first,", "the item ran with its param")
+        let failed = try Batchrun.run(["queue", queue.location, "--log", bad], in: queue.folder.url)
+        #expect(failed.status == 0 && failed.stdout.contains("ERROR note") && failed.stdout.contains("ERROR=1"), "the failed item's log: \(failed.stdout)")
+
+        let unknown = try Batchrun.run(["queue", queue.location, "--report", "20990101T000000000-0001-none.yaml"], in: queue.folder.url)
+        #expect(unknown.status == 2 && unknown.stderr.contains("error: no item 20990101T000000000-0001-none.yaml in"), "\(unknown.stderr)")
+
+        let page = try Batchrun.run(["queue", queue.location, "--html", "q.html"], in: queue.folder.url)
+        #expect(page.status == 0, "\(page.stderr)")
+        let html = try String(contentsOfFile: queue.folder.path("q.html"), encoding: .utf8)
+        #expect(html.contains("1 done") && html.contains("1 failed"), "the counts")
+        // Each finished item's run, from the report the queue keeps: its status badge and its jobs.
+        #expect(html.contains(">ok</span>") && html.contains("1 job"), "the done item's run")
+        #expect(html.contains("failed: note"), "the failed item's failed job")
+    }
 }

@@ -15,7 +15,7 @@ extension ConflictResolver {
     /// Resolves rows of one layout, each key taken once. A chunk whose statement fails (another
     /// unique column, a bad value) goes row by row through `oneByOne` (the row, its stored values),
     /// where the failure is resolved or reported as an object save's would be.
-    package func resolveBatch(_ group: [Int], layout: Int, existing: StoredRows, of rows: inout RowImporter.Rows, loader: any BulkLoader,
+    func resolveBatch(_ group: [Int], layout: Int, existing: StoredRows, of rows: inout RowImporter.Rows, loader: any BulkLoader,
                       changes: inout SaveChanges, records: inout ConflictRecords,
                       oneByOne: (Int, [StoreValue], inout RowImporter.Rows, inout SaveChanges, inout ConflictRecords) throws -> Void) throws {
         let batch = rows.batch

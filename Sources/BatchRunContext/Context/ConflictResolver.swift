@@ -12,7 +12,7 @@ import BatchRunStore
 ///                                 readSequence: 0, recompute: nil)
 /// let outcome = try resolver.resolveConstraint(columns: ["id", "status"], values: [.integer(7), .text("done")], existing: row)
 /// ```
-package struct ConflictResolver {
+struct ConflictResolver {
     package let db: any StoreConnection
     package let store: Store
     package let entity: Entity
@@ -47,7 +47,7 @@ package struct ConflictResolver {
     /// How `policy` writes a row whose key or unique value is taken: every fed column
     /// (object-trump, recompute), the fed columns whose stored value is NULL (store-trump), the
     /// whole row (overwrite), or nothing (nil: rollback; `error` throws before writing).
-    package static func constraintWrite(_ policy: MergePolicy) -> BulkResolution? {
+    static func constraintWrite(_ policy: MergePolicy) -> BulkResolution? {
         switch policy {
         case .objectTrump, .recompute: return .ours
         case .storeTrump: return .fillNulls
@@ -58,7 +58,7 @@ package struct ConflictResolver {
 
     /// The outcome of a constraint conflict `policy` resolved; `filled`: store-trump wrote a
     /// column (the store's row had a NULL where ours had a value).
-    package static func constraintOutcome(_ policy: MergePolicy, filled: Bool) -> MergeConflict.Outcome {
+    static func constraintOutcome(_ policy: MergePolicy, filled: Bool) -> MergeConflict.Outcome {
         switch policy {
         case .storeTrump: return filled ? .merged : .keptStore
         case .objectTrump, .recompute: return .keptOurs
@@ -77,7 +77,7 @@ package struct ConflictResolver {
     /// Resolves an object whose row changed (or went) since it was read: `deleting` for the
     /// object's delete. Returns the conflict and the rows an overwrite that re-created the row
     /// deleted for holding one of its unique values; under `error` throws the conflict.
-    package func resolveChangedRow(_ object: ManagedObject, id: ObjectID, deleting: Bool) throws -> (conflict: MergeConflict, deleted: [ObjectID]) {
+    func resolveChangedRow(_ object: ManagedObject, id: ObjectID, deleting: Bool) throws -> (conflict: MergeConflict, deleted: [ObjectID]) {
         let original = object.snapshot!
         let ours: [StoreValue]? = deleting ? nil : object.values
         let current = try currentRow(id)
@@ -148,7 +148,7 @@ package struct ConflictResolver {
     /// entity, as stored). Returns what it wrote and the conflict; under `error` throws it.
     /// Overwrite deletes every row holding the row's key or one of its unique values: the row
     /// written is new unless its key was one of them, and the others are deleted rows.
-    package func resolveConstraint(columns: [String], values: [StoreValue], existing: [StoreValue]) throws -> InsertOutcome {
+    func resolveConstraint(columns: [String], values: [StoreValue], existing: [StoreValue]) throws -> InsertOutcome {
         let id = ObjectID(entity: entity.name, key: ManagedObject.key(entity, existing))
         var conflict = MergeConflict(job: job, objectID: id, kind: .constraint, policy: policy, outcome: .failed,
                                      changedBy: store.changeLog.lastWriter(of: id) ?? MergeConflict.outsideThisRun, properties: [])
@@ -256,7 +256,7 @@ package struct ConflictResolver {
     }
 
     /// The row as it is in the store now (inside this transaction), or nil when it is gone.
-    package func currentRow(_ id: ObjectID) throws -> [StoreValue]? {
+    func currentRow(_ id: ObjectID) throws -> [StoreValue]? {
         try db.rows("SELECT \(columnList) FROM \(table) WHERE \(keyMatch)", keyArguments(id)).first
     }
 }

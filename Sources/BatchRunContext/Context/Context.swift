@@ -79,7 +79,7 @@ public actor Context {
     // MARK: Raw reads and writes (inside the library)
 
     /// True inside `atomically`: every read and save goes through its one open transaction.
-    package var isAtomic: Bool { core.isAtomic }
+    var isAtomic: Bool { core.isAtomic }
 
     /// Reads from a consistent snapshot (inside `atomically`, from its transaction).
     package func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T { try core.read(body) }

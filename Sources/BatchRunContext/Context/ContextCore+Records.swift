@@ -43,7 +43,7 @@ extension ContextCore {
 
     /// Keeps the rows a fetch read off the context's isolation as the fetched values of their
     /// records (`changed`: rows with unsaved changes here, whose base is their object's snapshot).
-    package func keepFetched(_ fetched: [ObjectID: [StoreValue]], changed: [ObjectID]) {
+    func keepFetched(_ fetched: [ObjectID: [StoreValue]], changed: [ObjectID]) {
         // The smaller into the larger (a large fetch costs the main actor no rehash), newer winning.
         if fetched.count > fetchedRecords.count {
             let older = fetchedRecords
@@ -103,12 +103,12 @@ extension ContextCore {
     }
 
     /// The IDs of the objects with unsaved changes.
-    package var changedIDs: Set<ObjectID> {
+    var changedIDs: Set<ObjectID> {
         Set(registered.changed.values.compactMap { $0.hasChanges ? $0.objectID : nil })
     }
 
     /// The record of the registered object with `id`, as changed; nil when it is not registered.
-    package func changedRecord<R: Record>(_ id: ObjectID, as type: R.Type) throws -> R? {
+    func changedRecord<R: Record>(_ id: ObjectID, as type: R.Type) throws -> R? {
         guard let object = registered[id] else { return nil }
         return try RecordDecoder.record(R.self, from: object.values, entity: object.entity)
     }

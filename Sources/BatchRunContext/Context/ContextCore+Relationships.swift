@@ -38,7 +38,7 @@ extension ContextCore {
     /// After a save whose delete rules wrote rows this context holds: objects deleted by a
     /// cascade are marked deleted and forgotten; objects nullified take NULL, as read and as
     /// changed (an object of this save then keeps NULL as saved).
-    package func apply(_ effects: DeleteRuleEnforcer.Effects) {
+    func apply(_ effects: DeleteRuleEnforcer.Effects) {
         for id in effects.deleted {
             fetchedRecords[id] = nil
             guard let object = registered[id] else { continue }

@@ -45,7 +45,7 @@ package final class ContextCore {
     /// The assigned columns of the last insert, shared by the inserts of the same shape.
     private var lastInsertShape: (entity: String, mask: UInt64, columns: [Int])?
     /// The assigned columns of the last record insert, shared by the record inserts of that shape.
-    package var lastRecordShape: [Int] = []
+    var lastRecordShape: [Int] = []
     /// The encoder of the last record type inserted, updated or deleted (see `encoder(for:)`);
     /// its kept container refers back to it, a cycle `releaseContainer()` breaks when the
     /// context lets it go (another type's encoder takes its place, or the context ends).
@@ -54,14 +54,14 @@ package final class ContextCore {
     }
     /// Objects behind the records a private context fetched, by ID, held until its next save,
     /// rollback or reset: updating those records needs no read of their rows.
-    package var pinned: [ObjectID: ManagedObject] = [:]
+    var pinned: [ObjectID: ManagedObject] = [:]
     /// The rows as the records of this context's fetches were fetched, by ID (the last fetch
     /// of a row wins): `update(record)` writes only the columns the record changed from these,
     /// and the save checks those columns against these, however often the object was read or
     /// refreshed since. An update puts the record's values in (a second update of the same
     /// record writes only what changed since). Kept until `reset()` or `rollback()`; a record
     /// delete drops its row's entry.
-    package var fetchedRecords: [ObjectID: [StoreValue]] = [:]
+    var fetchedRecords: [ObjectID: [StoreValue]] = [:]
     /// What the delete rules of the last commit changed: `save()` applies it again once the
     /// save's own inserts are registered (an insert of the same save a cascade deleted or a
     /// nullify emptied is not left as saved).
@@ -73,7 +73,7 @@ package final class ContextCore {
     private var readGeneration: UInt64?
     /// Set while `atomically` runs: every read and save goes through this one transaction.
     private var transaction: (any StoreConnection)?
-    package var isAtomic: Bool { transaction != nil }
+    var isAtomic: Bool { transaction != nil }
     /// Saves committed inside `atomically`: posted, and their per-save blocks called, only
     /// after the outer commit.
     private var pendingSaves: [SaveResult] = []
@@ -203,7 +203,7 @@ package final class ContextCore {
 
     /// Rows read for a `FetchRequest`, before they become objects: each as read, and with the
     /// request's assigned columns computed.
-    package struct FetchedRows: Sendable {
+    struct FetchedRows: Sendable {
         package var rows: [(read: [StoreValue], changed: [StoreValue])] = []
         /// The store's save number and change generation before the read.
         package var sequence: UInt64
@@ -232,7 +232,7 @@ package final class ContextCore {
     }
 
     /// Reads a `FetchRequest`'s rows off the context's isolation (the main context's async fetch).
-    package static func readOffMain(_ request: FetchRequest, store: Store) async throws -> FetchedRows {
+    static func readOffMain(_ request: FetchRequest, store: Store) async throws -> FetchedRows {
         if let failure = request.failure { throw failure }
         guard let entity = store.model[request.entity] else { throw ContextError.unknownEntity(request.entity) }
         let assigned = try assignedIndexes(request, entity: entity)
@@ -250,7 +250,7 @@ package final class ContextCore {
 
     /// Registers rows read off the context's isolation (those in `range`, default all), as
     /// `fetch` does.
-    package func register(_ fetched: FetchedRows, rows range: Range<Int>? = nil, for request: FetchRequest) throws -> [ManagedObject] {
+    func register(_ fetched: FetchedRows, rows range: Range<Int>? = nil, for request: FetchRequest) throws -> [ManagedObject] {
         let entity = try entity(named: request.entity)
         let assigned = try assignedIndexes(request, entity: entity)
         if readSequence == nil {
@@ -284,7 +284,7 @@ package final class ContextCore {
 
     /// The entity's positions of the request's assigned columns; throws for an unknown column
     /// among them or among the sort's.
-    package static func assignedIndexes(_ request: FetchRequest, entity: Entity) throws -> [Int] {
+    static func assignedIndexes(_ request: FetchRequest, entity: Entity) throws -> [Int] {
         for order in request.sortedBy where entity.position(ofColumn: order.name) == nil {
             throw ContextError.unknownColumn(entity.name, order.name)
         }
@@ -407,7 +407,7 @@ package final class ContextCore {
 
     /// A record's row whose key it gives (`values` in column order, `given` its sorted columns),
     /// saved with the next `save()`: a row of `pendingRecords`, no object.
-    package func insertRecordRow(_ values: [StoreValue], given: [Int], entity: Entity) {
+    func insertRecordRow(_ values: [StoreValue], given: [Int], entity: Entity) {
         if pendingRecords == nil || pendingRecords!.columns != given || pendingRecords!.entity.name != entity.name {
             makePendingObjects()
             pendingRecords = PendingRecordRows(entity: entity, columns: given, reusing: spareRowBatch)
@@ -425,7 +425,7 @@ package final class ContextCore {
 
     /// The unsaved insert with this ID, if any (a record updated before its insert was saved):
     /// a look-up in `insertsByID`, which indexes the inserts made since the last one.
-    package func pendingInsert(with id: ObjectID) -> ManagedObject? {
+    func pendingInsert(with id: ObjectID) -> ManagedObject? {
         if pendingRecords?.entity.name == id.entity { makePendingObjects() }   // rows of another entity cannot be it
         let keyChanges = ManagedObject.insertKeyChanges.load(ordering: .relaxed)
         if keyChanges != insertsIndexedAt {
@@ -449,7 +449,7 @@ package final class ContextCore {
 
     /// Takes the inserts deleted before their save out of `inserted`, in one pass (before
     /// anything reads `inserted`).
-    package func dropDeletedInserts() {
+    func dropDeletedInserts() {
         guard !deletedInserts.isEmpty else { return }
         inserted.removeAll { deletedInserts[ObjectIdentifier($0)] != nil }
         deletedInserts.removeAll()
@@ -482,7 +482,7 @@ package final class ContextCore {
     }
 
     /// The unsaved inserts as objects, in insert order (an insert deleted before its save left out).
-    package var unsavedInserts: [ManagedObject] {
+    var unsavedInserts: [ManagedObject] {
         makePendingObjects()
         dropDeletedInserts()
         return inserted
@@ -599,7 +599,7 @@ package final class ContextCore {
     /// Every fast save's statement (objects read before the save, or keys read inside it):
     /// runs `bulk`, which changes exactly the rows read, has `record` name them, and counts
     /// them: `deleted` of them deleted (nil: all), the others updated.
-    package static func writeBulk(_ bulk: BulkChange, deleted: Int?, in db: any StoreConnection, into changes: inout SaveChanges,
+    static func writeBulk(_ bulk: BulkChange, deleted: Int?, in db: any StoreConnection, into changes: inout SaveChanges,
                           record: (inout SaveChanges) -> Void) throws {
         try db.execute(bulk.sql, SQLArguments(named: bulk.params))
         record(&changes)
@@ -703,12 +703,12 @@ package final class ContextCore {
     }
 
     /// Drops the registered objects `save` deleted, unless they have changes.
-    package func dropDeleted(in save: DidSave) {
+    func dropDeleted(in save: DidSave) {
         dropDeleted(save.deleted.values.joined())
     }
 
     /// Drops the registered objects with these IDs (rows deleted), unless they have changes.
-    package func dropDeleted(_ ids: some Sequence<ObjectID>) {
+    func dropDeleted(_ ids: some Sequence<ObjectID>) {
         for id in ids {
             fetchedRecords[id] = nil
             if let object = registered[id], !object.hasChanges { registered.remove(id) }
@@ -716,7 +716,7 @@ package final class ContextCore {
     }
 
     /// The registered objects with these IDs that have no unsaved changes.
-    package func unchangedObjects(with ids: some Collection<ObjectID>) -> [ManagedObject] {
+    func unchangedObjects(with ids: some Collection<ObjectID>) -> [ManagedObject] {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(ids.count)
         for id in ids {
@@ -736,7 +736,7 @@ package final class ContextCore {
 
     /// The current rows of `ids`, in their order (nil for a row that is gone), read with one
     /// statement per entity and `keysPerStatement` keys (at most what the database binds).
-    package static func currentRows(of ids: [ObjectID], model: Model, in db: any StoreConnection,
+    static func currentRows(of ids: [ObjectID], model: Model, in db: any StoreConnection,
                             keysPerStatement: Int = 500) throws -> [[StoreValue]?] {
         var rows: [ObjectID: [StoreValue]] = [:]
         rows.reserveCapacity(ids.count)

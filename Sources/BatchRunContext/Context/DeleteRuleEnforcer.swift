@@ -7,9 +7,9 @@ import BatchRunStore
 /// are recorded in the save's changes, so its `DidSave` and the change log name them as any
 /// row the save changed; the counts stay those of the rows the save was asked to change.
 /// Works on tables without constraints: nothing is declared in the database.
-package struct DeleteRuleEnforcer {
+struct DeleteRuleEnforcer {
     /// What the rules changed, for the saving context's own registered objects.
-    package struct Effects {
+    struct Effects {
         package var deleted: [ObjectID] = []
         package var nullified: [(id: ObjectID, column: Int)] = []
         package var isEmpty: Bool { deleted.isEmpty && nullified.isEmpty }
@@ -18,9 +18,9 @@ package struct DeleteRuleEnforcer {
     package let model: Model
     package let db: any StoreConnection
     /// Keys per statement: well under what both databases bind.
-    package var keysPerStatement = 500
+    var keysPerStatement = 500
 
-    package func enforce(_ changes: inout SaveChanges) throws -> Effects {
+    func enforce(_ changes: inout SaveChanges) throws -> Effects {
         var effects = Effects()
         // Sorted by name, so that a save does the same in every run (a Set has no order).
         var pending = changes.entitiesWithDeletes.sorted().filter { !model.links(into: $0).isEmpty }

@@ -24,10 +24,10 @@ public struct LiveResults<Item: Sendable>: AsyncSequence, Sendable {
     package let request: FetchRequest
     package let sectionedBy: String?
     /// Makes the items' maker for the request's entity (checking it fits, for records).
-    package let itemMaker: ItemMaker
-    package typealias ItemMaker = @Sendable (Entity) throws -> ([StoreValue]) throws -> Item
+    let itemMaker: ItemMaker
+    typealias ItemMaker = @Sendable (Entity) throws -> ([StoreValue]) throws -> Item
     /// Waits until the context the results belong to has merged a save (the main context's).
-    package let caughtUp: (@Sendable (UInt64) async -> Void)?
+    let caughtUp: (@Sendable (UInt64) async -> Void)?
 
     public func makeAsyncIterator() -> AsyncIterator {
         let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
@@ -63,7 +63,7 @@ public struct LiveResults<Item: Sendable>: AsyncSequence, Sendable {
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         package var base: AsyncThrowingStream<Element, any Error>.Iterator
-        package let observation: ObservingTask
+        let observation: ObservingTask
 
         public mutating func next() async throws -> Element? { try await base.next() }
 
@@ -73,7 +73,7 @@ public struct LiveResults<Item: Sendable>: AsyncSequence, Sendable {
     }
 
     /// Cancels the observation when the last iterator holding it goes.
-    package final class ObservingTask: Sendable {
+    final class ObservingTask: Sendable {
         package let task: Task<Void, Never>
         package init(task: Task<Void, Never>) { self.task = task }
         deinit { task.cancel() }

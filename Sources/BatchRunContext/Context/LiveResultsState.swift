@@ -11,17 +11,17 @@ import BatchRunStore
 /// of the kept objects' old positions: O(n log n), not O(n·d). A request
 /// with a `limit` is read again whole (a row leaving can let another in), and so is any
 /// request after a save that lists no IDs.
-package final class LiveResultsState<Item: Sendable> {
+final class LiveResultsState<Item: Sendable> {
     package let store: Store
     package let entity: Entity
     package let request: FetchRequest
-    package let makeItem: ([StoreValue]) throws -> Item
+    let makeItem: ([StoreValue]) throws -> Item
     /// The position of the section column, if the results are sectioned.
-    package let sectionIndex: Int?
+    let sectionIndex: Int?
     /// The request's sorts (column position, descending), then the key's columns ascending.
     package let order: [(index: Int, descending: Bool)]
     /// Keys re-read per statement.
-    package static var keysPerStatement: Int { 500 }
+    static var keysPerStatement: Int { 500 }
 
     private var ids: [ObjectID] = []
     private var rows: [[StoreValue]] = []
@@ -148,7 +148,7 @@ package final class LiveResultsState<Item: Sendable> {
     /// Which elements of `values` (distinct, each below `bound`) make the increasing
     /// subsequence of the largest total weight: a Fenwick tree of the best run ending below
     /// each value, O(n log n).
-    package static func heaviestIncreasingRun(_ values: [Int], weights: [Int], below bound: Int) -> [Bool] {
+    static func heaviestIncreasingRun(_ values: [Int], weights: [Int], below bound: Int) -> [Bool] {
         var tree = [(weight: Int, at: Int)](repeating: (0, -1), count: bound + 1)
         var previous = [Int](repeating: -1, count: values.count)
         var best = (weight: 0, at: -1)

@@ -28,9 +28,9 @@ public final class MainContext {
     private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
     /// IDs of a save looked up, and objects refreshed, per hop to the main actor.
-    package static let mergeSlice = 2_000
+    static let mergeSlice = 2_000
     /// Objects `fetch` registers per hop when the request's `fetchBatchSize` is 0.
-    package static let registerSlice = 2_000
+    static let registerSlice = 2_000
     /// Async fetches registering their objects now: while there are any, merges leave the
     /// IDs they refreshed or deleted in `mergedDuringFetches`.
     private var fetchesInFlight = 0

@@ -26,7 +26,7 @@ public final class ManagedObject {
     /// Columns given a value since the object was inserted; an insert writes only these, so
     /// the others get their defaults.
     /// In column order.
-    package private(set) var assignedColumns: [Int] = []
+    private(set) var assignedColumns: [Int] = []
     /// The registry of the context the object is registered in, told of the object's first
     /// write since its snapshot (so a save looks at changed objects only); nil when the object
     /// is not registered (an insert not yet saved, or an object its context forgot).
@@ -35,10 +35,10 @@ public final class ManagedObject {
     /// snapshot: the save checks only these columns (and the key) against the snapshot, so a
     /// column another context changed that no record update touched is left as saved there.
     /// Nil: the whole row is checked, as for every object changed with `set`.
-    package private(set) var checkedColumns: [Int]?
+    private(set) var checkedColumns: [Int]?
     /// The snapshot as read, kept while record updates hold in it the values their records
     /// were fetched with (`rollback` gives the object back this one).
-    package private(set) var readSnapshot: [StoreValue]?
+    private(set) var readSnapshot: [StoreValue]?
 
     deinit {
         registry?.objectDied()
@@ -114,7 +114,7 @@ public final class ManagedObject {
     /// Counts keys set on unsaved inserts (in any context): a context's index of its inserts by
     /// key (`ContextCore.pendingInsert`) is rebuilt when it moved. Atomic: contexts run on
     /// different threads; rare (only a `set` of a key column after the insert counts).
-    package static let insertKeyChanges = Atomic<Int>(0)
+    static let insertKeyChanges = Atomic<Int>(0)
 
     /// True for an inserted object, or one whose values differ from its snapshot.
     public var hasChanges: Bool {
@@ -125,7 +125,7 @@ public final class ManagedObject {
     private var written = false
 
     /// Deleted, inserted, or given a value since read (whether or not it differs).
-    package var wasWritten: Bool { isDeleted || written || snapshot == nil }
+    var wasWritten: Bool { isDeleted || written || snapshot == nil }
 
     /// Columns whose value differs from the snapshot (every column for an inserted object).
     package var changedColumns: [Int] {
@@ -181,7 +181,7 @@ public final class ManagedObject {
         checkedColumns = recordsOnly ? Array(Set(checked).union(columns)).sorted() : nil
     }
 
-    package func assignID(_ id: ObjectID) {
+    func assignID(_ id: ObjectID) {
         objectID = id
     }
 
@@ -189,7 +189,7 @@ public final class ManagedObject {
         entity.primaryKeyIndexes.map { values[$0] }
     }
 
-    package static func keyIfComplete(_ entity: Entity, _ values: [StoreValue]) -> ObjectID? {
+    static func keyIfComplete(_ entity: Entity, _ values: [StoreValue]) -> ObjectID? {
         let keyIndexes = entity.primaryKeyIndexes
         if keyIndexes.count == 1 {
             let value = values[keyIndexes[0]]

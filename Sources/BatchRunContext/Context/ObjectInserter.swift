@@ -7,7 +7,7 @@ import BatchRunStore
 /// stored (`RETURNING`), defaults and assigned rowids included.
 package struct ObjectInserter {
     package let db: any StoreConnection
-    package let readBack: Bool
+    let readBack: Bool
     private var statements: [Shape: PreparedStatement] = [:]
     /// 0, 1, 2, ...: the rows of a chunk's batch, as the connection takes them.
     private var rowIndexes: [Int] = []
@@ -63,7 +63,7 @@ package struct ObjectInserter {
     /// Writes record inserts waiting as rows (`PendingRecordRows`, keys given) after the
     /// objects: multi-row INSERTs bound straight from their batch, a chunk that meets a taken
     /// key or unique value written again row by row as the objects those records stand for.
-    package mutating func insert(_ pending: PendingRecordRows, into changes: inout SaveChanges,
+    mutating func insert(_ pending: PendingRecordRows, into changes: inout SaveChanges,
                          writer: (Entity) -> SaveWriter) throws {
         let entity = pending.entity
         let limit = Self.rowsPerStatement(columns: pending.columns.count)

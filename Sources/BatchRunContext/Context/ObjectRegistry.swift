@@ -19,7 +19,7 @@ package final class ObjectRegistry {
     /// Every registered object, strongly, while `retainsObjects` is set.
     private var retained: [ObjectID: ManagedObject] = [:]
     /// Core Data's `retainsRegisteredObjects`.
-    package var retainsObjects = false {
+    var retainsObjects = false {
         didSet {
             if retainsObjects && !oldValue {
                 for (id, entry) in entries { if let object = entry.object { retained[id] = object } }
@@ -73,18 +73,18 @@ package final class ObjectRegistry {
     }
 
     /// Called by a registered object's `deinit`: its entry is dead until the next sweep.
-    package func objectDied() {
+    func objectDied() {
         dead += 1
     }
 
     /// Called by a registered object at its first write since its snapshot.
-    package func objectChanged(_ object: ManagedObject) {
+    func objectChanged(_ object: ManagedObject) {
         guard let id = object.objectID, entries[id]?.object === object else { return }
         changed[ObjectIdentifier(object)] = object
     }
 
     /// The changed objects are saved or rolled back: the registry holds them weakly again.
-    package func clearChanged() {
+    func clearChanged() {
         changed.removeAll(keepingCapacity: true)
     }
 

@@ -13,7 +13,7 @@ import BatchRunStore
 /// rows.append(encoder.values)    // the record's row, in column order
 /// rows.id(of: 0)                 // Reading(1)
 /// ```
-package struct PendingRecordRows {
+struct PendingRecordRows {
     package let entity: Entity
     /// The columns every row gives, sorted (the primary key's among them).
     package let columns: [Int]

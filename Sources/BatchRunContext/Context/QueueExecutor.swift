@@ -2,7 +2,7 @@ import Dispatch
 
 /// A serial executor on a Dispatch queue of its own: a context's private queue.
 /// Work may block on SQLite here without holding up Swift's cooperative threads.
-package final class QueueExecutor: SerialExecutor {
+final class QueueExecutor: SerialExecutor {
     package let queue: DispatchQueue
 
     package init(label: String) {
@@ -14,11 +14,11 @@ package final class QueueExecutor: SerialExecutor {
         queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
     }
 
-    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
-    package func checkIsolated() {
+    func checkIsolated() {
         dispatchPrecondition(condition: .onQueue(queue))
     }
 }

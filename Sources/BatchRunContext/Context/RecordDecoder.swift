@@ -4,10 +4,10 @@ import Foundation
 /// Decodes a record from a row of its entity, without JSON: each property read straight from
 /// its column's place. A property the entity has no column for, a NULL for a non-optional, or
 /// a stored value the property's type cannot take is a `ContextError.recordMismatch`.
-package struct RecordDecoder: Decoder {
+struct RecordDecoder: Decoder {
     package let entity: Entity
     /// The record's type, named only in errors.
-    package let recordType: Any.Type
+    let recordType: Any.Type
     package let values: [StoreValue]
     package var codingPath: [any CodingKey] { [] }
     package var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -30,7 +30,7 @@ package struct RecordDecoder: Decoder {
         KeyedDecodingContainer(RowDecodingContainer<Key>(decoder: self))
     }
 
-    package func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw mismatch("(the record)", "a record is decoded as a keyed container (a struct with properties), not a list")
     }
 
@@ -79,7 +79,7 @@ extension StoreValue {
     }
 
     /// What kind of value this is, for messages: "text \"abc\"", "integer 3".
-    package var kindDescription: String {
+    var kindDescription: String {
         switch self {
         case .null: "NULL"
         case .integer(let int): "integer \(int)"

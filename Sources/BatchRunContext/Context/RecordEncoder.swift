@@ -19,7 +19,7 @@ import Foundation
 package final class RecordEncoder: Encoder {
     package let entity: Entity
     /// The record's type, named only in errors (naming it for every row showed in inserts).
-    package let recordType: Any.Type
+    let recordType: Any.Type
     package var record: String { String(describing: recordType) }
     /// The column types, by position (read per property: no copy of a `Column`).
     package let types: [ColumnType]
@@ -42,7 +42,7 @@ package final class RecordEncoder: Encoder {
     /// The keys met, while the first record's are being learned.
     @exclusivity(unchecked) private var meeting: [String]?
     /// Set while a record is being encoded.
-    package private(set) var inUse = false
+    private(set) var inUse = false
     /// The container handed to the last record and the type of its keys: the next record of
     /// those keys gets it again (making and freeing one per record, a class instance behind
     /// `KeyedEncodingContainer`, cost about 1,200 of a record insert's 14,500 instructions;
@@ -52,7 +52,7 @@ package final class RecordEncoder: Encoder {
     /// `releaseContainer()` when it lets the encoder go, which breaks that cycle.
     private var reusedContainer: AnyObject?
     private var reusedKeys: ObjectIdentifier?
-    package var keepsContainer = false
+    var keepsContainer = false
     package var codingPath: [any CodingKey] { [] }
     package var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -75,7 +75,7 @@ package final class RecordEncoder: Encoder {
     /// Encodes `record` into `values`, whose array is kept from one record to the next (a
     /// record insert copies the given columns out, then `clearRow`s them): the columns it gave,
     /// sorted. On an error `values` is left empty.
-    package func encodeRow<R: Record>(_ record: R) throws -> [Int] {
+    func encodeRow<R: Record>(_ record: R) throws -> [Int] {
         if values.count != types.count { values = Array(repeating: .null, count: types.count) }
         do {
             return try encode(record)
@@ -86,12 +86,12 @@ package final class RecordEncoder: Encoder {
     }
 
     /// NULL again in the columns `encodeRow` gave, ready for the next record.
-    package func clearRow(_ given: [Int]) {
+    func clearRow(_ given: [Int]) {
         for index in given { values[index] = .null }
     }
 
     /// The row `encodeRow` made, handed over whole (the next record gets a new array).
-    package func takeRow() -> [StoreValue] {
+    func takeRow() -> [StoreValue] {
         defer { values = [] }
         return values
     }
@@ -194,7 +194,7 @@ package final class RecordEncoder: Encoder {
         .recordMismatch(record: record, entity: entity.name, column: column, problem: problem)
     }
 
-    package static let nestedProblem = "a property of a nested type (a struct, an array, a dictionary) has no column; store its parts in columns of their own"
+    static let nestedProblem = "a property of a nested type (a struct, an array, a dictionary) has no column; store its parts in columns of their own"
 
     package func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if reusedKeys == ObjectIdentifier(Key.self), let reused = reusedContainer {
@@ -210,7 +210,7 @@ package final class RecordEncoder: Encoder {
     }
 
     /// Lets the kept container go (and with it the container's reference to this encoder).
-    package func releaseContainer() {
+    func releaseContainer() {
         reusedContainer = nil
         reusedKeys = nil
     }
@@ -318,7 +318,7 @@ private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
 /// Captures the one value a type encodes (an enum's raw value, a Date's text); anything
 /// else (keyed or unkeyed) is a failure.
-package final class ValueEncoder: Encoder {
+final class ValueEncoder: Encoder {
     package var value: StoreValue?
     package var failure: String?
     package var codingPath: [any CodingKey] { [] }
@@ -330,7 +330,7 @@ package final class ValueEncoder: Encoder {
         return KeyedEncodingContainer(RowEncodingContainer<Key>(encoder: discard, nestedIn: ""))
     }
 
-    package func unkeyedContainer() -> any UnkeyedEncodingContainer {
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
         failure = "unkeyed"
         return Refusing()
     }
@@ -362,7 +362,7 @@ package final class ValueEncoder: Encoder {
     }
 
     /// A container every write to throws (unkeyed or single values where a record has none).
-    package struct Refusing: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+    struct Refusing: UnkeyedEncodingContainer, SingleValueEncodingContainer {
         package var codingPath: [any CodingKey] { [] }
         package var count: Int { 0 }
         private func refuse() -> EncodingError {
@@ -384,10 +384,10 @@ package final class ValueEncoder: Encoder {
         package mutating func encode(_ value: UInt32) throws { throw refuse() }
         package mutating func encode(_ value: UInt64) throws { throw refuse() }
         package mutating func encode<T: Encodable>(_ value: T) throws { throw refuse() }
-        package mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
             ValueEncoder().container(keyedBy: keyType)
         }
-        package mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Refusing() }
-        package mutating func superEncoder() -> any Encoder { ValueEncoder() }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Refusing() }
+        mutating func superEncoder() -> any Encoder { ValueEncoder() }
     }
 }

@@ -92,7 +92,7 @@ package struct RowImporter {
     }
 
     /// Hot swap's first statement: every row of the entity goes, its keys recorded as deleted.
-    package func deleteAll(in db: any StoreConnection, changes: inout SaveChanges) throws {
+    func deleteAll(in db: any StoreConnection, changes: inout SaveChanges) throws {
         let sql = "DELETE FROM \(SQL.quote(entity.tableName)) RETURNING \(SQL.quoteList(entity.primaryKey))"
         try db.forEachRow(try db.prepare(sql), named: [:], positional: [], split: entity.primaryKey.count, assigned: []) { key, _ in
             changes.record(ObjectID(entity: entity.name, key: key), .deleted)
@@ -187,7 +187,7 @@ package struct RowImporter {
     }
 
     /// The slow path for a row that collided: the policy decides, the conflict is kept.
-    package func resolveConflict(_ row: Int, existing: [StoreValue]? = nil, of rows: inout Rows, in db: any StoreConnection,
+    func resolveConflict(_ row: Int, existing: [StoreValue]? = nil, of rows: inout Rows, in db: any StoreConnection,
                          changes: inout SaveChanges, records: inout ConflictRecords) throws {
         let batch = rows.batch, columns = rows.columns[batch.layouts[row]].map(\.name)
         let writer = SaveWriter(db: db, store: store, entity: entity, policy: policy, job: job, readSequence: 0, recompute: nil)

@@ -4,7 +4,7 @@
 /// let texts = SQLCache()
 /// let sql = texts.sql(for: changedColumns) { "UPDATE ..." }
 /// ```
-package final class SQLCache {
+final class SQLCache {
     private var texts: [[Int]: String] = [:]
 
     package func sql(for key: [Int], _ build: () -> String) -> String {

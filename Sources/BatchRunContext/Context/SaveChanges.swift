@@ -18,7 +18,7 @@ package struct SaveChanges {
     package let wantsIDs: Bool
     /// True when a per-save block will read the save's conflicts: an import, whose caller
     /// reports them on its own, makes `conflicts` only then.
-    package let wantsConflicts: Bool
+    let wantsConflicts: Bool
     package var inserted = 0
     package var updated = 0
     package var deleted = 0
@@ -26,7 +26,7 @@ package struct SaveChanges {
     /// Rows `overwrite` deleted because they held an inserted row's unique value under another
     /// key: recorded and counted as deleted (their delete rules run), and the saving context
     /// drops them as it drops a cascade's.
-    package private(set) var replacedRows: [ObjectID] = []
+    private(set) var replacedRows: [ObjectID] = []
     /// Almost always one slot: a batch changes one entity one way.
     private var slots: [Slot] = []
     private var lastSlot = 0
@@ -44,7 +44,7 @@ package struct SaveChanges {
     }
 
     /// Records and counts rows `overwrite` deleted for holding an inserted row's unique value.
-    package mutating func recordReplaced(_ ids: [ObjectID]) {
+    mutating func recordReplaced(_ ids: [ObjectID]) {
         guard !ids.isEmpty else { return }
         for id in ids { record(id, .deleted) }
         deleted += ids.count
@@ -92,7 +92,7 @@ package struct SaveChanges {
 
     /// The one-column keys of `entity`'s rows this save deleted, those it inserted again (a hot
     /// swap's) left out: the rows a delete rule acts for.
-    package func deletedKeys(of entity: String) -> [StoreValue] {
+    func deletedKeys(of entity: String) -> [StoreValue] {
         let deleted = slots.filter { $0.kind == .deleted && $0.entity == entity }.flatMap { $0.keys.keys }
         guard !deleted.isEmpty else { return [] }
         // One set of the inserted keys (a key set's `contains` scans its ranges: once per deleted
@@ -105,7 +105,7 @@ package struct SaveChanges {
     }
 
     /// The entities this save deleted rows of.
-    package var entitiesWithDeletes: Set<String> { Set(slots.filter { $0.kind == .deleted }.map(\.entity)) }
+    var entitiesWithDeletes: Set<String> { Set(slots.filter { $0.kind == .deleted }.map(\.entity)) }
 
     package func didSave(sequence: UInt64, savedBy: String) -> DidSave {
         func ids(_ kind: Kind) -> [String: [ObjectID]] {

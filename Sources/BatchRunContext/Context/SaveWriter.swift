@@ -5,7 +5,7 @@ import BatchRunStore
 /// conflicts; every conflict goes to the `ConflictResolver`, which applies the merge policy.
 package struct SaveWriter {
     /// Applies the merge policy to the rows that conflict; it holds what the save writes with.
-    package let resolver: ConflictResolver
+    let resolver: ConflictResolver
     package var db: any StoreConnection { resolver.db }
     package var store: Store { resolver.store }
     package var entity: Entity { resolver.entity }
@@ -82,7 +82,7 @@ package struct SaveWriter {
     /// its object read: `UPDATE t SET c = v.cN FROM (VALUES (key, read values, new values), ...)
     /// AS v WHERE t.key = v.key AND every column IS as read RETURNING key`. Returns the IDs
     /// written and the objects whose row changed since the read (for `update(_:)`, one by one).
-    package func updateChecked(_ objects: [ManagedObject]) throws -> (written: [ObjectID], changed: [ManagedObject]) {
+    func updateChecked(_ objects: [ManagedObject]) throws -> (written: [ObjectID], changed: [ManagedObject]) {
         if objects.allSatisfy({ $0.checkedColumns == nil }) { return try updateChecked(objects, checking: checkOrder) }
         // Objects only record updates changed are checked on their columns: one group per set.
         var written: [ObjectID] = [], changed: [ManagedObject] = []
@@ -163,7 +163,7 @@ package struct SaveWriter {
     }
 
     /// The row as it is in the store now (inside this transaction), or nil when it is gone.
-    package func currentRow(_ id: ObjectID) throws -> [StoreValue]? {
+    func currentRow(_ id: ObjectID) throws -> [StoreValue]? {
         try resolver.currentRow(id)
     }
 

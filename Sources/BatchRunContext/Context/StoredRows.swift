@@ -12,7 +12,7 @@ package struct StoredRows: Sendable {
     /// The rows, every column of the entity in its order.
     package private(set) var rows = RowBatch()
     /// The entity's key column among a row's cells.
-    package let keyColumn: Int
+    let keyColumn: Int
     /// By `key - lowest`: the row + 1, 0 for none (integer keys that fill their range).
     private var dense: [Int32] = []
     private var lowest: Int64 = 0
@@ -126,7 +126,7 @@ package struct StoredRows: Sendable {
 
     /// The lowest and highest of `keys` when all are integers and they fill at least half of
     /// the range between (a batch of a feed in key order); nil otherwise, or for a few keys.
-    package static func denseRange(of keys: [StoreValue]) -> (Int64, Int64)? {
+    static func denseRange(of keys: [StoreValue]) -> (Int64, Int64)? {
         guard keys.count >= 64 else { return nil }
         var lowest = Int64.max, highest = Int64.min
         for key in keys {
@@ -140,7 +140,7 @@ package struct StoredRows: Sendable {
 
     /// The range of the batch's keys when every row gives an integer key; nil otherwise (a row
     /// whose key the store assigns may take any key above the largest).
-    package static func keySpan(of batch: RowBatch, keyPositions: [[Int?]]) -> ClosedRange<Int64>? {
+    static func keySpan(of batch: RowBatch, keyPositions: [[Int?]]) -> ClosedRange<Int64>? {
         guard !batch.isEmpty else { return nil }
         var lowest = Int64.max, highest = Int64.min
         for row in 0..<batch.count {

@@ -25,7 +25,7 @@ public final class Store: Sendable {
     /// Seconds a lost connection to the server is made again for (the spec's `reconnect`).
     package let reconnectWindow: Double
     package let notifications = SaveNotifications()
-    package let changeLog = ChangeLog()
+    let changeLog = ChangeLog()
 
     /// The store a `StoreSpec` names (a job file's `store:`): an SQLite file or a PostgreSQL
     /// database, chosen by the spec's kind. `fence`: a condition every write transaction must
@@ -180,13 +180,13 @@ public final class Store: Sendable {
     }
 
     /// The number of the last save posted after its commit: a read started now sees at least it.
-    package var committedSequence: UInt64 { notifications.publishedSequence }
+    var committedSequence: UInt64 { notifications.publishedSequence }
 
     /// True when someone listens to `didSaves()`, so savers can skip building their IDs.
-    package var hasSaveObservers: Bool { notifications.hasSubscribers }
+    var hasSaveObservers: Bool { notifications.hasSubscribers }
 
     /// Numbers a save; called inside the write transaction so numbers follow commit order.
-    package func nextSaveSequence() -> UInt64 {
+    func nextSaveSequence() -> UInt64 {
         notifications.nextSequence()
     }
 

@@ -3,7 +3,7 @@ import BatchRunStore
 /// Checks that span sections: expressions against the schema, params, references and the job graph.
 extension JobFileBuilder {
     /// Records `${NAME.COLUMN}` for the graph check and checks `${env.VAR}` and `${params.NAME}` now.
-    package mutating func checkReferences(_ template: ParamTemplate, at node: YAMLNode, job: String) {
+    mutating func checkReferences(_ template: ParamTemplate, at node: YAMLNode, job: String) {
         for reference in template.references {
             switch reference {
             case .environment(let name) where loader.environment[name] == nil:
@@ -20,7 +20,7 @@ extension JobFileBuilder {
     }
 
     /// Prepares each probe statement; errors point into the expression when SQLite gives an offset.
-    package func checkExpressions(_ fields: Fields, entity: Entity, job: String, params stepParams: [String: ParamTemplate],
+    func checkExpressions(_ fields: Fields, entity: Entity, job: String, params stepParams: [String: ParamTemplate],
                           statements: [(sql: String, prefix: Int, node: YAMLNode)]) {
         guard let checker = expressionChecker else { return }
         for (sql, prefix, node) in statements {
@@ -35,14 +35,14 @@ extension JobFileBuilder {
     }
 
     /// Prepares a whole statement (after its parts passed) to catch what only the whole shows.
-    package func checkWhole(_ sql: String, at node: YAMLNode) {
+    func checkWhole(_ sql: String, at node: YAMLNode) {
         guard let checker = expressionChecker, reader.diagnostics.isEmpty else { return }
         if case .failure(let problem) = checker.check(sql: sql) {
             reader.error(node, "this fetch does not prepare: \(problem.message)")
         }
     }
 
-    package func checkPlaceholders(_ placeholders: [String], at node: YAMLNode, stepParams: [String: ParamTemplate]) {
+    func checkPlaceholders(_ placeholders: [String], at node: YAMLNode, stepParams: [String: ParamTemplate]) {
         for name in placeholders where stepParams[name] == nil && params[name] == nil {
             reader.error(node, "placeholder :\(name) has no value; set it in the step's params, the file's params, or with --param \(name)=VALUE"
                 + Suggestion.hint(for: name, in: Array(stepParams.keys) + Array(params.keys)))
@@ -50,7 +50,7 @@ extension JobFileBuilder {
     }
 
     /// The location of a byte offset inside a scalar written on one line, else the scalar's start.
-    package func location(in node: YAMLNode, offset: Int?) -> SourceLocation {
+    func location(in node: YAMLNode, offset: Int?) -> SourceLocation {
         guard let offset, offset >= 0, case .scalar(let text, let plain) = node.content, !text.contains("\n"),
               offset <= text.utf8.count else { return node.location }
         let characters = String(decoding: text.utf8.prefix(offset), as: UTF8.self).unicodeScalars.count
@@ -74,7 +74,7 @@ extension JobFileBuilder {
     }
 
     /// Unknown jobs in `needs`, and cycles printed as `a -> c -> b -> a`.
-    package func checkGraph(_ jobs: [Job]) {
+    func checkGraph(_ jobs: [Job]) {
         let names = jobs.map(\.name)
         let known = Set(jobKeys.keys)
         for (job, needed, node) in needEntries where !known.contains(needed) {
@@ -88,7 +88,7 @@ extension JobFileBuilder {
     }
 
     /// Every `${NAME.COLUMN}` must name a fetch `as:` in a job upstream of the one using it.
-    package func checkOutputReferences(_ jobs: [Job]) {
+    func checkOutputReferences(_ jobs: [Job]) {
         let graph = JobGraph(jobs: jobs)
         guard graph.cycle() == nil else { return }
         for (job, name, column, node) in outputReferences {

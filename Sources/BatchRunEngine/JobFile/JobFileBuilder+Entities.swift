@@ -2,10 +2,10 @@ import BatchRunStore
 
 /// `entities:` — the model.
 extension JobFileBuilder {
-    package static let entityKeys = ["columns", "primary_key", "unique", "indexes", "table"]
-    package static let columnModifiers = ["primary key", "not null", "unique", "default", "was", "references", "on delete"]
+    static let entityKeys = ["columns", "primary_key", "unique", "indexes", "table"]
+    static let columnModifiers = ["primary key", "not null", "unique", "default", "was", "references", "on delete"]
 
-    package mutating func entities(_ node: YAMLNode) -> Model {
+    mutating func entities(_ node: YAMLNode) -> Model {
         var result: [Entity] = []
         let entries = reader.namedEntries(node, "entities")
         if entries.isEmpty && node.mapping != nil { reader.error(node, "entities must declare at least one entity") }
@@ -22,7 +22,7 @@ extension JobFileBuilder {
 
     /// The model with each column's `references` as a relationship of its entity; a reference
     /// that cannot be one is an error at the referenced name.
-    package mutating func resolvingReferences(_ model: Model) -> Model {
+    mutating func resolvingReferences(_ model: Model) -> Model {
         var resolved = model
         for reference in references {
             switch reference.relationship(in: model) {
@@ -38,7 +38,7 @@ extension JobFileBuilder {
         return resolved
     }
 
-    package mutating func entity(_ name: String, _ node: YAMLNode) -> Entity? {
+    mutating func entity(_ name: String, _ node: YAMLNode) -> Entity? {
         let what = "entity \(name)"
         guard let fields = reader.mapping(node, what, allowed: Self.entityKeys, required: ["columns"]),
               let columnsNode = fields["columns"] else { return nil }
@@ -103,7 +103,7 @@ extension JobFileBuilder {
 
     /// A rename keeps one column: its earlier name may not be declared too (that would drop
     /// it), nor be the earlier name of two columns.
-    package func checkRenames(_ columns: [Column], keys: [String: YAMLNode]) {
+    func checkRenames(_ columns: [Column], keys: [String: YAMLNode]) {
         var claimed: [String: String] = [:]
         for column in columns {
             guard let earlier = column.renamedFrom else { continue }
@@ -121,7 +121,7 @@ extension JobFileBuilder {
     /// Parses `TYPE [primary key] [not null] [unique] [default LITERAL] [was OLD_NAME]
     /// [references ENTITY [on delete ACTION]]`, pointing errors at the word; the reference is
     /// resolved once every entity is read.
-    package func column(_ name: String, _ node: YAMLNode) -> (Column, (entity: String, rule: DeleteRule, at: SourceLocation)?)? {
+    func column(_ name: String, _ node: YAMLNode) -> (Column, (entity: String, rule: DeleteRule, at: SourceLocation)?)? {
         guard let spec = reader.string(node, "column \(name) (like 'text not null')") else { return nil }
         let words = ColumnSpecTokenizer.words(spec)
         // Point at the word inside the scalar when the scalar is written on one line.
@@ -205,8 +205,8 @@ extension JobFileBuilder {
 }
 
 /// Splits a column spec into words, keeping a quoted default literal whole.
-package enum ColumnSpecTokenizer {
-    package struct Word {
+enum ColumnSpecTokenizer {
+    struct Word {
         package var text: String
         /// Characters from the start of the spec.
         package var offset: Int
@@ -237,7 +237,7 @@ package enum ColumnSpecTokenizer {
         return words
     }
 
-    package static func isLiteral(_ text: String) -> Bool {
+    static func isLiteral(_ text: String) -> Bool {
         if ["null", "true", "false", "current_timestamp", "current_date", "current_time"].contains(text.lowercased()) {
             return true
         }

@@ -1,9 +1,9 @@
 /// `jobs:` and their settings; steps are in `JobFileBuilder+Steps.swift`.
 extension JobFileBuilder {
-    package static let jobKeysAllowed = ["steps", "needs", "merge_policy", "batch_size", "atomic", "timeout", "retries",
+    static let jobKeysAllowed = ["steps", "needs", "merge_policy", "batch_size", "atomic", "timeout", "retries",
                                  "on_success", "on_failure", "on_complete", "description"]
 
-    package mutating func jobs(_ node: YAMLNode) -> [Job] {
+    mutating func jobs(_ node: YAMLNode) -> [Job] {
         var result: [Job] = []
         let entries = reader.namedEntries(node, "jobs")
         if entries.isEmpty && node.mapping != nil { reader.error(node, "jobs must declare at least one job") }
@@ -18,7 +18,7 @@ extension JobFileBuilder {
         return result
     }
 
-    package mutating func job(_ name: String, key: YAMLNode, _ node: YAMLNode) -> Job? {
+    mutating func job(_ name: String, key: YAMLNode, _ node: YAMLNode) -> Job? {
         let what = "job \(name)"
         guard let fields = reader.mapping(node, what, allowed: Self.jobKeysAllowed, required: ["steps"]) else { return nil }
         var job = Job(name: name, needs: [], steps: [], mergePolicy: defaults.mergePolicy, batchSize: defaults.batchSize,

@@ -5,11 +5,11 @@ import Foundation
 /// with it, `headers` (HTTP only: S3 requests carry their signature), `ca_file`,
 /// `connect_timeout` and `read_timeout`.
 extension JobFileBuilder {
-    package static let remoteFeedKeys = ["headers", "ca_file", "connect_timeout", "read_timeout"]
+    static let remoteFeedKeys = ["headers", "ca_file", "connect_timeout", "read_timeout"]
 
     /// The remote feed `from:` names, or nil (with an error) when its keys are wrong or this
     /// build has no network feeds.
-    package func remoteFeed(_ url: String, _ node: YAMLNode, _ fields: Fields) -> RemoteFeed? {
+    func remoteFeed(_ url: String, _ node: YAMLNode, _ fields: Fields) -> RemoteFeed? {
         #if !NetworkFeeds
         reader.error(node, "from: \(RemoteFeed.notBuilt)")
         return nil
@@ -59,7 +59,7 @@ extension JobFileBuilder {
     }
 
     /// An error for each remote-feed key given with a local feed or inline rows.
-    package func refuseRemoteKeys(_ fields: Fields) {
+    func refuseRemoteKeys(_ fields: Fields) {
         for key in Self.remoteFeedKeys {
             if let node = fields.keys[key] {
                 reader.error(node, "\(key) applies to an http://, https:// or s3:// feed (from: https://...), not to a local file or inline rows")

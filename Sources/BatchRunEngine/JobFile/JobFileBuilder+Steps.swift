@@ -6,12 +6,12 @@ import Foundation
 extension JobFileBuilder {
     package static let stepKinds = ["fetch", "insert", "delete", "batch-update"]
     package static let fetchKeys = ["entity", "where", "select", "group_by", "order_by", "limit", "output", "as", "params", "batch_size"]
-    package static let insertKeys = ["entity", "rows", "from", "format", "compression", "nulls", "columns", "bad_rows", "replace", "params",
+    static let insertKeys = ["entity", "rows", "from", "format", "compression", "nulls", "columns", "bad_rows", "replace", "params",
                              "batch_size"] + remoteFeedKeys
     package static let deleteKeys = ["entity", "where", "params", "batch_size"]
-    package static let updateKeys = ["entity", "where", "set", "direct", "params", "batch_size"]
+    static let updateKeys = ["entity", "where", "set", "direct", "params", "batch_size"]
 
-    package mutating func step(_ node: YAMLNode, job: String) -> Step? {
+    mutating func step(_ node: YAMLNode, job: String) -> Step? {
         guard let pairs = node.mapping, pairs.count == 1, let kind = pairs[0].key.scalarText else {
             reader.error(node, "each step is a one-key mapping: fetch, insert, delete or batch-update")
             return nil
@@ -30,7 +30,7 @@ extension JobFileBuilder {
     }
 
     /// The step's entity, reported when missing or unknown.
-    package func entity(_ fields: Fields, _ kind: String) -> Entity? {
+    func entity(_ fields: Fields, _ kind: String) -> Entity? {
         guard let node = fields["entity"], let name = reader.string(node, "\(kind) entity") else { return nil }
         guard let entity = model[name] else {
             reader.error(node, "unknown entity '\(name)'" + Suggestion.hint(for: name, in: model.entities.map(\.name)))
@@ -39,7 +39,7 @@ extension JobFileBuilder {
         return entity
     }
 
-    package mutating func stepParams(_ node: YAMLNode?, job: String) -> [String: ParamTemplate] {
+    mutating func stepParams(_ node: YAMLNode?, job: String) -> [String: ParamTemplate] {
         guard let node else { return [:] }
         var result: [String: ParamTemplate] = [:]
         for (name, key, value) in reader.namedEntries(node, "params") {
@@ -66,7 +66,7 @@ extension JobFileBuilder {
         return result
     }
 
-    package mutating func fetch(_ node: YAMLNode, job: String) -> FetchStep? {
+    mutating func fetch(_ node: YAMLNode, job: String) -> FetchStep? {
         guard let fields = reader.mapping(node, "fetch", allowed: Self.fetchKeys, required: ["entity"]),
               let entity = entity(fields, "fetch") else { return nil }
         var step = FetchStep(entity: entity.name)
@@ -139,7 +139,7 @@ extension JobFileBuilder {
         return step
     }
 
-    package func fetchProbes(_ step: FetchStep, _ fields: Fields, _ entity: Entity) -> [(sql: String, prefix: Int, node: YAMLNode)] {
+    func fetchProbes(_ step: FetchStep, _ fields: Fields, _ entity: Entity) -> [(sql: String, prefix: Int, node: YAMLNode)] {
         var probes: [(String, Int, YAMLNode)] = []
         let table = SQL.quote(entity.tableName)
         if let node = fields["where"], let expression = node.scalarText {
@@ -163,7 +163,7 @@ extension JobFileBuilder {
         return probes
     }
 
-    package mutating func insert(_ node: YAMLNode, job: String) -> InsertStep? {
+    mutating func insert(_ node: YAMLNode, job: String) -> InsertStep? {
         guard let fields = reader.mapping(node, "insert", allowed: Self.insertKeys, required: ["entity"]),
               let entity = entity(fields, "insert") else { return nil }
         var columnMap: [String: String?] = [:]
@@ -238,7 +238,7 @@ extension JobFileBuilder {
         return source == nil ? nil : step
     }
 
-    package func inlineRows(_ node: YAMLNode, entity: Entity, columnMap: [String: String?]) -> [[(field: String, value: StoreValue)]]? {
+    func inlineRows(_ node: YAMLNode, entity: Entity, columnMap: [String: String?]) -> [[(field: String, value: StoreValue)]]? {
         guard let items = node.sequence else {
             reader.error(node, "rows must be a list of mappings (column: value), found \(node.kindName)")
             return nil
@@ -267,7 +267,7 @@ extension JobFileBuilder {
         return rows
     }
 
-    package mutating func delete(_ node: YAMLNode, job: String) -> DeleteStep? {
+    mutating func delete(_ node: YAMLNode, job: String) -> DeleteStep? {
         guard let fields = reader.mapping(node, "delete", allowed: Self.deleteKeys, required: ["entity", "where"]),
               let entity = entity(fields, "delete"), let whereNode = fields["where"],
               let whereText = reader.string(whereNode, "where (an SQL expression, or all)") else { return nil }
@@ -282,7 +282,7 @@ extension JobFileBuilder {
         return step
     }
 
-    package mutating func batchUpdate(_ node: YAMLNode, job: String) -> BatchUpdateStep? {
+    mutating func batchUpdate(_ node: YAMLNode, job: String) -> BatchUpdateStep? {
         guard let fields = reader.mapping(node, "batch-update", allowed: Self.updateKeys, required: ["entity", "set"]),
               let entity = entity(fields, "batch-update") else { return nil }
         let table = SQL.quote(entity.tableName)
@@ -319,7 +319,7 @@ extension JobFileBuilder {
     }
 
     /// A feed's format: `format:` when given, else from the name (the suffix before `.gz`/`.zst`).
-    package func feedFormat(_ fields: Fields, named name: String) -> FeedFormat? {
+    func feedFormat(_ fields: Fields, named name: String) -> FeedFormat? {
         guard let node = fields["format"] else { return FeedFormat(path: name) }
         guard let text = reader.string(node, "format") else { return nil }
         if let format = FeedFormat(rawValue: text.lowercased()) ?? (text.lowercased() == "jsonl" ? .ndjson : nil) { return format }
@@ -328,7 +328,7 @@ extension JobFileBuilder {
     }
 
     /// A feed's compression: `compression:` when given, else from the name's suffix (`.gz`, `.zst`).
-    package func feedCompression(_ fields: Fields, named name: String) -> FeedCompression {
+    func feedCompression(_ fields: Fields, named name: String) -> FeedCompression {
         guard let node = fields["compression"] else { return FeedCompression(path: name) }
         guard let text = reader.string(node, "compression") else { return .none }
         if let compression = FeedCompression(rawValue: text.lowercased()) { return compression }
@@ -339,7 +339,7 @@ extension JobFileBuilder {
     /// True for a local output or an `s3://BUCKET/KEY` one this build can write (section 14);
     /// false, with an error, for another URL, an `s3://` URL without a key, or any `s3://` URL
     /// without network feeds.
-    package func outputAccepted(_ text: String, _ node: YAMLNode) -> Bool {
+    func outputAccepted(_ text: String, _ node: YAMLNode) -> Bool {
         #if NetworkFeeds
         if text.lowercased().hasPrefix("s3://") {
             guard S3Location(url: text) != nil else {
@@ -354,7 +354,7 @@ extension JobFileBuilder {
 
     /// False (with an error) for an `http://`, `https://` or `s3://` location where this build
     /// takes local files only (docs/feeds.md).
-    package func remoteRefused(_ text: String, _ node: YAMLNode, _ key: String) -> Bool {
+    func remoteRefused(_ text: String, _ node: YAMLNode, _ key: String) -> Bool {
         let lowered = text.lowercased()
         guard let scheme = ["http://", "https://", "s3://"].first(where: { lowered.hasPrefix($0) }) else { return true }
         reader.error(node, "\(key): \(scheme) feeds and outputs are not supported yet; download the file first "

@@ -7,7 +7,7 @@ package struct JobFileBuilder {
     package static let topKeys = ["version", "store", "entities", "defaults", "params", "jobs", "schema_changes"]
 
     /// `[A-Za-z_][A-Za-z0-9_-]*` (job and entity names), or without `-` (columns, params).
-    package static func isName(_ text: String, allowingDash: Bool = true) -> Bool {
+    static func isName(_ text: String, allowingDash: Bool = true) -> Bool {
         guard let first = text.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else {
             return false
         }
@@ -27,13 +27,13 @@ package struct JobFileBuilder {
     package var params: [String: StoreValue] = [:]
     package var defaults = JobDefaults()
     /// Where each fetch `as:` publishes: name to job, result columns and node.
-    package var publishers: [String: (job: String, columns: [String], node: YAMLNode)] = [:]
+    var publishers: [String: (job: String, columns: [String], node: YAMLNode)] = [:]
     /// Every `${NAME.COLUMN}` written, with the job that wrote it.
-    package var outputReferences: [(job: String, name: String, column: String, node: YAMLNode)] = []
+    var outputReferences: [(job: String, name: String, column: String, node: YAMLNode)] = []
     /// Every `needs` entry, for the graph checks.
-    package var needEntries: [(job: String, needed: String, node: YAMLNode)] = []
-    package var jobKeys: [String: YAMLNode] = [:]
-    package var expressionChecker: (any ExpressionChecking)?
+    var needEntries: [(job: String, needed: String, node: YAMLNode)] = []
+    var jobKeys: [String: YAMLNode] = [:]
+    var expressionChecker: (any ExpressionChecking)?
     /// Why expressions were not checked (a PostgreSQL server that could not be reached).
     package var expressionsUnchecked: String?
     /// The file's store, once read: it names the tables of entities declared without `table:`
@@ -52,7 +52,7 @@ package struct JobFileBuilder {
             ?? URL(fileURLWithPath: path).deletingLastPathComponent().path
     }
 
-    package mutating func build(_ root: YAMLNode) -> JobFile? {
+    mutating func build(_ root: YAMLNode) -> JobFile? {
         guard let top = reader.mapping(root, "the job file", allowed: Self.topKeys,
                                        required: ["version", "store", "entities", "jobs"]) else { return nil }
         var version = 1
@@ -103,7 +103,7 @@ package struct JobFileBuilder {
             .standardizedFileURL.path
     }
 
-    package func storeSpec(_ node: YAMLNode) -> StoreSpec? {
+    func storeSpec(_ node: YAMLNode) -> StoreSpec? {
         var spec: StoreSpec?
         if node.mapping != nil {
             guard let fields = reader.mapping(node, "store", allowed: ["sqlite", "postgres", "busy_timeout", "reconnect"]) else { return nil }
@@ -151,14 +151,14 @@ package struct JobFileBuilder {
 
     /// `path` (resolved), with an error at `node` when it lies outside the folders the loader
     /// confines the file to.
-    package func confined(_ path: String, _ node: YAMLNode, _ what: String) -> String {
+    func confined(_ path: String, _ node: YAMLNode, _ what: String) -> String {
         if let violation = loader.confinement?.violation(of: path) {
             reader.error(node, "\(what) \(violation); a queue worker started with --root lets an item touch only files in those folders")
         }
         return path
     }
 
-    package func jobDefaults(_ node: YAMLNode) -> JobDefaults {
+    func jobDefaults(_ node: YAMLNode) -> JobDefaults {
         var result = JobDefaults()
         guard let fields = reader.mapping(node, "defaults", allowed: ["batch_size", "merge_policy", "timeout", "retries"])
         else { return result }
@@ -169,11 +169,11 @@ package struct JobFileBuilder {
         return result
     }
 
-    package func batchSize(_ node: YAMLNode) -> Int? {
+    func batchSize(_ node: YAMLNode) -> Int? {
         reader.integer(node, "batch_size", in: 1...10_000_000)
     }
 
-    package func mergePolicy(_ node: YAMLNode) -> MergePolicy? {
+    func mergePolicy(_ node: YAMLNode) -> MergePolicy? {
         guard let text = reader.string(node, "merge_policy") else { return nil }
         guard let policy = MergePolicy(rawValue: text) else {
             reader.error(node, "unknown merge policy '\(text)'" + Suggestion.hint(for: text, in: MergePolicy.names)
@@ -184,7 +184,7 @@ package struct JobFileBuilder {
     }
 
     /// The file's `params:` with the command line's `--param` applied over them.
-    package func fileParams(_ node: YAMLNode?) -> [String: StoreValue] {
+    func fileParams(_ node: YAMLNode?) -> [String: StoreValue] {
         var result: [String: StoreValue] = [:]
         if let node {
             for (name, key, value) in reader.namedEntries(node, "params") {

@@ -93,12 +93,12 @@ public struct JobFileLoader: Sendable {
         throw JobFileError(diagnostics: builder.reader.diagnostics.sorted(by: Self.sourceOrder), sources: [path: text])
     }
 
-    package static func tooLarge(_ path: String) -> JobFileError {
+    static func tooLarge(_ path: String) -> JobFileError {
         JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: 1, column: 1),
                                               "the job file is larger than \(YAMLLimits.maxFileBytes / 1024) KiB, the limit for a job file; put large data in a feed (insert from:)")])
     }
 
-    package static func sourceOrder(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
+    static func sourceOrder(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
         let left = a.location.map { ($0.line, $0.column) } ?? (0, 0)
         let right = b.location.map { ($0.line, $0.column) } ?? (0, 0)
         return left < right
@@ -112,7 +112,7 @@ public struct JobFileLoader: Sendable {
         guard let folder = environment["BATCHRUN_TEST_PAUSE_AFTER_CHECK"], !folder.isEmpty else { return }
         let paused = folder + "/paused", go = folder + "/go"
         _ = FileManager.default.createFile(atPath: paused, contents: Data(path.utf8))
-        while !FileManager.default.fileExists(atPath: go) { Thread.sleep(forTimeInterval: 0.02) }
+        Backoff.wait(.infinity, until: { FileManager.default.fileExists(atPath: go) })
         try? FileManager.default.removeItem(atPath: go)
         try? FileManager.default.removeItem(atPath: paused)
     }

@@ -8,7 +8,7 @@ package final class NodeReader {
     /// The same diagnostics, to drop repeats in constant time (a hostile file can have 10⁵).
     private var reported: Set<Diagnostic> = []
 
-    package func error(_ node: YAMLNode, _ message: String) {
+    func error(_ node: YAMLNode, _ message: String) {
         error(at: node.location, message)
     }
 
@@ -19,7 +19,7 @@ package final class NodeReader {
 
     /// A mapping's entries by key, after reporting unknown keys (with a did-you-mean),
     /// non-string keys and missing required keys. Nil (and an error) when `node` is no mapping.
-    package func mapping(_ node: YAMLNode, _ what: String, allowed: [String], required: [String] = []) -> Fields? {
+    func mapping(_ node: YAMLNode, _ what: String, allowed: [String], required: [String] = []) -> Fields? {
         guard let pairs = node.mapping else {
             error(node, "\(what) must be a mapping, found \(node.kindName)")
             return nil
@@ -52,7 +52,7 @@ package final class NodeReader {
     }
 
     /// The entries of a mapping whose keys are user-chosen names (jobs, entities, params).
-    package func namedEntries(_ node: YAMLNode, _ what: String) -> [(name: String, key: YAMLNode, value: YAMLNode)] {
+    func namedEntries(_ node: YAMLNode, _ what: String) -> [(name: String, key: YAMLNode, value: YAMLNode)] {
         guard let pairs = node.mapping else {
             error(node, "\(what) must be a mapping of names, found \(node.kindName)")
             return []
@@ -66,7 +66,7 @@ package final class NodeReader {
         }
     }
 
-    package func string(_ node: YAMLNode, _ what: String) -> String? {
+    func string(_ node: YAMLNode, _ what: String) -> String? {
         guard let text = node.scalarText, !node.isNull else {
             error(node, "\(what) must be text, found \(node.kindName)")
             return nil
@@ -75,7 +75,7 @@ package final class NodeReader {
     }
 
     /// A whole number in `range`; YAML text like `"12"` is refused, as it is quoted.
-    package func integer(_ node: YAMLNode, _ what: String, in range: ClosedRange<Int>) -> Int? {
+    func integer(_ node: YAMLNode, _ what: String, in range: ClosedRange<Int>) -> Int? {
         guard case .integer(let value)? = node.value, node.scalarText.map({ $0 != "true" && $0 != "false" }) == true,
               case .scalar(_, true) = node.content else {
             error(node, "\(what) must be a whole number, found \(node.kindName)")
@@ -88,7 +88,7 @@ package final class NodeReader {
         return Int(value)
     }
 
-    package func bool(_ node: YAMLNode, _ what: String) -> Bool? {
+    func bool(_ node: YAMLNode, _ what: String) -> Bool? {
         if case .scalar(let text, true) = node.content {
             switch text.lowercased() {
             case "true", "yes", "on": return true
@@ -101,7 +101,7 @@ package final class NodeReader {
     }
 
     /// One string or a list of strings.
-    package func stringList(_ node: YAMLNode, _ what: String) -> [(String, YAMLNode)]? {
+    func stringList(_ node: YAMLNode, _ what: String) -> [(String, YAMLNode)]? {
         if let items = node.sequence {
             var result: [(String, YAMLNode)] = []
             for item in items {
@@ -115,7 +115,7 @@ package final class NodeReader {
     }
 
     /// A list of lists of names, as in `unique: [[user, started_at]]`; a flat list is one group.
-    package func nameGroups(_ node: YAMLNode, _ what: String) -> [[(String, YAMLNode)]] {
+    func nameGroups(_ node: YAMLNode, _ what: String) -> [[(String, YAMLNode)]] {
         guard let items = node.sequence else {
             error(node, "\(what) must be a list of column lists, like [[a, b]]")
             return []
@@ -127,7 +127,7 @@ package final class NodeReader {
     }
 
     /// `500ms`, `30s`, `5m`, `1h` in seconds.
-    package func duration(_ node: YAMLNode, _ what: String) -> Double? {
+    func duration(_ node: YAMLNode, _ what: String) -> Double? {
         guard let text = node.scalarText, let seconds = Self.seconds(text) else {
             error(node, "\(what) must be a duration like 500ms, 30s, 5m or 1h, found \(node.kindName)")
             return nil
@@ -148,12 +148,12 @@ package final class NodeReader {
 }
 
 /// The recognised entries of a mapping, with their key nodes for locating errors.
-package struct Fields {
+struct Fields {
     package let node: YAMLNode
     package var values: [String: YAMLNode] = [:]
     package var keys: [String: YAMLNode] = [:]
     /// Keys filled from a misspelt key (already reported), read only to find further errors.
-    package var guessed: Set<String> = []
+    var guessed: Set<String> = []
 
     package init(node: YAMLNode) {
         self.node = node

@@ -57,7 +57,7 @@ package enum Suggestion {
         String(word.filter { $0 != "_" && $0 != "-" && $0 != " " })
     }
 
-    package static func editDistance(_ a: String, _ b: String) -> Int {
+    static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }

@@ -14,12 +14,12 @@ import CYaml
 package enum YAMLLimits {
     /// A job file larger than this is refused unread (1 MiB: real job files are a few KB; a
     /// large data set belongs in a feed, which streams).
-    package static let maxFileBytes = 1 << 20
+    static let maxFileBytes = 1 << 20
     /// Nodes that aliases may add to the document in all (a job file uses a handful).
-    package static let maxAliasedNodes = 10_000
+    static let maxAliasedNodes = 10_000
     /// Mappings and sequences nested deeper than this are refused (the deepest a valid job
     /// file goes is 7: jobs, job, steps, step, insert, rows, row).
-    package static let maxDepth = 64
+    static let maxDepth = 64
 
     package struct Violation: Error, Equatable {
         /// 1-based, like Yams' marks.

@@ -4,7 +4,7 @@ import Yams
 /// A YAML value that remembers where it was written, so every error can point at it.
 ///
 /// Built from Yams' composed nodes; unlike them it is `Sendable` and keeps mapping order.
-package struct YAMLNode: Sendable {
+struct YAMLNode: Sendable {
     package enum Content: Sendable {
         /// A scalar; `plain` is false for quoted and block scalars, which are always strings.
         case scalar(String, plain: Bool)
@@ -67,7 +67,7 @@ package struct YAMLNode: Sendable {
     // MARK: Reading values
 
     /// The scalar's text, or nil for mappings and sequences.
-    package var scalarText: String? {
+    var scalarText: String? {
         if case .scalar(let text, _) = content { return text }
         return nil
     }
@@ -78,7 +78,7 @@ package struct YAMLNode: Sendable {
         return false
     }
 
-    package var mapping: [(key: YAMLNode, value: YAMLNode)]? {
+    var mapping: [(key: YAMLNode, value: YAMLNode)]? {
         if case .mapping(let pairs) = content { return pairs }
         return nil
     }
@@ -89,7 +89,7 @@ package struct YAMLNode: Sendable {
     }
 
     /// What kind of value this is, for "expected X, found Y" messages.
-    package var kindName: String {
+    var kindName: String {
         switch content {
         case .mapping: return "a mapping"
         case .sequence: return "a list"

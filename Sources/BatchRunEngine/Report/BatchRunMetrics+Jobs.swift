@@ -5,7 +5,7 @@ import CoreMetrics
 extension BatchRunMetrics {
     /// A job of a run ended: its steps' rows per entity and change (inserted, updated, deleted,
     /// rejected) and conflicts per entity and outcome.
-    package static func jobEnded(_ report: JobReport) {
+    static func jobEnded(_ report: JobReport) {
         for step in report.steps {
             let counts = [("inserted", step.rows.inserted), ("updated", step.rows.updated),
                           ("deleted", step.rows.deleted), ("rejected", step.rows.rejected)]

@@ -56,12 +56,12 @@ package struct RunSummary: Sendable, Hashable, Codable {
         case resumedFrom = "resumed_from"
     }
 
-    /// Times as the ledger records them (`LedgerTimestamp`), so `runs --json` prints them as stored.
+    /// Times as the ledger records them (`DateText`), so `runs --json` prints them as stored.
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func date(_ key: CodingKeys) throws -> Date? {
             guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
-            guard let date = LedgerTimestamp.date(text) else {
+            guard let date = DateText.date(text) else {
                 throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not a timestamp: \(text)")
             }
             return date
@@ -76,8 +76,8 @@ package struct RunSummary: Sendable, Hashable, Codable {
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
-        try container.encode(LedgerTimestamp.string(startedAt), forKey: .startedAt)
-        try container.encodeIfPresent(endedAt.map(LedgerTimestamp.string), forKey: .endedAt)
+        try container.encode(DateText.text(startedAt), forKey: .startedAt)
+        try container.encodeIfPresent(endedAt.map(DateText.text), forKey: .endedAt)
         try container.encode(status, forKey: .status)
         try container.encodeIfPresent(elapsedSeconds, forKey: .elapsedSeconds)
         try container.encodeIfPresent(resumedFrom, forKey: .resumedFrom)

@@ -11,7 +11,7 @@ import Foundation
 /// defer { writeback.finish() }   // before the descriptor is closed
 /// try handle.write(contentsOf: piece); writeback.wrote(piece.count)
 /// ```
-package struct WritebackStarter: ~Copyable {
+struct WritebackStarter: ~Copyable {
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "batchrun.writeback")
     /// Bytes written, and the part of them whose writeback was started.

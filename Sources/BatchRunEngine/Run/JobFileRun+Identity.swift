@@ -27,7 +27,7 @@ extension JobFileRun {
     }
 
     /// A hash of the job file's text, recorded with each run.
-    package static func contentHash(of file: JobFile) -> String {
+    static func contentHash(of file: JobFile) -> String {
         hexHash(file.source)
     }
 
@@ -47,7 +47,7 @@ extension JobFileRun {
     }
 
     /// FNV-1a, 64 bits, as hex: stable across processes (Swift's own hashing is not).
-    package static func hexHash(_ text: String) -> String {
+    static func hexHash(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)

@@ -177,7 +177,7 @@ public final class JobFileRun: Sendable {
         }
     }
 
-    package func jobReport(_ outcome: OperationOutcome) -> JobReport {
+    func jobReport(_ outcome: OperationOutcome) -> JobReport {
         let steps = state.reports(for: outcome.name)
         var report = JobReport(name: outcome.name, status: outcome.status, needs: file.job(named: outcome.name)?.needs ?? [],
                                queuedSeconds: outcome.queuedSeconds, runSeconds: outcome.runSeconds,

@@ -2,7 +2,7 @@ import BatchRunStore
 import Synchronization
 
 /// What the jobs of one run share while they run: published `as:` outputs and step reports.
-package final class JobRunState: Sendable {
+final class JobRunState: Sendable {
     private let outputs = Mutex<[String: [String: StoreValue]]>([:])
     private let stepReports = Mutex<[String: [StepReport]]>([:])
     private let events = Mutex<Callback<@Sendable (JobFileRun.Event) -> Void>?>(nil)
@@ -16,7 +16,7 @@ package final class JobRunState: Sendable {
     /// Per job of this attempt: rows over all attempts, once known; and the jobs done earlier.
     private let jobs = Mutex<(ran: Set<String>, doneEarlier: [String: RowCounts], rowsTotal: [String: RowCounts])>(([], [:], [:]))
 
-    package var recording: RunRecording? {
+    var recording: RunRecording? {
         get { recordingState.withLock { $0 } }
         set { recordingState.withLock { $0 = newValue } }
     }
@@ -24,20 +24,20 @@ package final class JobRunState: Sendable {
     private let pendingEnds = Mutex<[@Sendable (any StoreConnection, Int64) throws -> Void]>([])
     private let over = Mutex<Set<String>>([])
 
-    package func markRan(_ job: String) { jobs.withLock { _ = $0.ran.insert(job) } }
-    package func markStartsOver(_ job: String) { over.withLock { _ = $0.insert(job) } }
-    package func startsOver(_ job: String) -> Bool { over.withLock { $0.contains(job) } }
-    package func addPendingEnd(_ end: @escaping @Sendable (any StoreConnection, Int64) throws -> Void) { pendingEnds.withLock { $0.append(end) } }
-    package func takePendingEnds() -> [@Sendable (any StoreConnection, Int64) throws -> Void] {
+    func markRan(_ job: String) { jobs.withLock { _ = $0.ran.insert(job) } }
+    func markStartsOver(_ job: String) { over.withLock { _ = $0.insert(job) } }
+    func startsOver(_ job: String) -> Bool { over.withLock { $0.contains(job) } }
+    func addPendingEnd(_ end: @escaping @Sendable (any StoreConnection, Int64) throws -> Void) { pendingEnds.withLock { $0.append(end) } }
+    func takePendingEnds() -> [@Sendable (any StoreConnection, Int64) throws -> Void] {
         pendingEnds.withLock { ends in defer { ends = [] }; return ends }
     }
     package func ran(_ job: String) -> Bool { jobs.withLock { $0.ran.contains(job) } }
-    package func markDoneEarlier(_ job: String, rowsTotal: RowCounts) { jobs.withLock { $0.doneEarlier[job] = rowsTotal } }
+    func markDoneEarlier(_ job: String, rowsTotal: RowCounts) { jobs.withLock { $0.doneEarlier[job] = rowsTotal } }
     package func doneEarlier(_ job: String) -> RowCounts? { jobs.withLock { $0.doneEarlier[job] } }
-    package func setRowsTotal(_ rows: RowCounts, for job: String) { jobs.withLock { $0.rowsTotal[job] = rows } }
+    func setRowsTotal(_ rows: RowCounts, for job: String) { jobs.withLock { $0.rowsTotal[job] = rows } }
     package func rowsTotal(for job: String) -> RowCounts? { jobs.withLock { $0.rowsTotal[job] } }
 
-    package var publishedOutputs: [String: [String: StoreValue]] { outputs.withLock { $0 } }
+    var publishedOutputs: [String: [String: StoreValue]] { outputs.withLock { $0 } }
 
     package func publish(_ name: String, _ values: [String: StoreValue]) {
         outputs.withLock { $0[name] = values }
@@ -52,28 +52,28 @@ package final class JobRunState: Sendable {
     }
 
     /// Replaces a job's step reports, for an atomic job whose transaction was rolled back.
-    package func replaceReports(for job: String, _ transform: ([StepReport]) -> [StepReport]) {
+    func replaceReports(for job: String, _ transform: ([StepReport]) -> [StepReport]) {
         stepReports.withLock { $0[job] = transform($0[job] ?? []) }
     }
 
-    package func setLive(_ rows: RowCounts, step: Int, for job: String) {
+    func setLive(_ rows: RowCounts, step: Int, for job: String) {
         let total = rows.fetched + rows.inserted + rows.updated + rows.deleted
         liveRows.withLock { $0[job, default: [:]][step] = total }
     }
 
-    package func clearLive(for job: String) {
+    func clearLive(for job: String) {
         _ = liveRows.withLock { $0.removeValue(forKey: job) }
         _ = liveFeeds.withLock { $0.removeValue(forKey: job) }
         _ = liveEstimates.withLock { $0.removeValue(forKey: job) }
     }
 
     /// A batch-update step's estimate of the rows it changes.
-    package func setLiveEstimate(_ rows: Int, step: Int, for job: String) {
+    func setLiveEstimate(_ rows: Int, step: Int, for job: String) {
         liveEstimates.withLock { $0[job, default: [:]][step] = rows }
     }
 
     /// A step's feed position at its checkpoint: `read` bytes of `size`.
-    package func setLiveFeed(read: Int64, size: Int64, step: Int, for job: String) {
+    func setLiveFeed(read: Int64, size: Int64, step: Int, for job: String) {
         liveFeeds.withLock { $0[job, default: [:]][step] = (read, size) }
     }
 
@@ -102,7 +102,7 @@ package final class JobRunState: Sendable {
         liveRows.withLock { live in live.map { ($0.key, $0.value.values.reduce(0, +)) }.sorted { $0.job < $1.job } }
     }
 
-    package func setEventHandler(_ handler: @escaping @Sendable (JobFileRun.Event) -> Void) {
+    func setEventHandler(_ handler: @escaping @Sendable (JobFileRun.Event) -> Void) {
         events.withLock { $0 = Callback(handler) }
     }
 

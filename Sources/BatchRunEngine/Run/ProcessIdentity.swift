@@ -3,7 +3,7 @@ import Foundation
 /// Tells one process from another across time: the host, and a process's start (the boot it
 /// started in and its start time since that boot), so a process id the kernel reused for
 /// another program is not mistaken for the run that had it.
-package enum ProcessIdentity {
+enum ProcessIdentity {
     package static let host = ProcessInfo.processInfo.hostName
 
     /// `BOOT_ID:START_TICKS` of the process `pid`, or nil when no such process is alive.

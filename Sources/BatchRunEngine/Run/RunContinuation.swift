@@ -18,8 +18,8 @@ package struct RunContinuation: Sendable {
     package let runID: Int64
     /// The `--param` values it ran with; a resumed run uses them.
     package let params: [String: String]
-    package let jobs: [String: RunLedger.JobRecord]
-    package let steps: [String: [Int: RunLedger.StepRecord]]
+    let jobs: [String: RunLedger.JobRecord]
+    let steps: [String: [Int: RunLedger.StepRecord]]
 
     /// The latest run of `file` on `store` if it did not end `ok` (cancelled, failed, or its
     /// process died); nil when there is none, or it ended `ok` (a new run starts).

@@ -60,12 +60,12 @@ package final class RunLedger: Sendable {
         package var elapsedSeconds: Double?
         package var pid: Int32
         package var host: String
-        package var processStart: String
+        var processStart: String
         package var resumedFrom: Int64?
 
         /// True when the process that runs it is alive (on this host, and the same process:
         /// its start time matches, so a reused process id is not mistaken for it).
-        package var isAlive: Bool {
+        var isAlive: Bool {
             status == .running && host == ProcessIdentity.host && ProcessIdentity.start(of: pid) == processStart
         }
     }
@@ -91,8 +91,8 @@ package final class RunLedger: Sendable {
     private static func run(_ row: NamedRow) -> Run {
         let params = row["params"].string.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
         return Run(id: row["id"].int64 ?? 0, file: row["file"].string ?? "", fileHash: row["file_hash"].string ?? "", params: params,
-                   startedAt: row["started_at"].string.flatMap(LedgerTimestamp.date) ?? Date(timeIntervalSince1970: 0),
-                   endedAt: row["ended_at"].string.flatMap(LedgerTimestamp.date), status: LedgerStatus(recorded: row["status"].string),
+                   startedAt: row["started_at"].string.flatMap(DateText.date) ?? Date(timeIntervalSince1970: 0),
+                   endedAt: row["ended_at"].string.flatMap(DateText.date), status: LedgerStatus(recorded: row["status"].string),
                    elapsedSeconds: row["elapsed_s"].double, pid: Int32(truncatingIfNeeded: row["pid"].int64 ?? 0),
                    host: row["host"].string ?? "", processStart: row["process_start"].string ?? "", resumedFrom: row["resumed_from"].int64)
     }
@@ -160,7 +160,7 @@ package final class RunLedger: Sendable {
     }
 
     /// The jobs of run `id` as its attempts recorded them, in the order they first started.
-    package func jobReports(of id: Int64) throws -> [JobReport] {
+    func jobReports(of id: Int64) throws -> [JobReport] {
         try store.readRecords { db in
             guard try Self.hasTables(db) else { return [] }
             let decoder = JSONDecoder()
@@ -201,7 +201,7 @@ package final class RunLedger: Sendable {
 
     /// A job's record says `running` with its definition; when it starts over, its steps'
     /// earlier checkpoints and counts are dropped in the same transaction.
-    package func startJob(run id: Int64, job: String, definition: String, over: Bool, in db: any StoreConnection) throws {
+    func startJob(run id: Int64, job: String, definition: String, over: Bool, in db: any StoreConnection) throws {
         if over { try db.execute("DELETE FROM _batchrun_progress WHERE run_id = ? AND job = ?", [.integer(id), .text(job)]) }
         try db.execute("""
             INSERT INTO _batchrun_jobs (run_id, job, definition, status, seq)
@@ -213,7 +213,7 @@ package final class RunLedger: Sendable {
 
     /// A step's checkpoint, inside its batch's transaction: its new position, and the rows the
     /// batch adds to its totals.
-    package func saveCheckpoint(run id: Int64, job: String, step: Int, position: StepPosition, rows: RowCounts, in db: any StoreConnection) throws {
+    func saveCheckpoint(run id: Int64, job: String, step: Int, position: StepPosition, rows: RowCounts, in db: any StoreConnection) throws {
         let encoded = String(decoding: try JSONEncoder.sorted.encode(position), as: UTF8.self)
         try db.execute("""
             INSERT INTO _batchrun_progress (run_id, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected)
@@ -227,7 +227,7 @@ package final class RunLedger: Sendable {
 
     /// Marks a step done (its last batch already carries its checkpoint; a fetch's rows are
     /// those of its last attempt, since it reads again when it runs again).
-    package func finishStep(run id: Int64, job: String, step: Int, rows: RowCounts, in db: any StoreConnection) throws {
+    func finishStep(run id: Int64, job: String, step: Int, rows: RowCounts, in db: any StoreConnection) throws {
         try db.execute("""
             INSERT INTO _batchrun_progress (run_id, job, step, done, fetched) VALUES (?, ?, ?, 1, ?)
             ON CONFLICT (run_id, job, step) DO UPDATE SET done = 1, fetched = excluded.fetched
@@ -235,7 +235,7 @@ package final class RunLedger: Sendable {
     }
 
     /// Records how a job ended in this attempt; `db` is the job's own transaction for an atomic job.
-    package func finishJob(run id: Int64, job: String, status: JobStatus, runSeconds: Double, rows: RowCounts, rowsTotal: RowCounts,
+    func finishJob(run id: Int64, job: String, status: JobStatus, runSeconds: Double, rows: RowCounts, rowsTotal: RowCounts,
                    outputs: [String: [String: StoreValue]], error: String?, in db: any StoreConnection) throws {
         try db.execute("""
             UPDATE _batchrun_jobs SET status = ?, run_s = ?, rows = ?, rows_total = ?, outputs = ?, error = ?
@@ -269,7 +269,7 @@ package final class RunLedger: Sendable {
         }
     }
 
-    package static func timestamp(_ date: Date) -> String { LedgerTimestamp.string(date) }
+    package static func timestamp(_ date: Date) -> String { DateText.text(date) }
 }
 
 extension JSONEncoder {

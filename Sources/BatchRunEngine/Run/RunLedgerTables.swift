@@ -7,7 +7,7 @@ import BatchRunStore
 /// ```swift
 /// for table in RunLedgerTables.all { try connection.createTable(table) }
 /// ```
-package enum RunLedgerTables {
+enum RunLedgerTables {
     package static let runs = Entity(name: "_batchrun_runs", columns: [
         Column(name: "id", type: .integer, isPrimaryKey: true),
         text("file"), text("file_hash"), text("params"), text("started_at"),

@@ -6,7 +6,7 @@ import Synchronization
 /// run's record, and each job's, are written inside the first transaction that needs them (a
 /// batch with its checkpoint, or a job's end), so a run needs the write lock no earlier than
 /// its work does, and a fetch-only run reads beside another program's long write.
-package final class RunRecording: Sendable {
+final class RunRecording: Sendable {
     package let ledger: RunLedger
     package let continuation: RunContinuation?
     private let file: String
@@ -55,7 +55,7 @@ package final class RunRecording: Sendable {
 
     /// Inside a write transaction: the job's record (`running`, its definition), written once
     /// per run; a job that starts over drops its earlier checkpoints in the same transaction.
-    package func recordJob(_ job: String, definition: String, over: Bool, in db: any StoreConnection) throws -> Int64 {
+    func recordJob(_ job: String, definition: String, over: Bool, in db: any StoreConnection) throws -> Int64 {
         let id = try runID(in: db)
         if written.withLock({ $0.jobs.contains(job) }) { return id }
         try ledger.startJob(run: id, job: job, definition: definition, over: over, in: db)
@@ -69,7 +69,7 @@ package final class RunRecording: Sendable {
     /// A step's checkpoint as the store holds it now, read after a lost connection: a batch whose
     /// COMMIT's answer was lost may have committed (and with it the run's and job's records,
     /// which are then known written again). Nil when the store holds none.
-    package func storedStep(job: String, step: Int) throws -> RunLedger.StepRecord? {
+    func storedStep(job: String, step: Int) throws -> RunLedger.StepRecord? {
         guard let id = written.withLock({ $0.runID }) ?? lastWritten.withLock({ $0 }),
               let record = try ledger.steps(of: id, job: job)[step] else { return nil }
         written.withLock { written in
@@ -80,7 +80,7 @@ package final class RunRecording: Sendable {
     }
 
     /// How a job of this run starts.
-    package enum JobStart {
+    enum JobStart {
         /// An earlier attempt finished it: its outputs come back, it does not run again.
         case doneEarlier(RunLedger.JobRecord)
         /// It runs, continuing each step after its checkpoint (none for a first attempt).

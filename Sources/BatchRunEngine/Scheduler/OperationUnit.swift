@@ -12,7 +12,7 @@ public protocol ScheduledOperation: AnyObject, Sendable {
 /// cancellation, the time limit, and the blocks that run when it ends. `BatchOperation` wraps it.
 public final class OperationUnit: Sendable {
     /// How a body ended.
-    package enum Ending: Sendable {
+    enum Ending: Sendable {
         case ok(any Sendable)
         case failed(any Error)
         case cancelled
@@ -38,12 +38,12 @@ public final class OperationUnit: Sendable {
     }
 
     /// Set once by the operation that owns this unit.
-    package func setBody(_ body: @escaping @Sendable () -> Ending) {
+    func setBody(_ body: @escaping @Sendable () -> Ending) {
         state.withLock { $0.body = body }
     }
 
     /// Runs the body once (it is dropped afterwards, which frees what it holds).
-    package func runBody() -> Ending {
+    func runBody() -> Ending {
         guard let body = state.withLock({ state -> (@Sendable () -> Ending)? in
             defer { state.body = nil }
             return state.body
@@ -88,7 +88,7 @@ public final class OperationUnit: Sendable {
         for handler in handlers { handler() }
     }
 
-    package func onCancel(_ handler: @escaping @Sendable () -> Void) {
+    func onCancel(_ handler: @escaping @Sendable () -> Void) {
         let already = state.withLock { state in
             state.onCancel.append(handler)
             return state.cancelled
@@ -99,12 +99,12 @@ public final class OperationUnit: Sendable {
     package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Cancels because the operation ran past its time limit: it ends as `timed_out`.
-    package func timeOut() {
+    func timeOut() {
         state.withLock { $0.timedOut = true }
         cancel()
     }
 
-    package var isTimedOut: Bool { state.withLock { $0.timedOut } }
+    var isTimedOut: Bool { state.withLock { $0.timedOut } }
 
     package var completion: (@MainActor @Sendable (OperationOutcome) -> Void)? {
         get { state.withLock { $0.completion } }
@@ -117,7 +117,7 @@ public final class OperationUnit: Sendable {
     }
 
     /// Runs off the main actor, before the completion block: the job file's shell hooks.
-    package var finishBlock: (@Sendable (OperationOutcome) -> Void)? {
+    var finishBlock: (@Sendable (OperationOutcome) -> Void)? {
         get { state.withLock { $0.finish } }
         set { state.withLock { $0.finish = newValue } }
     }

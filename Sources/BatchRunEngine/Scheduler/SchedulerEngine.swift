@@ -4,7 +4,7 @@ import Synchronization
 /// One run of a `Scheduler`: worker threads that take ready operations, run them, and free or
 /// skip what needs them, all bookkeeping under one lock. For each operation it keeps how many
 /// of its needs are unfinished; an operation is ready when that count reaches zero.
-package final class SchedulerEngine: Sendable {
+final class SchedulerEngine: Sendable {
     private struct State {
         var waiting: [Int]
         /// Ready to start, in the operations' order (a min-ordered list of positions).
@@ -67,7 +67,7 @@ package final class SchedulerEngine: Sendable {
         }
     }
 
-    package func completionsDone() async {
+    func completionsDone() async {
         await completions.waitForAll()
     }
 

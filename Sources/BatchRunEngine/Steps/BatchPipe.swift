@@ -6,7 +6,7 @@ import Synchronization
 /// Hands row batches from the thread that reads and converts a feed to the thread that writes
 /// them, holding at most `capacity` batches, so reading runs ahead on the second core while
 /// memory stays bounded.
-package final class BatchPipe: Sendable {
+final class BatchPipe: Sendable {
     package enum Item: Sendable {
         /// `rejected`: rows skipped so far; `position`: where the feed goes on after the batch
         /// (for its checkpoint, when the step saves them); `prefetched`: its stored rows, read ahead.
@@ -49,7 +49,7 @@ package final class BatchPipe: Sendable {
     }
 
     /// The rows of the batch the writer takes next, when the reader has put it already.
-    package func rowsWaiting() -> Int? {
+    func rowsWaiting() -> Int? {
         items.withLock { state in
             guard case .batch(let batch, _, _, _, _)? = state.queue.first else { return nil }
             return batch.count

@@ -5,13 +5,13 @@ import Foundation
 /// The reading side of an insert: turns a feed (a CSV or TSV file, JSON, NDJSON or inline rows)
 /// into row batches of typed cells, one layout per set of fields, rejecting or failing on bad
 /// rows as `bad_rows` says.
-package struct FeedBatcher {
+struct FeedBatcher {
     /// Where a set of feed fields goes: the columns written and which field feeds each.
     /// A class, shared by every row of its layout (copying its arrays per row showed in profiles).
     package final class Layout: Sendable {
         package let columns: [Column]
         package let fields: [Int]
-        package let converters: [CellConverter]
+        let converters: [CellConverter]
 
         package init(columns: [Column], fields: [Int], converters: [CellConverter]) {
             self.columns = columns
@@ -22,7 +22,7 @@ package struct FeedBatcher {
 
     package let step: InsertStep
     package let entity: Entity
-    package let feedName: String
+    let feedName: String
     package let nulls: NullMarkers
     package private(set) var layouts: [Layout] = []
     private var layoutIndex: [[String]: Int] = [:]
@@ -31,7 +31,7 @@ package struct FeedBatcher {
     /// it out of the enum and back copied it, with its buffers' reference counts, per row).
     private var csv: CSVReader?
     private var rejected: RejectedRows?
-    package private(set) var rejectedCount = 0
+    private(set) var rejectedCount = 0
     private var raw = RawRow()
     /// Inline rows read so far (rejected ones included).
     private var inlineRead = 0

@@ -49,7 +49,7 @@ package enum FetchRunner {
     }
 }
 
-package enum StepErrors {
+enum StepErrors {
     /// The database's message without its client's decoration.
     package static func describe(_ error: any Error) -> String {
         if StoreFailure(of: error) == .busy {

@@ -110,11 +110,11 @@ package enum InsertRunner {
 }
 
 /// Names a place in a feed for messages: `data/sessions.csv:1234`, or `inline row 2`.
-package struct FeedPlace: Sendable {
-    package var feedName: String
+struct FeedPlace: Sendable {
+    var feedName: String
     package var inline: Bool
 
-    package func callAsFunction(_ line: Int) -> String {
+    func callAsFunction(_ line: Int) -> String {
         inline ? "inline row \(line)" : "\(feedName):\(line)"
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// The writing side of an insert: takes the feed's batches from the pipe and hands each to
 /// the context's one import path (`Context.importBatch`, or `Context.replaceAll` for a hot
 /// swap), counting the step's rows from each committed save.
-package struct InsertWriter {
+struct InsertWriter {
     package let environment: StepEnvironment
     package let place: FeedPlace
     /// The import path's state, kept from batch to batch.
@@ -18,7 +18,7 @@ package struct InsertWriter {
     }
 
     /// Each batch in its own transaction; counts join the report once the batch is committed.
-    package mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+    mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
         var importer = self.importer   // a local: `self` stays readable while a save writes through it
         defer { self.importer = importer }
         // Where the step's checkpoint stands: after the last batch committed.

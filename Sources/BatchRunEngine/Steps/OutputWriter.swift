@@ -5,13 +5,13 @@ import Foundation
 /// Writes a fetch's rows to a file or standard output. Files are written beside their final
 /// name and moved into place only when complete, so a failed or cancelled fetch leaves the
 /// previous file untouched.
-package protocol OutputWriter {
+protocol OutputWriter {
     mutating func write(_ values: [StoreValue]) throws
     mutating func finish() throws
     mutating func abandon()
 }
 
-package enum OutputWriters {
+enum OutputWriters {
     /// `confinement`: the folders a queue worker lets the item write in (nil: anywhere).
     /// A file whose name ends in `.gz` or `.zst` (after its format's suffix) is compressed.
     /// An `s3://BUCKET/KEY` output goes up to S3 (section 14), whole or not at all.
@@ -28,14 +28,14 @@ package enum OutputWriters {
 /// CSV (RFC 4180, with a header), a JSON array of objects, or NDJSON, gzip- or zstd-compressed
 /// when its name ends in `.gz` or `.zst`. A local file is made and moved into place relative to
 /// its folder's descriptor (`ConfinedFolder`), opened once; an `s3://` one is uploaded.
-package struct FileOutput: OutputWriter {
+struct FileOutput: OutputWriter {
     package enum Format { case csv, json, ndjson }
 
     package let path: String
     package let format: Format
     package let columns: [String]
-    package let sink: any OutputSink
-    package let compressor: StreamCompressor?
+    let sink: any OutputSink
+    let compressor: StreamCompressor?
     package var buffer = ""
     package var rows = 0
 
@@ -82,11 +82,21 @@ package struct FileOutput: OutputWriter {
         buffer = ""
     }
 
+    /// A row as a JSON object on one line: `{"id": 1, "name": "Ann"}`.
     private func object(_ values: [StoreValue]) -> String {
-        "{" + zip(columns, values).map { "\(JSONText.string($0)): \(JSONText.value($1))" }.joined(separator: ", ") + "}"
+        var json = JSONText()
+        json.raw("{")
+        for (index, (column, value)) in zip(columns, values).enumerated() {
+            if index > 0 { json.raw(", ") }
+            json.string(column)
+            json.raw(": ")
+            json.value(value)
+        }
+        json.raw("}")
+        return json.text
     }
 
-    package static func csvField(_ text: String) -> String {
+    static func csvField(_ text: String) -> String {
         if text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
             return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
@@ -95,7 +105,7 @@ package struct FileOutput: OutputWriter {
 }
 
 /// An aligned text table on standard output (`output: -`).
-package struct TableOutput: OutputWriter {
+struct TableOutput: OutputWriter {
     package let columns: [String]
     package var rows: [[String]] = []
 
@@ -119,37 +129,4 @@ package struct TableOutput: OutputWriter {
     }
 
     package mutating func abandon() {}
-}
-
-/// JSON text for report and output values, log lines and the live page.
-package enum JSONText {
-    package static func string(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    result += String(format: "\\u%04x", scalar.value)
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
-    }
-
-    package static func value(_ value: StoreValue) -> String {
-        switch value {
-        case .null: return "null"
-        case .integer(let int): return String(int)
-        case .real(let double): return double.isFinite ? "\(double)" : "null"
-        case .text(let text): return string(text)
-        case .blob(let bytes): return string(Data(bytes).base64EncodedString())
-        }
-    }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// Rows are written to `FEED.rejected.csv.partial` as they are rejected, which becomes
 /// `FEED.rejected.csv` when the feed was read to its end. The partial file outlives a run that
 /// stopped: a resumed import cuts it back to the size its checkpoint names and appends to it.
-package struct RejectedRows {
+struct RejectedRows {
     package let path: String
     /// The feed's folder, opened once: the files are made, renamed and removed in it by name.
     private let folder: ConfinedFolder
@@ -46,7 +46,7 @@ package struct RejectedRows {
     }
 
     /// Removes a rejected file (and its partial file) an earlier run of the feed left.
-    package static func removeStale(forFeed feed: String, confinement: PathConfinement?) {
+    static func removeStale(forFeed feed: String, confinement: PathConfinement?) {
         guard let folder = try? ConfinedFolder.holding(path(forFeed: feed), within: confinement, creating: false) else { return }
         folder.remove(folder.name)
         folder.remove(folder.name + ".partial")

@@ -28,9 +28,9 @@ package struct StepEnvironment: Sendable {
     /// Told why a batch is about to be tried again.
     package var onRetry: @Sendable (String) -> Void = { _ in }
     /// Where a resumed step starts again: after its last committed batch.
-    package var resumeAt: StepPosition?
+    var resumeAt: StepPosition?
     /// Writes the step's checkpoint in the transaction of each batch (set by a job-file run).
-    package var checkpoint: StepCheckpoint?
+    var checkpoint: StepCheckpoint?
 
     package init(job: String, entity: Entity, params: [String: StoreValue], batchSize: Int, mergePolicy: MergePolicy,
                 isCancelled: @escaping @Sendable () -> Bool = { false },
@@ -58,7 +58,7 @@ extension StepEnvironment {
     /// `committed` is asked after a lost connection, before the batch is tried again: the
     /// batch's outcome when it committed after all (the server committed, the answer was lost
     /// with the connection), so that it is not applied twice; nil when it did not.
-    package func withRetries<T>(retried: () -> Void, reconnected: () -> Void = {}, committed: () throws -> T? = { nil },
+    func withRetries<T>(retried: () -> Void, reconnected: () -> Void = {}, committed: () throws -> T? = { nil },
                         _ body: () throws -> T) throws -> T {
         var reconnection = Reconnection(window: reconnect)
         defer { for _ in 0..<reconnection.reconnects { reconnected() } }
@@ -72,7 +72,7 @@ extension StepEnvironment {
     /// rows it changed (the checkpoint's totals less what earlier attempts and `rowsSoFar`, the
     /// step's committed rows in this attempt, account for). Nil when it did not commit, or the
     /// step has no checkpoints (a run that records nothing: its batch is tried again).
-    package func committedBatch(after before: StepPosition?, rowsSoFar: RowCounts) throws -> (position: StepPosition, rows: RowCounts)? {
+    func committedBatch(after before: StepPosition?, rowsSoFar: RowCounts) throws -> (position: StepPosition, rows: RowCounts)? {
         guard let checkpoint, let stored = try checkpoint.stored(), let position = stored.position, position != before else { return nil }
         let earlier = checkpoint.earlierRows
         return (position, RowCounts(inserted: max(0, stored.rows.inserted - earlier.inserted - rowsSoFar.inserted),
@@ -88,28 +88,38 @@ extension StepEnvironment {
                 return try body()
             } catch where Self.wasRolledBackForAnother(error) && rolledBack < max(retries, Self.rolledBackRetries) && !isCancelled() {
                 rolledBack += 1
+                // Apart, so that the two transactions do not meet again at once. A cancel during
+                // the wait ends the batch with its error, as a cancel before it does.
+                guard Self.rolledBackBackoff.wait(before: rolledBack, until: isCancelled) else { throw error }
                 retried()
                 onRetry(StepErrors.describe((error as? StepError)?.cause ?? error))
-                // Apart, so that the two transactions do not meet again at once.
-                Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.05) * Double(rolledBack))
             } catch where attempt < retries && Self.isRetryable(error) && !isCancelled() {
                 attempt += 1
+                // A busy store is given a moment to clear; a conflict is retried at once.
+                if !(error is MergeConflictError) {
+                    guard Self.busyBackoff.wait(before: attempt, until: isCancelled) else { throw error }
+                }
                 retried()
                 onRetry(StepErrors.describe((error as? StepError)?.cause ?? error))
-                // A busy store is given a moment to clear; a conflict is retried at once.
-                if !(error is MergeConflictError) { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
             }
         }
     }
 
-    /// How many times a batch rolled back for another transaction's sake is tried again.
-    package static let rolledBackRetries = 10
+    /// Before a batch rolled back for another transaction's sake is tried again: 10 to 50 ms
+    /// (at random) times the try's number.
+    static let rolledBackBackoff = Backoff.linear(0.01...0.05)
 
-    package static func wasRolledBackForAnother(_ error: any Error) -> Bool {
+    /// Before a batch that met a busy store is tried again: 50 ms times the try's number.
+    static let busyBackoff = Backoff.linear(0.05)
+
+    /// How many times a batch rolled back for another transaction's sake is tried again.
+    static let rolledBackRetries = 10
+
+    static func wasRolledBackForAnother(_ error: any Error) -> Bool {
         StoreFailure(of: underlying(error)) == .rolledBackForAnother
     }
 
-    package static func isRetryable(_ error: any Error) -> Bool {
+    static func isRetryable(_ error: any Error) -> Bool {
         let error = underlying(error)
         return error is MergeConflictError || StoreFailure(of: error) == .busy
     }
@@ -176,13 +186,13 @@ package func displayPath(_ path: String) -> String {
 
 /// Writes a step's checkpoint inside a batch's transaction: the step's new position, and the
 /// rows this batch adds to the step's totals.
-package struct StepCheckpoint: Sendable {
+struct StepCheckpoint: Sendable {
     package let write: @Sendable (any StoreConnection, StepPosition, RowCounts) throws -> Void
     /// The step's checkpoint as the store holds it now (its position, and its rows over every
     /// attempt), read outside any batch; nil when there is none.
     package var stored: @Sendable () throws -> (position: StepPosition?, rows: RowCounts)? = { nil }
     /// The step's rows from earlier attempts, as its checkpoint held them when this attempt began.
-    package var earlierRows = RowCounts()
+    var earlierRows = RowCounts()
 
     /// The same, as the save path takes it.
     package func at(_ position: StepPosition, rejected: Int = 0) -> CheckpointWrite {

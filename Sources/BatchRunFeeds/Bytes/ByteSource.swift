@@ -9,7 +9,7 @@ import BatchRunStore
 /// var buffer = [UInt8](repeating: 0, count: 1 << 16)
 /// while case let count = try buffer.withUnsafeMutableBytes({ try source.read(into: $0) }), count > 0 { ... }
 /// ```
-package protocol ByteSource: AnyObject {
+protocol ByteSource: AnyObject {
     /// Fills the start of `buffer` with the next bytes and says how many; 0 only at the end.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(ByteSourceError) -> Int
     /// Goes on from byte `offset` of the stream (at or after the bytes read so far), without

@@ -1,7 +1,7 @@
 import BatchRunStore
 
 /// Opens the bytes of a feed: the file or the remote object, decompressed as `compression` says.
-package enum ByteSources {
+enum ByteSources {
     /// `startingAt`: the offset in the (decompressed) stream to go on from; errors name the feed
     /// as `displayPath`. `remote`: an `http(s)://` feed (then `path` is its URL), whose object
     /// must still be its `expected` identity when it has one.

@@ -8,7 +8,7 @@ import Darwin
 
 /// A local feed file's bytes, read as they are. Its end before the size it had when opened is
 /// an error: another program truncated it while it was read.
-package final class FileByteSource: ByteSource {
+final class FileByteSource: ByteSource {
     private let handle: FileHandle
     private let sizeAtOpen: UInt64
     private var bytesRead: UInt64 = 0

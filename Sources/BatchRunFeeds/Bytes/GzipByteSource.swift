@@ -4,7 +4,7 @@ import CBatchRunZlib
 /// when files are concatenated) from another source, chunk by chunk: memory is the two buffers
 /// and zlib's 32 KB window, whatever the feed's size. A stream that ends before its last
 /// member's end is truncated; bytes that are not gzip are corrupt: both are errors.
-package final class GzipByteSource: ByteSource {
+final class GzipByteSource: ByteSource {
     private let input: any ByteSource
     /// zlib keeps the stream's address in its state: it lives at one place, allocated here.
     private let stream: UnsafeMutablePointer<z_stream>

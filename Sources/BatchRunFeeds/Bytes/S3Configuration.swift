@@ -22,7 +22,7 @@ package struct S3Configuration: Sendable {
     /// the buckets are under (usually none).
     package var endpoint: S3Address?
     /// Where the credentials came from, for messages: `environment`, `profile "x" of ~/.aws/credentials`.
-    package var credentialSource: String
+    var credentialSource: String
 
     /// The resolution above; `home` is the folder `~` stands for.
     package init(environment: [String: String], home: String = NSHomeDirectory()) throws(S3Error) {

@@ -55,7 +55,7 @@ package struct S3Requests: Sendable {
     }
 
     /// `AWS_ENDPOINT_URL`'s host, or `AWS S3 (REGION)`.
-    package var endpointName: String {
+    var endpointName: String {
         configuration.endpoint?.host ?? "AWS S3 (\(configuration.region))"
     }
 

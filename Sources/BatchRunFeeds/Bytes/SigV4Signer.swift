@@ -92,7 +92,7 @@ package struct SigV4Signer: Sendable {
         package var signature: String
         package var authorization: String
         /// The headers the signer adds, before `authorization`.
-        package var addedHeaders: [(name: String, value: String)]
+        var addedHeaders: [(name: String, value: String)]
     }
 
     package func signature(for request: Request, payload: Payload, date: Date) -> Signature {

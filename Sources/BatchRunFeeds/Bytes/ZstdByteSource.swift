@@ -3,7 +3,7 @@ import CBatchRunZstd
 /// Decompresses a zstd stream (one frame or several) from another source, chunk by chunk:
 /// memory is the two buffers and the frame's window. A stream that ends inside a frame is
 /// truncated; bytes that are not zstd are corrupt: both are errors.
-package final class ZstdByteSource: ByteSource {
+final class ZstdByteSource: ByteSource {
     private let input: any ByteSource
     private let context: OpaquePointer
     private let inputBuffer: UnsafeMutableRawBufferPointer

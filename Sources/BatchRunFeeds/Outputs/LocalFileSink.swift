@@ -3,10 +3,10 @@ import Foundation
 
 /// A local output file: written beside its final name and moved into place by `finish()`,
 /// relative to its folder's descriptor (`ConfinedFolder`).
-package final class LocalFileSink: OutputSink {
+final class LocalFileSink: OutputSink {
     package let folder: ConfinedFolder
     /// The name the bytes are written to, in `folder`, until they are complete.
-    package let temporaryName: String
+    let temporaryName: String
     package let handle: FileHandle
 
     package init(path: String, confinement: PathConfinement?) throws {

@@ -3,13 +3,13 @@ import Foundation
 
 /// Reads a feed's bytes (see `ByteSource`: a file, decompressed or not) in fixed-size chunks,
 /// one byte at a time, so memory does not grow with the feed.
-package struct ByteStream {
+struct ByteStream {
     private let source: any ByteSource
     private var buffer: [UInt8]
     private var position = 0
     private var count = 0
     private var finished = false
-    package private(set) var bytesRead: UInt64 = 0
+    private(set) var bytesRead: UInt64 = 0
     /// Why the feed's bytes stopped before their end (a truncated or corrupt feed), once met.
     package private(set) var failure: ByteSourceError?
     /// The bytes before the buffer's first one, for the feed's fingerprint.
@@ -48,7 +48,7 @@ package struct ByteStream {
     }
 
     /// The next byte without consuming it.
-    package mutating func peek() -> UInt8? {
+    mutating func peek() -> UInt8? {
         if position < count { return buffer[position] }
         guard refill() else { return nil }
         return buffer[position]

@@ -38,7 +38,7 @@ package struct RawRow: Sendable {
     }
 
     /// Turns each doubled quote of field `field` into one, moving the rest of the field left.
-    package mutating func unescapeQuotes(of field: Int) {
+    mutating func unescapeQuotes(of field: Int) {
         let quote = UInt8(ascii: "\"")
         var read = starts[field], write = starts[field]
         let end = ends[field]

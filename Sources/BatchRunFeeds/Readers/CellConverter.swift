@@ -7,7 +7,7 @@ import BatchRunStore
 package struct CellConverter: Sendable {
     package let type: ColumnType
     /// The column takes a NULL: it is nullable, has a default, or is SQLite's rowid.
-    package let acceptsNull: Bool
+    let acceptsNull: Bool
 
     package init(column: Column, isRowidKey: Bool) {
         self.type = column.type

@@ -15,7 +15,7 @@ import Foundation
 /// ```
 package enum FeedFingerprint {
     /// The bytes the head hash covers.
-    package static let headWindow: Int64 = 64 * 1024
+    static let headWindow: Int64 = 64 * 1024
     /// The bytes the second hash covers in the positions written now. Checkpoints written before
     /// it was recorded (`FeedPosition.tailWindow` nil) covered 64 KB, which cost a 64 KB hash
     /// per batch; 4 KB still holds many rows, and size, time and head are compared as well.

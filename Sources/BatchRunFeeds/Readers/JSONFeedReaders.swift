@@ -158,7 +158,7 @@ package struct JSONArrayReader: FeedReader {
 }
 
 /// Turns one parsed JSON object into a feed record.
-package enum JSONRecord {
+enum JSONRecord {
     package static func make(from data: Data, line: Int, file: String) throws(FeedError) -> FeedRecord {
         let object: Any
         do {

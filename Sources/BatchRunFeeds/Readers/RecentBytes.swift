@@ -6,7 +6,7 @@
 /// recent.keep(buffer[0..<start])      // before the consumed bytes are dropped from the buffer
 /// let tail = recent.hash(of: 4096, endingAt: start, in: buffer, bufferOffset: offsetOfBuffer)
 /// ```
-package struct RecentBytes {
+struct RecentBytes {
     package let capacity: Int
     /// The last bytes before the buffer's first byte, oldest first.
     private var kept: [UInt8] = []

@@ -52,7 +52,7 @@ package enum ValueConverter {
 
     /// What a field's bytes are for a column type: the one set of rules for every feed format
     /// (CSV and TSV fields, JSON and NDJSON strings, inline rows).
-    package enum Parsed {
+    enum Parsed {
         case integer(Int64)
         case real(Double)
         /// The field as it is, stored as text.
@@ -65,7 +65,7 @@ package enum ValueConverter {
     /// Parses a field for `type`: integers in decimal (a real with no fraction, `1e3` or `12.0`,
     /// is an integer too), reals as `strtod` reads them but without spaces, hex, `inf` or `nan`,
     /// booleans as `true`/`false`/`1`/`0` in any case, datetimes as ISO 8601.
-    package static func parse(_ field: UnsafeBufferPointer<UInt8>, as type: ColumnType) -> Parsed {
+    static func parse(_ field: UnsafeBufferPointer<UInt8>, as type: ColumnType) -> Parsed {
         switch type {
         case .text:
             return .asText
@@ -138,7 +138,7 @@ package enum ValueConverter {
     }
 
     /// `YYYY-MM-DD`, optionally `T` or space, `HH:MM[:SS[.fff]]`, optionally `Z` or `±HH:MM`.
-    package static func isISO8601(_ text: String) -> Bool { ISO8601Text.isValid(text) }
+    static func isISO8601(_ text: String) -> Bool { ISO8601Text.isValid(text) }
 
-    package static func isISO8601(_ b: UnsafeBufferPointer<UInt8>) -> Bool { ISO8601Text.isValid(b) }
+    static func isISO8601(_ b: UnsafeBufferPointer<UInt8>) -> Bool { ISO8601Text.isValid(b) }
 }

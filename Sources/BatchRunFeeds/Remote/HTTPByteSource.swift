@@ -1,5 +1,6 @@
 #if NetworkFeeds
 import AsyncHTTPClient
+import BatchRunStore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -13,7 +14,7 @@ import NIOSSL
 /// the byte reached with `Range: bytes=N-` and `If-Range`, up to `retries` times with backoff;
 /// the object's identity (`ETag` and length, or `Last-Modified`) must match the first
 /// response's, so no byte is read twice or from another version of the object.
-package final class HTTPByteSource: ByteSource {
+final class HTTPByteSource: ByteSource {
     private let client: HTTPClient
     private let requests: any RangedRequestBuilder
     private let feed: RemoteFeed
@@ -129,7 +130,8 @@ package final class HTTPByteSource: ByteSource {
                 throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(broken)")
             }
             attempt += 1
-            Thread.sleep(forTimeInterval: 0.2 * Double(1 << (attempt - 1)))
+            // 0.2 s, 0.4 s, 0.8 s, ...: a byte source has no cancel to ask (a read is not cancelled midway).
+            Backoff.exponential(0.2).wait(before: attempt)
             if let failure = try start(through: nil), attempt >= retries {
                 throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(failure)")
             }

@@ -6,7 +6,7 @@ import NIOCore
 /// reads synchronously: the head, then the body's chunks, then its end or failure. At most
 /// `limit` bytes wait here: past them the receiving task waits for the reader (backpressure),
 /// so memory does not grow with the feed however slow the import is.
-package final class ResponseChannel: @unchecked Sendable {
+final class ResponseChannel: @unchecked Sendable {
     // Safety: every stored `var` below is read and written only while `condition` is locked;
     // `limit` and `condition` are constants.
     package enum Event: Sendable {

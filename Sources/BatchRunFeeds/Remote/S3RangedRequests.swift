@@ -5,7 +5,7 @@ import Foundation
 /// after a broken transfer, a resumed run's `Range` request) signed anew with SigV4 for the
 /// credentials, region and endpoint the environment gives (`S3Configuration`). An error
 /// response names the bucket, the key and S3's error code (`S3Requests.failure`).
-package struct S3RangedRequests: RangedRequestBuilder {
+struct S3RangedRequests: RangedRequestBuilder {
     package let requests: S3Requests
 
     package init(location: S3Location, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ByteSourceError) {
@@ -16,7 +16,7 @@ package struct S3RangedRequests: RangedRequestBuilder {
         }
     }
 
-    package var displayName: String { requests.location.description }
+    var displayName: String { requests.location.description }
 
     package func request(from start: Int64, through end: Int64?, ifRange: String?) throws(ByteSourceError) -> RangedRequest {
         let signed = requests.signed(method: "GET", headers: Self.rangeHeaders(from: start, through: end, ifRange: ifRange))

@@ -16,9 +16,9 @@ import Synchronization
 /// try upload.write(bytes)
 /// try upload.finish()          // or upload.abort()
 /// ```
-package final class S3Upload {
+final class S3Upload {
     /// 8 MiB: S3 takes parts of 5 MiB and more (the last one excepted), and at most 10,000 of them.
-    package static let defaultPartSize = 8 << 20
+    static let defaultPartSize = 8 << 20
 
     private let requests: S3Requests
     private let client: HTTPClient
@@ -78,7 +78,7 @@ package final class S3Upload {
     }
 
     /// Drops what was written: the multipart upload is aborted, so no object and no parts stay.
-    package func abort() {
+    func abort() {
         guard !closed else { return }
         closed = true
         buffer = Data()

@@ -5,7 +5,7 @@ import CoreMetrics
 extension BatchRunMetrics {
     /// A queue item ended in `state` (done, failed, retryable, cancelled) after `seconds` of its
     /// run; nil for one moved without running (a taken-over item whose run had ended).
-    package static func itemEnded(state: QueueItemState, seconds: Double?) {
+    static func itemEnded(state: QueueItemState, seconds: Double?) {
         Counter(label: items, dimensions: [("status", state.rawValue)]).increment()
         if let seconds {
             CoreMetrics.Timer(label: itemDuration).recordNanoseconds(Int64(max(0, seconds) * 1e9))
@@ -13,7 +13,7 @@ extension BatchRunMetrics {
     }
 
     /// The queue's items per state (every state, 0 for those with none).
-    package static func queueCounts(_ entries: [QueueEntry]) {
+    static func queueCounts(_ entries: [QueueEntry]) {
         var counts: [QueueItemState: Int] = [:]
         for entry in entries { counts[entry.state, default: 0] += 1 }
         for state in QueueItemState.allCases {

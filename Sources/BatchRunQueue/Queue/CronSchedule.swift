@@ -17,7 +17,7 @@ package struct CronSchedule: Sendable, Hashable {
     package let line: String
     package let timeZone: TimeZone
     package let minutes: Set<Int>, hours: Set<Int>, days: Set<Int>, months: Set<Int>, weekdays: Set<Int>
-    package let daysRestricted: Bool, weekdaysRestricted: Bool
+    let daysRestricted: Bool, weekdaysRestricted: Bool
 
     /// A cron line that is not one, with what is wrong.
     package struct Problem: BatchRunError {
@@ -30,8 +30,8 @@ package struct CronSchedule: Sendable, Hashable {
 
     package static let shortcuts = ["@hourly": "0 * * * *", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@weekly": "0 0 * * 0",
                             "@monthly": "0 0 1 * *", "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *"]
-    package static let monthNames = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-    package static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+    static let monthNames = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 
     package init(_ line: String, timeZone zone: String = "UTC") throws {
         guard let timeZone = TimeZone(identifier: zone) else {
@@ -134,7 +134,7 @@ package struct CronSchedule: Sendable, Hashable {
 
     /// The instant a local wall-clock time is due: its first occurrence; for a time the clocks
     /// skipped, the change itself.
-    package func instant(year: Int, month: Int, day: Int, hour: Int, minute: Int) -> Date {
+    func instant(year: Int, month: Int, day: Int, hour: Int, minute: Int) -> Date {
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = TimeZone(identifier: "UTC")!
         let naive = utc.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute))!

@@ -20,7 +20,7 @@ extension PostgresQueue: Queue {
     }
 
     /// The folder a queue's items are written to on every machine.
-    package var itemFolder: String {
+    var itemFolder: String {
         "/tmp/batchrun-queue/" + location.dropFirst("postgresql://".count).map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
     }
 
@@ -90,7 +90,18 @@ extension PostgresQueue: Queue {
     }
 
     package func list() throws -> [QueueEntry] {
-        try items().map { QueueEntry(id: String($0.id), name: $0.name, state: $0.state) }
+        try items().map { QueueEntry(id: $0.key, name: $0.name, state: $0.state) }
+    }
+
+    package func snapshot() throws -> QueueSnapshot {
+        // A submit-only role may not read the schedules: then none is listed.
+        QueueSnapshot(queue: location, items: try items(), schedules: ((try? schedules()) ?? []).map { QueueScheduleListing($0) },
+                      statesAreFolders: false)
+    }
+
+    package func output(of id: String) throws -> QueueItemOutput? {
+        guard let id = Int64(id) else { return nil }
+        return try output(of: id)
     }
 
     package func watch(wake: @escaping @Sendable () -> Void) -> Int32? {
@@ -99,7 +110,7 @@ extension PostgresQueue: Queue {
     }
 
     /// The first error of a failed run: from its report, else the first `error:` line of its output.
-    package static func firstError(report: String?, log: String) -> String? {
+    static func firstError(report: String?, log: String) -> String? {
         if let report, let decoded = try? RunReport(jsonData: Data(report.utf8)), let error = decoded.jobs.compactMap(\.error).first {
             return error.split(separator: "\n").first.map(String.init)
         }

@@ -34,7 +34,7 @@ extension PostgresQueue {
     }
 
     /// The server's `now` (moved by the test-only clock offset).
-    package func serverNow() throws -> Date {
+    func serverNow() throws -> Date {
         let seconds = try store.readRecords { db in try db.value("SELECT extract(epoch FROM \(Self.now))::double precision", [])?.double }
         return seconds.map { Date(timeIntervalSince1970: $0) } ?? QueueClock.now()
     }

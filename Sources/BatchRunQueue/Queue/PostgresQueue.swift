@@ -49,7 +49,7 @@ package final class PostgresQueue: Sendable {
     ], primaryKey: ["id"], indexes: [["state", "id"]])
 
     /// The schedules (`batchrun schedule`): each a job file with its params and cron line.
-    package static let scheduleTable = Entity(name: "_batchrun_schedule", columns: [
+    static let scheduleTable = Entity(name: "_batchrun_schedule", columns: [
         Column(name: "name", type: .text, isPrimaryKey: true),
         Column(name: "job_text", type: .text, notNull: true),
         Column(name: "params", type: .text, notNull: true, defaultLiteral: "'{}'"),
@@ -62,7 +62,7 @@ package final class PostgresQueue: Sendable {
     /// The indexes the entity model cannot say: the waiting items in claim order, and the unique
     /// key of waiting and running items (`submit --unique`: a duplicate is refused by the index,
     /// never found by a read first).
-    package static let partialIndexes = [
+    static let partialIndexes = [
         ("_batchrun_queue_next", "CREATE INDEX _batchrun_queue_next ON _batchrun_queue (priority DESC, run_at, id) "
             + "WHERE state IN ('pending', 'scheduled', 'retryable')"),
         ("_batchrun_queue_unique", "CREATE UNIQUE INDEX _batchrun_queue_unique ON _batchrun_queue (unique_key) "
@@ -72,7 +72,7 @@ package final class PostgresQueue: Sendable {
     ]
 
     /// A unique submission's insert: nothing when the unique index finds the same item waiting or running.
-    package static let onDuplicate = "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'scheduled', 'retryable', 'running') DO NOTHING"
+    static let onDuplicate = "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'scheduled', 'retryable', 'running') DO NOTHING"
 
     /// `now` as the queue compares due times with it: the server's clock, moved by the
     /// test-only `QueueClock.offset`.
@@ -304,11 +304,8 @@ package final class PostgresQueue: Sendable {
 
     // MARK: Listing
 
-    /// One item as `batchrun queue` lists it.
-    package typealias Item = PostgresQueueItemRow
-
-    /// Every item in submission order.
-    package func items() throws -> [Item] {
+    /// Every item in submission order, as a snapshot lists it.
+    package func items() throws -> [QueueSnapshot.Item] {
         try store.readRecords { db in
             try db.namedRows("""
                 SELECT id, name, CASE WHEN state = 'scheduled' AND run_at <= \(Self.now) THEN 'pending' ELSE state END AS state,
@@ -321,22 +318,32 @@ package final class PostgresQueue: Sendable {
                 """, []).map { row in
                 let state = QueueItemState(rawValue: row["state"].string ?? "") ?? .pending
                 let failures = row["failures"].int ?? 0
-                return Item(id: row["id"].int64 ?? 0, name: row["name"].string ?? "", state: state, priority: row["priority"].int ?? 0,
-                            worker: row["worker"].string, leaseLeft: row["lease_left"].double, claims: row["attempts"].int ?? 0,
-                            attempts: state == .running ? failures + 1 : failures + (state == .done || state == .failed ? 1 : 0),
-                            maxAttempts: row["max_attempts"].int ?? 1, runAt: row["run_at"].string,
-                            submittedAt: row["submitted_at"].string ?? "", endedAt: row["ended_at"].string, status: row["status"].int,
-                            error: row["error"].string, cancelling: state == .running && row["cancel_requested"].bool == true ? true : nil,
-                            schedule: row["schedule"].string, progress: row["progress"].string)
+                let id = row["id"].int64 ?? 0
+                var item = QueueSnapshot.Item(key: String(id), id: id, name: row["name"].string ?? "", state: state,
+                                              priority: row["priority"].int ?? 0,
+                                              attempts: state == .running ? failures + 1 : failures + (state == .done || state == .failed ? 1 : 0),
+                                              maxAttempts: row["max_attempts"].int ?? 1)
+                item.worker = row["worker"].string
+                item.leaseLeft = row["lease_left"].double
+                item.claims = row["attempts"].int ?? 0
+                item.runAt = row["run_at"].string
+                item.submittedAt = row["submitted_at"].string ?? ""
+                item.endedAt = row["ended_at"].string
+                item.status = row["status"].int
+                item.error = row["error"].string
+                item.cancelling = state == .running && row["cancel_requested"].bool == true ? true : nil
+                item.schedule = row["schedule"].string
+                item.progress = row["progress"].string
+                return item
             }
         }
     }
 
     /// An item's report (JSON) and log, as its runs left them.
-    package func output(of id: Int64) throws -> (report: String?, log: String)? {
+    package func output(of id: Int64) throws -> QueueItemOutput? {
         try store.readRecords { db in
             try db.namedRows("SELECT report, log FROM _batchrun_queue WHERE id = ?", [.integer(id)]).first.map {
-                ($0["report"].string, $0["log"].string ?? "")
+                QueueItemOutput(log: $0["log"].string ?? "", report: $0["report"].string)
             }
         }
     }

@@ -63,6 +63,15 @@ package protocol Queue: Sendable {
     /// Every item, in run order, with its state.
     func list() throws -> [QueueEntry]
 
+    /// What the queue holds now, each item with what is known of it: what `batchrun queue`
+    /// prints as text and JSON and draws as HTML, the same for every kind of queue.
+    func snapshot() throws -> QueueSnapshot
+
+    /// The output of the item the queue lists as `id` (a folder item's file name, a PostgreSQL
+    /// item's id): its log, every attempt's, and its run's JSON report once it ended; nil when
+    /// the queue has no such item.
+    func output(of id: String) throws -> QueueItemOutput?
+
     /// Starts watching for new items: returns a descriptor that becomes readable when one
     /// arrives (a folder's inotify), or calls `wake` from another thread (PostgreSQL's
     /// notifications) and returns nil.

@@ -50,6 +50,22 @@ extension QueueFolder: Queue {
         QueueItemState.allCases.flatMap { state in items(in: state).map { QueueEntry(id: $0, name: $0, state: state) } }
     }
 
+    package func snapshot() throws -> QueueSnapshot {
+        QueueSnapshot(of: self)
+    }
+
+    /// A folder item's log and report lie beside it, in the folder of its state: `ITEM.log`
+    /// (every attempt's, appended) and `ITEM.json`.
+    package func output(of name: String) throws -> QueueItemOutput? {
+        guard Self.isItem(name), !name.contains("/") else { return nil }
+        for state in QueueItemState.allCases where FileManager.default.fileExists(atPath: itemPath(name, in: state)) {
+            let path = itemPath(name, in: state)
+            return QueueItemOutput(log: (try? String(contentsOfFile: path + ".log", encoding: .utf8)) ?? "",
+                                   report: try? String(contentsOfFile: path + ".json", encoding: .utf8))
+        }
+        return nil
+    }
+
     package func watch(wake: @escaping @Sendable () -> Void) -> Int32? {
         let watch = inotify_init1(Int32(IN_NONBLOCK))
         guard watch >= 0 else { return nil }

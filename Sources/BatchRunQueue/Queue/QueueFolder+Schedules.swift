@@ -5,12 +5,12 @@ import Foundation
 /// `schedules/.queued/NAME@DUE` (create-or-fail: exactly one worker, on any machine sharing the
 /// folder, succeeds), then the item `DUE-0000-NAME.yaml` in `pending/`.
 extension QueueFolder {
-    package var schedulesFolder: String { path + "/schedules" }
+    var schedulesFolder: String { path + "/schedules" }
 
     /// The line of a schedule file with its cron line, zone and creation time.
-    package static let schedulePrefix = "# batchrun-schedule: "
+    static let schedulePrefix = "# batchrun-schedule: "
     /// The line of an item a schedule queued, naming it.
-    package static let fromSchedulePrefix = "# batchrun-from-schedule: "
+    static let fromSchedulePrefix = "# batchrun-from-schedule: "
 
     private struct ScheduleHeader: Codable {
         var cron: String

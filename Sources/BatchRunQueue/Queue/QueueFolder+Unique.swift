@@ -6,10 +6,10 @@ import Foundation
 /// writes under an exclusive lock on `.unique/.lock`, and so does a worker or `cancel` that ends
 /// the item and removes its key.
 extension QueueFolder {
-    package var uniqueFolder: String { path + "/.unique" }
+    var uniqueFolder: String { path + "/.unique" }
 
     /// Queues the item unless the same text with the same params is waiting or running.
-    package func submitUnique(text: String, name: String, params: [String: String], sequence: Int, submission: QueueSubmission) throws -> QueueSubmitted {
+    func submitUnique(text: String, name: String, params: [String: String], sequence: Int, submission: QueueSubmission) throws -> QueueSubmitted {
         let key = Self.uniqueKey(text: text, params: params)
         return try withUniqueLock {
             let marker = uniqueFolder + "/" + key
@@ -27,7 +27,7 @@ extension QueueFolder {
     }
 
     /// Removes the key of an item that ended (when it has one).
-    package func releaseUnique(of name: String) {
+    func releaseUnique(of name: String) {
         guard FileManager.default.fileExists(atPath: uniqueFolder),
               let text = try? String(contentsOfFile: itemPathAnywhere(name) ?? "", encoding: .utf8) else { return }
         var body = Substring(text)
@@ -46,7 +46,7 @@ extension QueueFolder {
     }
 
     /// The item's path in whichever folder holds it.
-    package func itemPathAnywhere(_ name: String) -> String? {
+    func itemPathAnywhere(_ name: String) -> String? {
         QueueItemState.allCases.map { itemPath(name, in: $0) }.first { FileManager.default.fileExists(atPath: $0) }
     }
 
@@ -60,7 +60,7 @@ extension QueueFolder {
     }
 
     /// A hash of the text and params (FNV-1a, 64 bits, twice with different seeds), as hex.
-    package static func uniqueKey(text: String, params: [String: String]) -> String {
+    static func uniqueKey(text: String, params: [String: String]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let bytes = Array(text.utf8) + [0] + Array((try? encoder.encode(params)) ?? Data())

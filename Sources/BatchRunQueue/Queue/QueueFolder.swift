@@ -19,8 +19,8 @@ package struct QueueFolder: Sendable {
     package let path: String
     /// This process's indexes of `pending/` (in name order) and `scheduled/` (by due time), so a
     /// claim does not list every item.
-    package let pendingIndex: QueueFolderIndex
-    package let scheduledIndex: QueueFolderIndex
+    let pendingIndex: QueueFolderIndex
+    let scheduledIndex: QueueFolderIndex
 
     /// Opens a queue, making its folders when missing.
     package init(path: String) throws {
@@ -51,9 +51,9 @@ package struct QueueFolder: Sendable {
     // MARK: Submitting
 
     /// The first line of an item that carries its `--param` values.
-    package static let paramsPrefix = "# batchrun-params: "
+    static let paramsPrefix = "# batchrun-params: "
     /// The line of an item that carries its attempts and backoff (`# batchrun-retry: 3 30`).
-    package static let retryPrefix = "# batchrun-retry: "
+    static let retryPrefix = "# batchrun-retry: "
 
     /// Writes a job file into `pending/` (or `scheduled/` when it is due later) under a name
     /// that sorts in run order (`QueueFolderName`), written beside the queue and linked in
@@ -117,7 +117,7 @@ package struct QueueFolder: Sendable {
     }
 
     /// The `# batchrun-` lines an item starts with.
-    package static func headerLines(ofItemAt path: String) -> [Substring] {
+    static func headerLines(ofItemAt path: String) -> [Substring] {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
         let head = String(decoding: (try? handle.read(upToCount: 64 * 1024)) ?? Data(), as: UTF8.self)
@@ -189,7 +189,7 @@ package struct QueueFolder: Sendable {
 
     /// Moves the scheduled and retryable items that are due into `pending/` (a rename: however
     /// many workers do it at once, each item moves once), a retryable one with its log.
-    package func promoteDue(now: Date) {
+    func promoteDue(now: Date) {
         let stamp = QueueFolderName.stamp(now)
         while true {
             let due = scheduledIndex.first(64).filter { $0.key <= stamp }
@@ -207,7 +207,7 @@ package struct QueueFolder: Sendable {
     }
 
     /// What a retryable item keeps beside it: its log so far and how many attempts failed.
-    package static let retrySidecars = [".log", ".failures"]
+    static let retrySidecars = [".log", ".failures"]
 
     /// How many attempts of a running item ended failed before this one.
     package func failures(of name: String) -> Int {

@@ -8,7 +8,7 @@ import Foundation
 /// var byte: UInt8 = 1
 /// _ = write(pipe.write, &byte, 1)
 /// ```
-package final class WakePipe: Sendable {
+final class WakePipe: Sendable {
     package let read: Int32
     package let write: Int32
 

@@ -5,7 +5,7 @@ import Foundation
 extension Worker {
     /// The latest run of a taken-over item, rebuilt from the store, when it ended ok (the
     /// worker died before moving the item).
-    package func finishedEarlier(_ item: QueueItem) -> RunReport? {
+    func finishedEarlier(_ item: QueueItem) -> RunReport? {
         var loader = JobFileLoader(params: item.params)
         loader.baseDirectory = item.baseDirectory
         guard let file = try? loader.load(path: item.path),
@@ -22,7 +22,7 @@ extension Worker {
 
     /// A finished item's report, when its process ended before writing it: rebuilt from the
     /// store's run state (its conflicts are not there), and said so in its log.
-    package func keepReport(_ report: RunReport, of item: QueueItem) {
+    func keepReport(_ report: RunReport, of item: QueueItem) {
         let path = item.reportPath
         // A report of this run is kept (one an earlier claim's run wrote is taken over); one left
         // by an earlier, cancelled attempt is replaced.

@@ -8,10 +8,10 @@ import Foundation
 /// SignalWatcher.start([SIGINT, SIGTERM]) { _ in control.stop() }
 /// ```
 public struct WorkerControl: Sendable {
-    package let pipe: WakePipe
+    let pipe: WakePipe
 
-    package static let wakeByte: UInt8 = 1
-    package static let stopByte: UInt8 = 2
+    static let wakeByte: UInt8 = 1
+    static let stopByte: UInt8 = 2
 
     /// Has the worker look again now: a run ended, an item may have arrived.
     public func wake() { send(Self.wakeByte) }

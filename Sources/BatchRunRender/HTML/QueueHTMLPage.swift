@@ -1,20 +1,20 @@
 import BatchRunKit
 import Foundation
 
-/// `batchrun queue QUEUE --html FILE.html`: a queue folder's items as one self-contained page
-/// (the run report's style, no scripts, no links): counts per folder, then each folder's items
-/// with what `queue` prints, and for finished items their run's status, time and rows, read
-/// from `ITEM.json`.
+/// `batchrun queue QUEUE --html FILE.html`: a queue's items as one self-contained page (the run
+/// report's style, no scripts, no links): counts per state, then each state's items with what
+/// `queue` prints, and for finished items their run's status, time and rows, from the report the
+/// queue keeps of them (`Queue.output(of:)`). The same page for a folder and for PostgreSQL.
 ///
 /// ```swift
-/// let queue = try QueueFolder(path: "var/queue")
-/// let page = QueueHTMLPage(listing: QueueListing(of: queue), queue: queue).render()
+/// let queue = try openQueue(at: "var/queue")
+/// let page = QueueHTMLPage(listing: try queue.snapshot(), queue: queue).render()
 /// ```
 package struct QueueHTMLPage {
-    package let listing: QueueListing
-    package let queue: QueueFolder
+    package let listing: QueueSnapshot
+    package let queue: any Queue
 
-    package init(listing: QueueListing, queue: QueueFolder) {
+    package init(listing: QueueSnapshot, queue: any Queue) {
         self.listing = listing
         self.queue = queue
     }
@@ -39,7 +39,7 @@ package struct QueueHTMLPage {
             for state in QueueItemState.allCases {
                 let items = listing.items.filter { $0.state == state }
                 body.newline()
-                body.element("h2", text: "\(state.rawValue)/ (\(items.count))")
+                body.element("h2", text: "\(state.rawValue)\(listing.statesAreFolders ? "/" : "") (\(items.count))")
                 guard !items.isEmpty else {
                     body.element("p", ["class": "empty"], text: "No items.")
                     continue
@@ -56,10 +56,11 @@ package struct QueueHTMLPage {
         }
     }
 
-    private func row(_ item: QueueListing.Item, into table: inout Markup) {
-        let report = item.state == .done || item.state == .failed || item.state == .cancelled ? Self.report(at: queue.itemPath(item.name, in: item.state) + ".json") : nil
+    private func row(_ item: QueueSnapshot.Item, into table: inout Markup) {
+        let finished = item.state == .done || item.state == .failed || item.state == .cancelled
+        let report = finished ? (try? queue.output(of: item.key))??.report.flatMap { try? RunReport(jsonData: Data($0.utf8)) } : nil
         table.element("tr", item.state == .failed ? ["class": "failed"] : [:]) { row in
-            row.element("td", ["class": "name"], text: item.name)
+            row.element("td", ["class": "name"], text: item.key == item.name ? item.name : "\(item.key) \(item.name)")
             row.element("td", ["class": "status"]) { cell in
                 HTMLReportSection.dot(Self.color(item.state), into: &cell)
                 cell.text(item.orphaned == true ? "orphaned" : item.state.rawValue)
@@ -78,10 +79,11 @@ package struct QueueHTMLPage {
         }
     }
 
-    private func details(_ item: QueueListing.Item, report: RunReport?) -> String {
+    private func details(_ item: QueueSnapshot.Item, report: RunReport?) -> String {
         var parts: [String] = []
         if item.orphaned == true { parts.append("its worker is gone; the next worker takes it over") }
         if let process = item.process { parts.append("process \(process)") }
+        if let worker = item.worker { parts.append("worker \(worker)") }
         if let jobs = item.jobs, !jobs.isEmpty { parts.append("running \(jobs.joined(separator: ", "))") }
         if let report {
             let failed = report.jobs.filter { $0.status == .failed || $0.status == .timedOut }.map(\.name)
@@ -93,10 +95,6 @@ package struct QueueHTMLPage {
         if item.cancelling == true { parts.append("being cancelled") }
         if let error = item.error { parts.append("error: \(error)") }
         return parts.joined(separator: " · ")
-    }
-
-    private static func report(at path: String) -> RunReport? {
-        FileManager.default.contents(atPath: path).flatMap { try? RunReport(jsonData: $0) }
     }
 
     package static func color(_ state: QueueItemState) -> String {

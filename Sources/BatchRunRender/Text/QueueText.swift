@@ -4,13 +4,12 @@ import Foundation
 /// `batchrun queue QUEUE` as text: the counts per state, each state's items with what is known
 /// of them (running ones with their process or worker, scheduled and retryable ones with their
 /// time and attempts, failed ones with their error), then the schedules with their next due
-/// time.
+/// time. One rendering for every kind of queue: what a queue does not know is not printed.
 ///
 /// ```swift
-/// print(QueueText.render(QueueListing(of: try QueueFolder(path: "var/queue"))))
+/// print(QueueText.render(try openQueue(at: "var/queue").snapshot()))
 /// ```
 package enum QueueText {
-    /// A queue folder's listing.
     /// `queue --format json`: sorted keys, indented.
     package static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
@@ -18,65 +17,32 @@ package enum QueueText {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// A PostgreSQL queue's listing as JSON: its location, counts per state, items and schedules.
-    package static func json(_ items: [PostgresQueueItemRow], location: String, schedules: [QueueScheduleListing]) throws -> String {
-        struct Listing: Encodable {
-            var queue: String
-            var counts: [String: Int]
-            var items: [PostgresQueueItemRow]
-            var schedules: [QueueScheduleListing]
-        }
-        let counts = QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }
-        return try json(Listing(queue: location, counts: Dictionary(counts, uniquingKeysWith: +), items: items, schedules: schedules))
-    }
-
-    package static func render(_ listing: QueueListing) -> String {
-        var lines = ["\(listing.queue): " + counts(listing.counts)]
+    package static func render(_ snapshot: QueueSnapshot) -> String {
+        var lines = ["\(snapshot.queue): " + counts(snapshot.counts)]
         for state in QueueItemState.allCases {
-            let items = listing.items.filter { $0.state == state }
+            let items = snapshot.items.filter { $0.state == state }
             guard !items.isEmpty else { continue }
-            lines.append("\n\(state.rawValue)/")
+            lines.append("\n\(state.rawValue)" + (snapshot.statesAreFolders ? "/" : ""))
             for item in items {
-                var line = "  \(item.name)"
+                var line = item.key == item.name ? "  \(item.name)" : "  \(item.key)  \(item.name)"
                 if state == .running {
                     if item.orphaned == true { line += "  orphaned: its worker is gone; the next worker takes it over" }
                     if let process = item.process { line += "  process \(process)" }
                     if let jobs = item.jobs, !jobs.isEmpty { line += "  running \(jobs.joined(separator: ", "))" }
                     if let rows = item.rows { line += "  \(ReportPrinter.number(rows)) rows so far" }
-                }
-                line += waiting(state: state, priority: item.priority, attempts: item.attempts, of: item.maxAttempts, runAt: item.runAt,
-                                cancelling: item.cancelling, schedule: item.schedule)
-                if let error = item.error { line += "  error: \(error)" }
-                lines.append(line)
-            }
-        }
-        return (lines + schedules(listing.schedules)).joined(separator: "\n")
-    }
-
-    /// A PostgreSQL queue's listing.
-    package static func render(_ items: [PostgresQueueItemRow], location: String, schedules listed: [QueueScheduleListing]) -> String {
-        let counted = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) }, uniquingKeysWith: +)
-        var lines = ["\(location): " + counts(counted)]
-        for state in QueueItemState.allCases {
-            let listed = items.filter { $0.state == state }
-            guard !listed.isEmpty else { continue }
-            lines.append("\n\(state.rawValue)")
-            for item in listed {
-                var line = "  \(item.id)  \(item.name)"
-                if state == .running {
                     if let worker = item.worker { line += "  worker \(worker)" }
                     if let left = item.leaseLeft {
                         line += left > 0 ? "  lease \(Int(left.rounded(.up)))s left" : "  lease ran out: the next worker takes it over"
                     }
                 }
-                if item.maxAttempts == 1 && item.claims > 1 { line += "  claim \(item.claims)" }
+                if let claims = item.claims, item.maxAttempts == 1 && claims > 1 { line += "  claim \(claims)" }
                 line += waiting(state: state, priority: item.priority, attempts: item.attempts, of: item.maxAttempts, runAt: item.runAt,
                                 cancelling: item.cancelling, schedule: item.schedule)
                 if let error = item.error { line += "  error: \(error)" }
                 lines.append(line)
             }
         }
-        return (lines + schedules(listed)).joined(separator: "\n")
+        return (lines + schedules(snapshot.schedules)).joined(separator: "\n")
     }
 
     static func counts(_ counts: [String: Int]) -> String {

@@ -115,17 +115,16 @@ package final class LiveQueueServer: Sendable {
         guard parts.count == 4, parts[0].isEmpty, parts[1] == "items", parts[3] == "report.html" || parts[3] == "log",
               let key = String(parts[2]).removingPercentEncoding, !key.contains("/"), key != ".", key != ".." else { return nil }
         let wantsLog = parts[3] == "log"
-        let output: (report: String?, log: String)?
+        let output: QueueItemOutput?
         switch source {
         case .folder(let folder):
-            guard QueueFolder.isItem(key),   // one stat a state, not a listing of each
-                  let state = [QueueItemState.done, .failed, .cancelled].first(where: { FileManager.default.fileExists(atPath: folder.itemPath(key, in: $0)) })
+            // Finished items only; one stat a state, not a listing of each.
+            guard QueueFolder.isItem(key),
+                  [QueueItemState.done, .failed, .cancelled].contains(where: { FileManager.default.fileExists(atPath: folder.itemPath(key, in: $0)) })
             else { return nil }
-            let base = folder.itemPath(key, in: state)
-            output = ((try? String(contentsOfFile: base + ".json", encoding: .utf8)), (try? String(contentsOfFile: base + ".log", encoding: .utf8)) ?? "")
+            output = try? folder.output(of: key)
         case .postgres(let queue):
-            guard let id = Int64(key) else { return nil }
-            output = try? queue.output(of: id)
+            output = try? queue.output(of: key)
         }
         guard let output else { return nil }
         if wantsLog { return HTTPResponse(contentType: "text/plain; charset=utf-8", text: output.log) }

@@ -84,14 +84,14 @@ package struct LiveQueueSnapshot: Sendable {
             case .scheduled, .retryable:
                 let names = queue.items(in: state)
                 counts[state] = names.count
-                waiting += names.map { Self.item(QueueListing.item($0, state: state, in: queue)) }
+                waiting += names.map { Self.item(QueueSnapshot.item($0, state: state, in: queue)) }
             case .done, .cancelled, .failed:
                 var index = indexes[state] ?? FinishedFolderIndex(folder: queue.folder(state))
                 index.refresh(shown: Self.finishedShown, now: takenAt)
                 indexes[state] = index
                 counts[state] = index.count
                 let items = index.newest.map { name, date in
-                    var item = state == .failed ? Self.item(QueueListing.item(name, state: state, in: queue))
+                    var item = state == .failed ? Self.item(QueueSnapshot.item(name, state: state, in: queue))
                         : Item(name: name, key: name, state: state)
                     item.endedAt = date
                     return item
@@ -112,7 +112,7 @@ package struct LiveQueueSnapshot: Sendable {
         let rows = try queue.items()
         for row in rows {
             counts[row.state, default: 0] += 1
-            var item = Item(name: row.name, key: String(row.id), state: row.state, process: row.worker, runAt: row.runAt,
+            var item = Item(name: row.name, key: row.key, state: row.state, process: row.worker, runAt: row.runAt,
                             attempts: row.attempts, maxAttempts: row.maxAttempts, priority: row.priority,
                             error: row.error?.split(separator: "\n").first.map(String.init))
             item.endedAt = row.endedAt.flatMap(Self.postgresDate)
@@ -144,7 +144,7 @@ package struct LiveQueueSnapshot: Sendable {
         return item
     }
 
-    private static func item(_ listed: QueueListing.Item) -> Item {
+    private static func item(_ listed: QueueSnapshot.Item) -> Item {
         Item(name: listed.name, key: listed.name, state: listed.state, process: listed.process, jobs: listed.jobs ?? [],
              rows: listed.rows, startedAt: listed.startedAt, fraction: listed.fraction, runAt: listed.runAt, attempts: listed.attempts,
              maxAttempts: listed.maxAttempts, priority: listed.priority, error: listed.error,

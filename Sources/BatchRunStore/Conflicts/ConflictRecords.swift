@@ -22,7 +22,7 @@ public struct ConflictRecords: RandomAccessCollection, Sendable, Hashable, Codab
         package var keys: Range<Int32>
         package var properties: Range<Int32>
         /// `bytes.count` when the entry began: what removing it gives back.
-        package var bytesStart: Int
+        var bytesStart: Int
     }
 
     /// A value of a record: null, an integer, a real (its bits), or text (`bytes[number...]`,

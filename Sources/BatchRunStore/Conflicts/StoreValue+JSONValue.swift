@@ -1,6 +1,6 @@
 /// A stored value as the JSON report writes it (a blob as its hex text).
 extension StoreValue {
-    package var jsonValue: JSONValue {
+    var jsonValue: JSONValue {
         switch self {
         case .null: return .null
         case .integer(let value): return .integer(value)

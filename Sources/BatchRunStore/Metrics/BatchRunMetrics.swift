@@ -18,10 +18,10 @@ package enum BatchRunMetrics {
     package static let itemDuration = "batchrun_item_duration_seconds"
     package static let rows = "batchrun_rows_total"
     package static let conflicts = "batchrun_conflicts_total"
-    package static let batchDuration = "batchrun_batch_duration_seconds"
-    package static let takeovers = "batchrun_takeovers_total"
+    static let batchDuration = "batchrun_batch_duration_seconds"
+    static let takeovers = "batchrun_takeovers_total"
     package static let reconnects = "batchrun_reconnects_total"
-    package static let workerSlots = "batchrun_worker_slots"
+    static let workerSlots = "batchrun_worker_slots"
 
     /// A batch committed after `seconds` in its transaction.
     package static func batchCommitted(seconds: Double) {

@@ -1,14 +1,18 @@
 import Foundation
 
-/// Dates as the store keeps them: ISO 8601 text in UTC with milliseconds,
-/// `2026-01-31T08:15:00.000Z` (`StoreValue(Date)`, a record's `Date`, a typed filter's operand),
-/// formatted and parsed without Foundation's format styles for the years 0001-9999 (record
-/// inserts format one per date property per row). The milliseconds are the nearest to the
-/// date, so a date made from a text (`Date(timeIntervalSince1970: 1_769_847_300.728)`, whose
-/// double lies just below .728) gives that text back.
+/// The one way a date becomes text and back: ISO 8601 in UTC with milliseconds,
+/// `2026-01-31T08:15:00.000Z`, for stored values (`StoreValue(Date)`, a record's `Date`, a typed
+/// filter's operand), the run ledger's times (`runs` prints them as recorded) and
+/// `_batchrun_schema`'s `applied_at`. Formatted and parsed without Foundation's format styles
+/// for the years 0001-9999 (record inserts format one per date property per row). The
+/// milliseconds are the nearest to the date (Foundation's style truncates them), so a date made
+/// from a text (`Date(timeIntervalSince1970: 1_769_847_300.728)`, whose double lies just below
+/// .728) gives that text back. Text written earlier reads back: Foundation's ISO 8601 with or
+/// without a fraction (the ledger's times before `DateText` wrote them).
 ///
 /// ```swift
 /// DateText.text(Date(timeIntervalSince1970: 0.5))   // "1970-01-01T00:00:00.500Z"
+/// DateText.date("2026-11-26T03:00:00.125Z")         // the date, to the millisecond
 /// ```
 package enum DateText {
     /// The text of `date`: `standardText`, or for other years Foundation's ISO 8601 text.

@@ -111,7 +111,7 @@ package struct PathConfinement: Sendable, Hashable {
         }
     }
 
-    package static func realPath(_ path: String) -> String? {
+    static func realPath(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)

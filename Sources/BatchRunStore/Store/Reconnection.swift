@@ -22,7 +22,8 @@ package struct Reconnection {
     }
 
     /// `work`, tried again while the connection is lost, until it succeeds, fails otherwise,
-    /// `isCancelled` says so or the window is 0 (its error thrown as it is), or the window has passed.
+    /// `isCancelled` says so (also during a pause) or the window is 0 (its error thrown as it is),
+    /// or the window has passed.
     /// `alreadyDone`, asked before each new try (on a new session), returns `work`'s outcome
     /// when the lost try had done it after all (a COMMIT whose answer was lost): it is not tried again.
     package mutating func run<T>(isCancelled: () -> Bool = { false }, alreadyDone: () throws -> T? = { nil },
@@ -55,7 +56,8 @@ package struct Reconnection {
                 if isCancelled() || window <= 0 { throw error }
                 if left <= 0 { throw ReconnectGaveUp(cause: Self.underlying(error), window: window) }
                 pause = Self.pause(lostFor: Date().timeIntervalSince(since), previous: pause)
-                Thread.sleep(forTimeInterval: min(left, pause * Double.random(in: 0.75...1.25)))
+                // A cancel during the pause is seen within `Backoff.checkInterval`: its error, as above.
+                guard Backoff.wait(min(left, pause * Double.random(in: 0.75...1.25)), until: isCancelled) else { throw error }
             }
         }
     }

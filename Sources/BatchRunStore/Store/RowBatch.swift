@@ -20,7 +20,7 @@ package struct RowBatch: Sendable {
     package private(set) var cells: [Cell] = []
     package private(set) var bytes: [UInt8] = []
     /// Per row: where its cells start, its feed line, its layout.
-    package private(set) var rowStarts: [Int] = []
+    private(set) var rowStarts: [Int] = []
     package private(set) var lines: [Int] = []
     package private(set) var layouts: [Int] = []
 

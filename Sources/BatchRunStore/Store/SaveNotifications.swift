@@ -12,7 +12,7 @@ package final class SaveNotifications: Sendable {
     private let state = Mutex(State())
 
     /// The number of the last save.
-    package var currentSequence: UInt64 { state.withLock { $0.sequence } }
+    var currentSequence: UInt64 { state.withLock { $0.sequence } }
 
     /// The number for the save being committed now; call on the writer, inside the transaction.
     package func nextSequence() -> UInt64 {

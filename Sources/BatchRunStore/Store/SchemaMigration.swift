@@ -23,7 +23,7 @@ package struct SchemaMigration {
     /// What the store lacks: tables to create (not counted as changes: a new store has none),
     /// and changes to existing tables.
     package struct Plan {
-        package var newTables: [Entity] = []
+        var newTables: [Entity] = []
         package var changes: [SchemaChange] = []
 
         package var isEmpty: Bool { newTables.isEmpty && changes.isEmpty }
@@ -33,7 +33,7 @@ package struct SchemaMigration {
     /// that file once its changes are made (before it commits), then waits a minute (or
     /// `BATCHRUN_TEST_SCHEMA_PAUSE_SECONDS`), so a test can kill the process inside the
     /// transaction or start a second one beside it.
-    package static let testPauseVariable = "BATCHRUN_TEST_SCHEMA_PAUSE"
+    static let testPauseVariable = "BATCHRUN_TEST_SCHEMA_PAUSE"
 
     /// Makes the changes `options` allows (none: it throws `StoreError.schemaChangesRefused`
     /// when a change is needed) and returns them, each recorded in `_batchrun_schema`.
@@ -211,7 +211,7 @@ package struct SchemaMigration {
     private func record(_ changes: [SchemaChange], file: String?, in connection: any StoreConnection) throws -> [AppliedSchemaChange] {
         guard !changes.isEmpty else { return [] }
         if !(try connection.tableExists(SchemaHistory.table.tableName)) { try connection.createTable(SchemaHistory.table) }
-        let now = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let now = DateText.text(Date())
         return try changes.map { change in
             let id = try connection.value("""
                 INSERT INTO \(SchemaHistory.table.tableName) (applied_at, file, entity, change, statement) VALUES (?, ?, ?, ?, ?) RETURNING id
@@ -223,7 +223,7 @@ package struct SchemaMigration {
     private static func pauseForTests() {
         guard let path = ProcessInfo.processInfo.environment[testPauseVariable], !path.isEmpty else { return }
         _ = FileManager.default.createFile(atPath: path, contents: Data())
-        Thread.sleep(forTimeInterval: ProcessInfo.processInfo.environment[testPauseVariable + "_SECONDS"].flatMap(Double.init) ?? 60)
+        Backoff.wait(ProcessInfo.processInfo.environment[testPauseVariable + "_SECONDS"].flatMap(Double.init) ?? 60)
     }
 
     private static func literal(_ value: StoreValue) -> String {

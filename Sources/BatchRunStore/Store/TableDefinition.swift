@@ -29,13 +29,13 @@ package struct TableDefinition: Sendable {
         return "CREATE TABLE IF NOT EXISTS \(SQL.quote(entity.tableName)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
     }
 
-    package static func indexName(_ entity: Entity, _ columns: [String]) -> String {
+    static func indexName(_ entity: Entity, _ columns: [String]) -> String {
         ([entity.tableName] + columns + ["idx"]).joined(separator: "_")
     }
 
     /// The name of a unique index made by a schema change (a unique declared after the table
     /// was created; `CREATE TABLE` makes the others as constraints).
-    package static func uniqueName(_ entity: Entity, _ columns: [String]) -> String {
+    static func uniqueName(_ entity: Entity, _ columns: [String]) -> String {
         ([entity.tableName] + columns + ["key"]).joined(separator: "_")
     }
 
@@ -50,16 +50,16 @@ package struct TableDefinition: Sendable {
         return "ALTER TABLE \(SQL.quote(entity.tableName)) ADD COLUMN \(definition)"
     }
 
-    package func renameColumn(_ from: String, to: String, of entity: Entity) -> String {
+    func renameColumn(_ from: String, to: String, of entity: Entity) -> String {
         "ALTER TABLE \(SQL.quote(entity.tableName)) RENAME COLUMN \(SQL.quote(from)) TO \(SQL.quote(to))"
     }
 
-    package func createIndex(_ columns: [String], of entity: Entity, unique: Bool) -> String {
+    func createIndex(_ columns: [String], of entity: Entity, unique: Bool) -> String {
         let name = unique ? Self.uniqueName(entity, columns) : Self.indexName(entity, columns)
         return "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SQL.quote(name)) ON \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns)))"
     }
 
-    package func createIndexes(_ entity: Entity) -> [String] {
+    func createIndexes(_ entity: Entity) -> [String] {
         entity.indexes.map { columns in
             "CREATE INDEX IF NOT EXISTS \(SQL.quote(Self.indexName(entity, columns))) ON \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns)))"
         }

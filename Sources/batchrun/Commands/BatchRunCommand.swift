@@ -2,12 +2,12 @@ import ArgumentParser
 import BatchRunKit
 import Foundation
 
-/// `batchrun`: runs YAML job files against an SQLite store.
+/// `batchrun`: runs YAML job files against an SQLite or PostgreSQL store.
 @main
 struct BatchRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batchrun",
-        abstract: "Run batch jobs (fetch, insert, delete, batch-update) from YAML job files against SQLite.",
+        abstract: "Run batch jobs (fetch, insert, delete, batch-update) from YAML job files against SQLite or PostgreSQL.",
         discussion: """
             Exit status: 0 every selected job succeeded; 1 a job failed or timed out; \
             2 the job file or the command line is invalid (nothing was run); 130 the run was interrupted.
@@ -37,6 +37,8 @@ struct BatchRunCommand: AsyncParsableCommand {
             }
         } catch let error as any BatchRunError {
             Foundation.exit(report(error))
+        } catch let failure as CommandFailure {
+            Foundation.exit(report(failure))
         } catch {
             exit(withError: error)   // ExitCode, usage errors, help
         }
@@ -45,15 +47,18 @@ struct BatchRunCommand: AsyncParsableCommand {
     /// Prints a library error as `error: MESSAGE` and gives its exit status: 2 when the input
     /// was invalid, 1 when running failed.
     static func report(_ error: any BatchRunError) -> Int32 {
-        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-        return error.isInvalid ? ExitStatus.invalid : ExitStatus.failed
+        report(CommandFailure("\(error)", status: error.isInvalid ? ExitStatus.invalid : ExitStatus.failed))
+    }
+
+    /// The one place a command's failure reaches standard error; gives its exit status.
+    static func report(_ failure: CommandFailure) -> Int32 {
+        FileHandle.standardError.write(Data(failure.output.utf8))
+        return failure.status
     }
 
     private static func exitOnParseError(_ error: any Error) -> Never {
         let code = exitCode(for: error)
         if code == .success { exit(withError: error) }   // --help, --version
-        let message = fullMessage(for: error)
-        FileHandle.standardError.write(Data((message + "\n").utf8))
-        Foundation.exit(ExitStatus.invalid)
+        Foundation.exit(report(CommandFailure(located: fullMessage(for: error), status: ExitStatus.invalid)))
     }
 }

@@ -20,20 +20,18 @@ struct CancelCommand: ParsableCommand {
         do {
             opened = try openQueue(at: queue)
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            throw ExitCode(ExitStatus.failed)
+            throw CommandFailure("\(error)", status: ExitStatus.failed)
         }
-        var missing = false
+        var missing: [String] = []
         for item in items {
             switch try opened.cancel(item) {
             case .cancelled: print("cancelled \(item)")
             case .requested: print("cancelling \(item): its worker cancels its run, then it ends cancelled")
             case .ended(let state): print("\(item) had already ended \(state.rawValue); nothing changed")
             case .notFound:
-                FileHandle.standardError.write(Data("error: no item \(item) in \(opened.location) (name it as `batchrun queue` lists it)\n".utf8))
-                missing = true
+                missing.append("error: no item \(item) in \(opened.location) (name it as `batchrun queue` lists it)")
             }
         }
-        if missing { throw ExitCode(ExitStatus.invalid) }
+        if !missing.isEmpty { throw CommandFailure(located: missing.joined(separator: "\n"), status: ExitStatus.invalid) }
     }
 }

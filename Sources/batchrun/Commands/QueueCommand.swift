@@ -8,7 +8,7 @@ struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
         abstract: "List a queue's items by state (pending, scheduled, retryable, running, done, failed, cancelled) and its schedules: running ones with their process, job and rows so far, scheduled and retryable ones with their time and attempts.",
-        discussion: "--html FILE.html also writes the listing as one self-contained page (finished items with their run's status, time and rows).")
+        discussion: "--html FILE.html also writes the listing as one self-contained page (finished items with their run's status, time and rows). --log ID and --report ID print one item's output instead; they, --format json and --html are the same for a queue folder and a PostgreSQL queue.")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json
@@ -23,49 +23,31 @@ struct QueueCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the listing as one self-contained HTML page.", valueName: "FILE.html"))
     var html: String?
 
-    @Option(help: ArgumentHelp("PostgreSQL queue: print this item's output (its log), all attempts.", valueName: "ID"))
-    var log: Int64?
+    @Option(help: ArgumentHelp("Print this item's output (its log, every attempt's). ID as `queue` lists it: a folder item's file name, a PostgreSQL item's id.", valueName: "ID"))
+    var log: String?
 
-    @Option(help: ArgumentHelp("PostgreSQL queue: print this item's JSON report.", valueName: "ID"))
-    var report: Int64?
+    @Option(help: ArgumentHelp("Print this item's JSON report (once a run of it ended).", valueName: "ID"))
+    var report: String?
 
     func run() throws {
-        if case .database = QueueLocation(queue) { return try listPostgres() }
-        if log != nil || report != nil {
-            FileHandle.standardError.write(Data("error: --log and --report are for a queue in PostgreSQL; a folder keeps them as ITEM.log and ITEM.json\n".utf8))
-            throw ExitCode(ExitStatus.invalid)
+        // A folder that is not a queue is not made one by listing it.
+        if case .folder(let path) = QueueLocation(queue), !FileManager.default.fileExists(atPath: path + "/pending") {
+            throw CommandFailure("\(queue) is not a queue folder (no pending/)", status: ExitStatus.invalid)
         }
-        guard FileManager.default.fileExists(atPath: queue + "/pending") else {
-            FileHandle.standardError.write(Data("error: \(queue) is not a queue folder (no pending/)\n".utf8))
-            throw ExitCode(ExitStatus.invalid)
-        }
-        let folder = try QueueFolder(path: queue)
-        let listing = QueueListing(of: folder)
-        if let html {
-            try WorkerCommand.orExit(ExitStatus.failed, "cannot write \(html): ") {
-                try HTMLReport.write(QueueHTMLPage(listing: listing, queue: folder).render(), to: html)
-            }
-        }
-        print(try format == .json ? QueueText.json(listing) : QueueText.render(listing))
-    }
-
-    /// A PostgreSQL queue's items, or one item's log or report.
-    private func listPostgres() throws {
-        let postgres = try WorkerCommand.orExit(ExitStatus.failed) {
-            if html != nil { throw ValidationError("--html is for queue folders") }
-            return try PostgresQueue(url: queue)
-        }
+        let opened = try WorkerCommand.orExit(ExitStatus.failed) { try openQueue(at: queue) }
         if let id = log ?? report {
-            guard let output = try postgres.output(of: id) else {
-                FileHandle.standardError.write(Data("error: no item \(id) in \(postgres.location)\n".utf8))
-                throw ExitCode(ExitStatus.invalid)
+            guard let output = try WorkerCommand.orExit(ExitStatus.failed, "", { try opened.output(of: id) }) else {
+                throw CommandFailure("no item \(id) in \(opened.location) (name it as `batchrun queue` lists it)", status: ExitStatus.invalid)
             }
             print(log != nil ? output.log : output.report ?? "{}", terminator: log != nil ? "" : "\n")
             return
         }
-        let items = try postgres.items()
-        let schedules = ((try? postgres.schedules()) ?? []).map { QueueScheduleListing($0) }   // a submit-only role may not read them
-        print(try format == .json ? QueueText.json(items, location: postgres.location, schedules: schedules)
-            : QueueText.render(items, location: postgres.location, schedules: schedules))
+        let snapshot = try WorkerCommand.orExit(ExitStatus.failed) { try opened.snapshot() }
+        if let html {
+            try WorkerCommand.orExit(ExitStatus.failed, "cannot write \(html): ") {
+                try HTMLReport.write(QueueHTMLPage(listing: snapshot, queue: opened).render(), to: html)
+            }
+        }
+        print(try format == .json ? QueueText.json(snapshot) : QueueText.render(snapshot))
     }
 }

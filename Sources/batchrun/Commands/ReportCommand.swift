@@ -28,16 +28,15 @@ struct ReportCommand: ParsableCommand {
                 let report = try RunReport(jsonData: Data(contentsOf: URL(fileURLWithPath: path)))
                 sections.append(HTMLReport.Section(report: report, history: JobFileRun.earlierRuns(before: report)))
             } catch let error as DecodingError {
-                fail("\(path): not a batchrun JSON report (\(Self.describe(error)))")
+                throw CommandFailure("\(path): not a batchrun JSON report (\(Self.describe(error)))", status: ExitStatus.invalid)
             } catch {
-                fail("\(path): \(error.localizedDescription)")
+                throw CommandFailure("\(path): \(error.localizedDescription)", status: ExitStatus.invalid)
             }
         }
         do {
             try HTMLReport(sections: sections).write(to: html)
         } catch {
-            FileHandle.standardError.write(Data("error: could not write \(html): \(error.localizedDescription)\n".utf8))
-            throw ExitCode(ExitStatus.failed)
+            throw CommandFailure("could not write \(html): \(error.localizedDescription)", status: ExitStatus.failed)
         }
     }
 
@@ -46,21 +45,16 @@ struct ReportCommand: ParsableCommand {
         var files: [String] = []
         for path in reports {
             var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { fail("\(path): no such file") }
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { throw CommandFailure("\(path): no such file", status: ExitStatus.invalid) }
             guard isFolder.boolValue else {
                 files.append(path)
                 continue
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".json") }.sorted()
-            if names.isEmpty { fail("\(path): a folder without .json reports") }
+            if names.isEmpty { throw CommandFailure("\(path): a folder without .json reports", status: ExitStatus.invalid) }
             files += names.map { URL(fileURLWithPath: path).appendingPathComponent($0).path }
         }
         return files
-    }
-
-    private func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
-        Foundation.exit(ExitStatus.invalid)
     }
 
     /// `missing key "jobs"`, `wrong type at jobs.0.run_s`.

@@ -64,10 +64,10 @@ struct RunnerCommand: AsyncParsableCommand {
     /// A worker killed outright (SIGKILL, a crash) leaves its runner to the system: the runner
     /// then interrupts itself, as a SIGINT from its worker would, so the item it was running
     /// stops at once (its statement cancelled, its open batch rolled back) instead of running on
-    /// unwatched until its lease is taken over. Checked twice a second.
+    /// unwatched until its lease is taken over. Checked every `Backoff.checkInterval`.
     private static func interruptWhenOrphaned(worker: Int32) {
         Thread.detachNewThread {
-            while getppid() == worker { usleep(500_000) }
+            Backoff.wait(.infinity, until: { getppid() != worker })
             kill(getpid(), SIGINT)
         }
     }
@@ -92,17 +92,19 @@ struct RunnerCommand: AsyncParsableCommand {
             command = parsed
         } catch {
             // As `batchrun run` with these arguments would: a usage error is exit status 2.
-            FileHandle.standardError.write(Data((BatchRunCommand.fullMessage(for: error) + "\n").utf8))
-            return ExitStatus.invalid
+            return BatchRunCommand.report(CommandFailure(located: BatchRunCommand.fullMessage(for: error), status: ExitStatus.invalid))
         }
         do {
             try await command.run(interrupts: interrupts)
             return ExitStatus.ok
         } catch let error as any BatchRunError {
             return BatchRunCommand.report(error)
+        } catch let failure as CommandFailure {
+            return BatchRunCommand.report(failure)
         } catch {
-            if !(error is ExitCode) { FileHandle.standardError.write(Data((BatchRunCommand.fullMessage(for: error) + "\n").utf8)) }
-            return BatchRunCommand.exitCode(for: error).rawValue
+            if error is ExitCode { return BatchRunCommand.exitCode(for: error).rawValue }
+            return BatchRunCommand.report(CommandFailure(located: BatchRunCommand.fullMessage(for: error),
+                                                         status: BatchRunCommand.exitCode(for: error).rawValue))
         }
     }
 }

@@ -35,8 +35,7 @@ struct RunsCommand: ParsableCommand {
             let store = try Store(file.store, model: file.model)
             runs = try JobFileRun.history(of: file, in: store, limit: limit)
         } catch {
-            FileHandle.standardError.write(Data("error: \(file.path): \(error)\n".utf8))
-            throw ExitCode(ExitStatus.failed)
+            throw CommandFailure("\(file.path): \(error)", status: ExitStatus.failed)
         }
         switch format {
         case .json:

@@ -56,16 +56,14 @@ struct ScheduleCommand: ParsableCommand {
                                                text: try String(contentsOf: url, encoding: .utf8), params: load.paramValues,
                                                directory: location.baseDirectory ?? url.deletingLastPathComponent().path)
             } catch {
-                FileHandle.standardError.write(Data("error: \(error)\nno schedule was added\n".utf8))
-                throw ExitCode(ExitStatus.invalid)
+                throw CommandFailure("\(error)", then: "no schedule was added", status: ExitStatus.invalid)
             }
         }
         let opened: any Queue
         do {
             opened = try location.open()
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            throw ExitCode(ExitStatus.failed)
+            throw CommandFailure("\(error)", status: ExitStatus.failed)
         }
         if let entry {
             try opened.addSchedule(entry)
@@ -73,8 +71,7 @@ struct ScheduleCommand: ParsableCommand {
             print("scheduled \(entry.name): \(entry.cron.line) (\(entry.cron.timeZone.identifier)), next due \(next)")
         } else if let remove {
             guard try opened.removeSchedule(named: remove) else {
-                FileHandle.standardError.write(Data("error: no schedule \(remove) in \(opened.location)\n".utf8))
-                throw ExitCode(ExitStatus.invalid)
+                throw CommandFailure("no schedule \(remove) in \(opened.location)", status: ExitStatus.invalid)
             }
             print("removed schedule \(remove)")
         } else {

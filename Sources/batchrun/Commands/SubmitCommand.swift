@@ -59,8 +59,7 @@ struct SubmitCommand: ParsableCommand {
         do {
             opened = try location.open()
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\nnothing was queued\n".utf8))
-            throw ExitCode(ExitStatus.failed)
+            throw CommandFailure("\(error)", then: "nothing was queued", status: ExitStatus.failed)
         }
         for (index, path) in files.enumerated() {
             let submitted = try opened.submit(fileAt: path, params: load.paramValues, sequence: index + 1, submission: submission)

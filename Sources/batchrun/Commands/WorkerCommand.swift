@@ -88,11 +88,10 @@ struct WorkerCommand: ParsableCommand {
         if status != ExitStatus.ok { throw ExitCode(status) }
     }
 
-    /// `body`'s value; its error said on standard error (after `prefix`), and exit status `status`.
+    /// `body`'s value; its error thrown as a `CommandFailure` (after `prefix`) with exit status `status`.
     static func orExit<T>(_ status: Int32, _ prefix: String = "", _ body: () throws -> T) throws -> T {
         do { return try body() } catch {
-            FileHandle.standardError.write(Data("error: \(prefix)\(error is CocoaError ? error.localizedDescription : "\(error)")\n".utf8))
-            throw ExitCode(status)
+            throw CommandFailure(prefix + (error is CocoaError ? error.localizedDescription : "\(error)"), status: status)
         }
     }
 }

@@ -50,8 +50,7 @@ struct LoadOptions: ParsableArguments {
             do {
                 loader.confinement = try PathConfinement(roots: roots)
             } catch {
-                FileHandle.standardError.write(Data("error: --root \(error)\nnothing was run\n".utf8))
-                throw ExitCode(ExitStatus.invalid)
+                throw CommandFailure("--root \(error)", then: "nothing was run", status: ExitStatus.invalid)
             }
         }
         loader.hookRefusal = refuseHooks
@@ -67,8 +66,7 @@ struct LoadOptions: ParsableArguments {
         if !errors.isEmpty {
             let count = errors.map(\.diagnostics.count).reduce(0, +)
             let text = errors.map(\.rendered).joined(separator: "\n") + "\n\(count) error\(count == 1 ? "" : "s"); nothing was run\n"
-            FileHandle.standardError.write(Data(text.utf8))
-            throw ExitCode(ExitStatus.invalid)
+            throw CommandFailure(located: text, status: ExitStatus.invalid)
         }
         return files
     }

@@ -49,7 +49,7 @@ final class InterruptHandler: Sendable {
         signal(SIGINT, SIG_DFL)
         kill(getpid(), SIGINT)
         // Delivery is asynchronous; should it be blocked, exit with the same status.
-        usleep(200_000)
+        Backoff.wait(0.2)
         exit(ExitStatus.interrupted)
     }
 }

@@ -96,6 +96,25 @@ struct DateTextTests {
         #expect(DateText.text(Date(timeIntervalSince1970: -0.0004)) == "1970-01-01T00:00:00.000Z")
     }
 
+    @Test("the run ledger's times as earlier versions wrote them (Foundation's text, its milliseconds truncated, or none) read back and print as recorded")
+    func ledgerTextWrittenEarlier() throws {
+        let foundation = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        for step in 0..<20_000 {
+            let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(step) * 0.001 + Double(step % 97) * 3_600.123)
+            let old = date.formatted(foundation)
+            #expect(DateText.text(try #require(DateText.date(old))) == old)
+            let new = DateText.text(date)
+            #expect(DateText.text(try #require(DateText.date(new))) == new)
+        }
+        #expect(DateText.date("2026-11-26T03:00:00Z") == Date(timeIntervalSince1970: 1_795_662_000))
+        #expect(DateText.date("2026-11-26T03:00:01.611Z") == Date(timeIntervalSince1970: 1_795_662_001.611))
+        #expect(DateText.text(Date(timeIntervalSince1970: 1_795_662_001.611)) == "2026-11-26T03:00:01.611Z")
+        // Foundation wrote .000 and .727 for these; DateText the nearest millisecond.
+        #expect(DateText.text(Date(timeIntervalSince1970: 0.0006)) == "1970-01-01T00:00:00.001Z")
+        #expect(DateText.text(Date(timeIntervalSince1970: 1_769_847_300.728)) == "2026-01-31T08:15:00.728Z")
+        #expect(DateText.date("not a time") == nil && DateText.date("2026-13-01T00:00:00Z") == nil)
+    }
+
     @Test("dates outside years 1-9999 have no standard text; text(_:) gives Foundation's ISO 8601 text for them")
     func outsideRange() {
         for seconds in [-62_135_596_800.001, 253_402_300_800.0, 1e13] {

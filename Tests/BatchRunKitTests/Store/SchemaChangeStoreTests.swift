@@ -55,10 +55,21 @@ struct SchemaChangeStoreTests {
         #expect(preview == ["Reading: renamed column value to amount", "Reading: added column unit text not null default 'kg'",
                             "Reading: added column code text", "Reading: created unique (code)", "Reading: created index on (unit, amount)"])
         #expect(try store.readRecords { db in try db.columnNames(of: table) } == ["id", "value"])
+        let opening = Date()
         let opened = try backend.open(location, new)
+        let openedAt = Date()
         #expect(try opened.schemaChanges(for: new).isEmpty)
         #expect(try count(opened, "SELECT count(*) FROM \(SQL.quote(table)) WHERE unit = 'kg' AND amount = id") == 5)
         #expect(try count(opened, "SELECT count(*) FROM _batchrun_schema WHERE run_id IS NULL AND file IS NULL") == 5)
+        // When: DateText's text, to the nearest millisecond, of a time while the store opened.
+        let appliedAt = try opened.readRecords { db in try db.rows("SELECT applied_at FROM _batchrun_schema").compactMap { $0[0].string } }
+        #expect(appliedAt.count == 5)
+        for text in appliedAt {
+            let date = try #require(DateText.date(text), "\(text)")
+            #expect(text.count == 24 && text.dropFirst(19).hasPrefix(".") && text.hasSuffix("Z") && DateText.text(date) == text, "\(text)")
+            #expect(date.timeIntervalSince(opening) >= -0.0005 && date.timeIntervalSince(openedAt) <= 0.0005,
+                    "\(text) is not between \(DateText.text(opening)) and \(DateText.text(openedAt))")
+        }
         // Opening again with the new model changes nothing more.
         _ = try backend.open(location, new)
         #expect(try count(opened, "SELECT count(*) FROM _batchrun_schema") == 5)

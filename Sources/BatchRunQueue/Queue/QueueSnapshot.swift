@@ -2,15 +2,22 @@ import BatchRunContext
 import BatchRunEngine
 import Foundation
 
-/// What a queue folder holds, as `batchrun queue` shows it: the items of each folder, running
-/// ones with their process, job and rows so far, failed ones with the first line of their error.
+/// What a queue holds at one moment, as every reader shows it: `batchrun queue` as text and as
+/// JSON, its HTML page. A folder and a PostgreSQL queue give the same value (`Queue.snapshot()`);
+/// what only one kind knows (a folder item's process and rows so far, a PostgreSQL item's worker
+/// and lease) is nil for the other.
 ///
 /// ```swift
-/// let listing = QueueListing(of: try QueueFolder(path: "var/queue"))
-/// print(listing.items.filter { $0.state == .pending }.map(\.name))
+/// let snapshot = try openQueue(at: "var/queue").snapshot()
+/// print(snapshot.items.filter { $0.state == .pending }.map(\.name))
 /// ```
-package struct QueueListing: Sendable, Codable {
-    package struct Item: Sendable, Codable {
+package struct QueueSnapshot: Sendable, Encodable {
+    package struct Item: Sendable, Encodable {
+        /// What the queue names the item by (`queue --log ID`, `cancel ID`): a folder item's
+        /// file name, a PostgreSQL item's id. Not in the JSON: `id` (PostgreSQL) or `name` is.
+        package var key: String
+        /// A PostgreSQL item's id.
+        package var id: Int64?
         package var name: String
         package var state: QueueItemState
         /// For a running item: its process (`PID@HOST`), its running jobs and rows so far.
@@ -19,6 +26,12 @@ package struct QueueListing: Sendable, Codable {
         package var rows: Int?
         /// For a running item whose worker died: true (the next worker takes it over).
         package var orphaned: Bool?
+        /// For a running item of a queue with leases: its worker, and the seconds until its
+        /// lease runs out (negative: it ran out; the next claim takes it over).
+        package var worker: String?
+        package var leaseLeft: Double?
+        /// Claims of the item so far (each attempt, each takeover, each resumption), where the queue counts them.
+        package var claims: Int?
         /// For a failed item: the first line of its error.
         package var error: String?
         package var priority: Int
@@ -28,6 +41,11 @@ package struct QueueListing: Sendable, Codable {
         package var maxAttempts: Int
         /// When a scheduled item is due, or a retryable one's next try (ISO 8601, UTC).
         package var runAt: String?
+        /// When it was submitted and when it ended, where the queue keeps them.
+        package var submittedAt: String?
+        package var endedAt: String?
+        /// Its run's exit status, where the queue keeps it.
+        package var status: Int?
         /// A running item that `cancel` marked.
         package var cancelling: Bool?
         /// The schedule that queued it.
@@ -37,16 +55,28 @@ package struct QueueListing: Sendable, Codable {
         /// How much of the feeds its running steps read is done (bytes read of the feeds' size,
         /// as their last checkpoints say); nil when no running step reads a feed.
         package var fraction: Double?
+        /// A running item's progress as its run last published it (`ItemProgress` JSON); not listed.
+        package var progress: String?
 
         package enum CodingKeys: String, CodingKey {
-            case name, state, process, jobs, rows, orphaned, error, priority, attempts, cancelling, schedule
-            case maxAttempts = "max_attempts", runAt = "run_at"
+            case id, name, state, process, jobs, rows, orphaned, worker, claims, error, priority, attempts, status, cancelling, schedule
+            case leaseLeft = "lease_left_s", maxAttempts = "max_attempts", runAt = "run_at", submittedAt = "submitted_at", endedAt = "ended_at"
         }
 
-        package init(name: String, state: QueueItemState, in queue: QueueFolder) {
+        package init(key: String, id: Int64? = nil, name: String, state: QueueItemState, priority: Int = 0, attempts: Int = 0,
+                     maxAttempts: Int = 1) {
+            self.key = key
+            self.id = id
             self.name = name
             self.state = state
-            priority = QueueFolderName.priority(of: name)
+            self.priority = priority
+            self.attempts = attempts
+            self.maxAttempts = maxAttempts
+        }
+
+        /// An item of a queue folder, with what its files say.
+        package init(name: String, state: QueueItemState, in queue: QueueFolder) {
+            self.init(key: name, name: name, state: state, priority: QueueFolderName.priority(of: name))
             let path = queue.itemPath(name, in: state)
             maxAttempts = QueueFolder.retry(ofItemAt: path).attempts
             let failuresFolder: QueueItemState = state == .pending || state == .running ? .running : state
@@ -66,17 +96,30 @@ package struct QueueListing: Sendable, Codable {
     package var items: [Item]
     /// The queue's schedules with their next due time.
     package var schedules: [QueueScheduleListing]
+    /// True when each state is a folder of the queue (`pending/`, `done/`): how a listing heads them.
+    package var statesAreFolders: Bool
 
+    package enum CodingKeys: String, CodingKey {
+        case queue, counts, items, schedules
+    }
+
+    package init(queue: String, items: [Item], schedules: [QueueScheduleListing], statesAreFolders: Bool) {
+        self.queue = queue
+        self.items = items
+        self.schedules = schedules
+        self.statesAreFolders = statesAreFolders
+        counts = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
+                            uniquingKeysWith: +)
+    }
+
+    /// A queue folder's items, each state's in run order.
     package init(of queue: QueueFolder) {
-        self.queue = queue.path
         var items: [Item] = []
         for state in QueueItemState.allCases {
             for name in queue.items(in: state) { items.append(Self.item(name, state: state, in: queue)) }
         }
-        self.items = items
-        schedules = ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }
-        counts = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
-                            uniquingKeysWith: +)
+        self.init(queue: queue.path, items: items, schedules: ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) },
+                  statesAreFolders: true)
     }
 
     /// One item as the listing has it: a running one with its run, a failed or retryable one
