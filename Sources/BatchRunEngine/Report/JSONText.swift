@@ -44,12 +44,17 @@ package struct JSONText: ~Copyable {
 
     // MARK: Writing
 
+    // `raw` and `reserve` are inlined into their callers: a report of 200,000 conflicts makes
+    // about 8 million of these calls, which cost it a quarter more instructions (callgrind).
+
     /// JSON's own text as it is: punctuation, `null`, a layout's spaces.
+    @inline(__always)
     package mutating func raw(_ text: StaticString) {
         raw(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Bytes that are JSON already (a string written once and kept), as they are.
+    @inline(__always)
     package mutating func raw(_ bytes: UnsafeRawBufferPointer) {
         reserve(bytes.count)
         UnsafeMutableRawBufferPointer(rebasing: storage[count...]).copyMemory(from: bytes)
@@ -68,7 +73,8 @@ package struct JSONText: ~Copyable {
         guard utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
             reserve(utf8.count + 2)
             put(0x22)
-            raw(utf8)
+            UnsafeMutableRawBufferPointer(rebasing: storage[count...]).copyMemory(from: utf8)
+            count += utf8.count
             put(0x22)
             return
         }
@@ -97,13 +103,17 @@ package struct JSONText: ~Copyable {
     package mutating func integer(_ value: Int64) {
         reserve(20)   // a sign and 19 digits
         if value < 0 { put(0x2D) }
-        let first = count
         var magnitude = value.magnitude
-        repeat {
-            put(UInt8(truncatingIfNeeded: magnitude % 10) + 0x30)
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        count += digits
+        var at = count
+        repeat {   // the last digit first, from the end back
+            at -= 1
+            storage[at] = UInt8(truncatingIfNeeded: magnitude % 10) + 0x30
             magnitude /= 10
         } while magnitude > 0
-        storage[first..<count].reverse()   // written least significant first
     }
 
     /// A double in its shortest form that reads back the same (`0.1`, `1e-05`, `2.0`), or `null`
@@ -147,9 +157,14 @@ package struct JSONText: ~Copyable {
 
     // MARK: Room
 
-    /// Makes room for `more` bytes: doubles the storage (at least) when they do not fit.
+    /// Makes room for `more` bytes.
+    @inline(__always)
     private mutating func reserve(_ more: Int) {
-        guard count + more > storage.count else { return }
+        if count + more > storage.count { grow(toFit: more) }
+    }
+
+    /// Doubles the storage (at least) so that `more` bytes fit.
+    private mutating func grow(toFit more: Int) {
         let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: max(2 * storage.count, count + more), alignment: 1)
         grown.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0..<count]))
         storage.deallocate()
