@@ -320,9 +320,7 @@ struct ArchitectureTests {
             #expect(try Self.blockingSleeps(sample).isEmpty, "counted: \(sample)")
         }
 
-        // Sources/batchrun is left out until its two usleeps (RunnerCommand, InterruptHandler)
-        // wait through Backoff; then drop this filter.
-        let files = try Self.sources(in: "Sources").filter { !$0.path.hasPrefix("Sources/batchrun/") }
+        let files = try Self.sources(in: "Sources")
         #expect(files.count > 100, "the walk found \(files.count) files")
         var found: [String] = []
         for file in files {
