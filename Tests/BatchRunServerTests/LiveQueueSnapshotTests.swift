@@ -36,14 +36,15 @@ struct LiveQueueSnapshotTests {
         for number in 300..<360 { try Self.finish(Self.name(number), in: .failed, of: queue, ended: base + Double(number)) }
         try Data("not an item".utf8).write(to: URL(fileURLWithPath: queue.folder(.done) + "/notes.txt"))
 
-        let snapshot = LiveQueueSnapshot(folder: queue)
-        #expect(snapshot.counts[.done] == 120 && snapshot.counts[.cancelled] == 5 && snapshot.counts[.failed] == 60)
-        #expect(snapshot.finished.count == LiveQueueSnapshot.finishedShown && snapshot.failed.count == LiveQueueSnapshot.finishedShown)
+        let snapshot = try queue.snapshot(.live(finishedShown: LiveQueueServer.finishedShown))
+        #expect(snapshot.counts["done"] == 120 && snapshot.counts["cancelled"] == 5 && snapshot.counts["failed"] == 60)
+        let (finished, failed) = (snapshot.items(in: [.done, .cancelled]), snapshot.items(in: [.failed]))
+        #expect(finished.count == LiveQueueServer.finishedShown && failed.count == LiveQueueServer.finishedShown)
         let cancelled = (200..<205).reversed().map(Self.name)
         let done = (0..<120).sorted { ($0 * 37) % 120 > ($1 * 37) % 120 }.map(Self.name)
-        #expect(snapshot.finished.map(\.name) == Array((cancelled + done).prefix(50)))
-        #expect(snapshot.finished.first?.endedAt == Date(timeIntervalSince1970: base + 1204))
-        #expect(snapshot.failed.map(\.name) == (310..<360).reversed().map(Self.name))
+        #expect(finished.map(\.name) == Array((cancelled + done).prefix(50)))
+        #expect(finished.first?.ended == Date(timeIntervalSince1970: base + 1204))
+        #expect(failed.map(\.name) == (310..<360).reversed().map(Self.name))
 
         let page = LiveQueuePage.page(snapshot, rates: [:], nonce: "n")
         #expect(page.contains("120 done") && page.contains("60 failed") && page.contains("5 cancelled"))
@@ -57,19 +58,20 @@ struct LiveQueueSnapshotTests {
         defer { try? FileManager.default.removeItem(atPath: queue.path) }
         let base = 1_790_000_000.0
         for number in 0..<60 { try Self.finish(Self.name(number), in: .done, of: queue, ended: base + Double(number)) }
-        var indexes = LiveQueueSnapshot.finishedIndexes(of: queue)
-        let first = LiveQueueSnapshot(folder: queue, finished: &indexes)
-        #expect(first.counts[.done] == 60 && first.finished.first?.name == Self.name(59))
+        // The same QueueFolder value keeps its indexes between its live snapshots.
+        let first = try queue.snapshot(.live(finishedShown: 50))
+        #expect(first.counts["done"] == 60 && first.items(in: [.done]).first?.name == Self.name(59))
 
         try Self.finish(Self.name(60), in: .done, of: queue, ended: base + 500)
         for suffix in ["", ".json", ".log"] { try FileManager.default.removeItem(atPath: queue.itemPath(Self.name(59) + suffix, in: .done)) }
         // Item 3's report written again (a new file, as every report is), now the newest.
         try Self.finish(Self.name(3), in: .done, of: queue, ended: base + 900)
-        let second = LiveQueueSnapshot(folder: queue, finished: &indexes)
-        #expect(second.counts[.done] == 60)
-        #expect(second.finished.prefix(3).map(\.name) == [Self.name(3), Self.name(60), Self.name(58)])
-        #expect(!second.finished.contains { $0.name == Self.name(59) })
-        #expect(second.finished.count == 50 && second.finished.last?.name == Self.name(11))
+        let second = try queue.snapshot(.live(finishedShown: 50))
+        let finished = second.items(in: [.done])
+        #expect(second.counts["done"] == 60)
+        #expect(finished.prefix(3).map(\.name) == [Self.name(3), Self.name(60), Self.name(58)])
+        #expect(!finished.contains { $0.name == Self.name(59) })
+        #expect(finished.count == 50 && finished.last?.name == Self.name(11))
     }
 
     @Test("a finished folder whose modification time did not move is not listed again, for up to a minute")
@@ -132,11 +134,12 @@ struct LiveQueueSnapshotTests {
         try Data("".utf8).write(to: URL(fileURLWithPath: queue.itemPath(".hidden.yaml", in: .pending)))
         try Data("".utf8).write(to: URL(fileURLWithPath: queue.itemPath(Self.name(0) + ".lock", in: .pending)))
 
-        let snapshot = LiveQueueSnapshot(folder: queue)
-        #expect(snapshot.counts[.done] == 4, "items 0, 1, 2 and 8; not the dangling item 7")
-        #expect(snapshot.finished.map(\.name) == [8, 2, 1, 0].map(Self.name))
-        #expect(snapshot.finished.first?.endedAt == Date(timeIntervalSince1970: base + 8))
-        #expect(snapshot.counts[.pending] == 4)
+        let snapshot = try queue.snapshot(.live(finishedShown: 50))
+        #expect(snapshot.counts["done"] == 4, "items 0, 1, 2 and 8; not the dangling item 7")
+        #expect(snapshot.items(in: [.done]).map(\.name) == [8, 2, 1, 0].map(Self.name))
+        #expect(snapshot.items(in: [.done]).first?.ended == Date(timeIntervalSince1970: base + 8))
+        #expect(snapshot.counts["pending"] == 4)
+        #expect(snapshot.items(in: [.pending]).isEmpty, "counted, not listed")
     }
 
     @Test("published progress times are read without Foundation's ISO 8601 strategy")

@@ -9,6 +9,9 @@ import BatchRunStore
 public struct JobFile: Sendable {
     /// The path as given on the command line.
     package var path: String
+    /// What the run history knows the file by, when it is not its path: a PostgreSQL queue
+    /// item's `postgresql://HOST:PORT/DB#ID` (its text is in the queue, in no file).
+    package var runIdentity: String?
     /// The file's folder; relative paths inside the file are resolved against it.
     package var directory: String
     package var version: Int

@@ -15,11 +15,12 @@ extension JobFileBuilder {
         return nil
         #else
         let path = RemoteFeed.withoutQuery(url)
-        if url.lowercased().hasPrefix("s3://") {
-            guard S3Location(url: url) != nil else {
-                reader.error(node, "from: \(url) names no object; write s3://BUCKET/KEY (s3://feeds/2026/flights.csv.gz)")
-                return nil
-            }
+        let location = FeedLocation(url)
+        if case .s3WithoutObject = location {
+            reader.error(node, "from: \(url) names no object; write s3://BUCKET/KEY (s3://feeds/2026/flights.csv.gz)")
+            return nil
+        }
+        if case .s3 = location {
             if let headers = fields.keys["headers"] {
                 reader.error(headers, "headers applies to an http:// or https:// feed; an s3:// feed is signed with the AWS "
                     + "credentials of the environment (AWS_ACCESS_KEY_ID, AWS_PROFILE), never named in the job file")

@@ -111,7 +111,7 @@ extension JobFileBuilder {
                 step.output = .table
             } else {
                 // An s3:// output is no path of the worker's: neither resolved nor confined.
-                let path = S3Location(url: text) != nil ? text : confined(resolve(text), node, "output")
+                let path = if case .s3 = FeedLocation(text) { text } else { confined(resolve(text), node, "output") }
                 step.confinement = loader.confinement
                 switch URL(fileURLWithPath: FeedCompression.strip(text)).pathExtension.lowercased() {
                 case "csv": step.output = .csv(path)
@@ -191,7 +191,7 @@ extension JobFileBuilder {
         case (let rows?, nil):
             source = inlineRows(rows, entity: entity, columnMap: columnMap).map(InsertStep.Source.rows)
         case (nil, let from?):
-            if let text = reader.string(from, "from (a feed file)"), RemoteFeed.isRemote(text) {
+            if let text = reader.string(from, "from (a feed file)"), FeedLocation(text).isRemote {
                 feedName = RemoteFeed.withoutQuery(text)
                 remote = remoteFeed(text, from, fields)
                 if let format = feedFormat(fields, named: feedName) {
@@ -341,12 +341,12 @@ extension JobFileBuilder {
     /// without network feeds.
     func outputAccepted(_ text: String, _ node: YAMLNode) -> Bool {
         #if NetworkFeeds
-        if text.lowercased().hasPrefix("s3://") {
-            guard S3Location(url: text) != nil else {
-                reader.error(node, "output: \(text) names no object; write s3://BUCKET/KEY (s3://exports/daily/flights.csv.gz)")
-                return false
-            }
-            return true
+        switch FeedLocation(text) {
+        case .s3: return true
+        case .s3WithoutObject:
+            reader.error(node, "output: \(text) names no object; write s3://BUCKET/KEY (s3://exports/daily/flights.csv.gz)")
+            return false
+        case .file, .http: break
         }
         #endif
         return remoteRefused(text, node, "output")
@@ -355,8 +355,7 @@ extension JobFileBuilder {
     /// False (with an error) for an `http://`, `https://` or `s3://` location where this build
     /// takes local files only (docs/feeds.md).
     func remoteRefused(_ text: String, _ node: YAMLNode, _ key: String) -> Bool {
-        let lowered = text.lowercased()
-        guard let scheme = ["http://", "https://", "s3://"].first(where: { lowered.hasPrefix($0) }) else { return true }
+        guard let scheme = FeedLocation(text).scheme else { return true }
         reader.error(node, "\(key): \(scheme) feeds and outputs are not supported yet; download the file first "
             + "(curl -fo data/feed.csv.gz URL, aws s3 cp) and name the local path")
         return false

@@ -121,7 +121,7 @@ package struct JobFileBuilder {
                 if let url = reader.string(server, "store.postgres") {
                     var named = StoreSpec(location: url, busyTimeout: busy)
                     named.reconnect = reconnect
-                    if named.kind == .postgres {
+                    if named.isOnServer {
                         spec = named
                     } else {
                         reader.error(server, "store.postgres must be a URL: postgresql://USER@HOST:PORT/DATABASE")
@@ -135,17 +135,17 @@ package struct JobFileBuilder {
         } else if let path = reader.string(node, "store (a path, { sqlite: PATH, busy_timeout: 5s } or { postgres: URL })") {
             // `store: postgresql://...` names the server as `--store postgresql://...` does.
             let named = StoreSpec(location: path)
-            spec = named.kind == .postgres ? named : StoreSpec(path: confined(resolve(path), node, "the store"), busyTimeout: 5)
+            spec = named.isOnServer ? named : StoreSpec(path: confined(resolve(path), node, "the store"), busyTimeout: 5)
         }
         if var overridden = spec, let override = loader.storeOverride {
             let named = StoreSpec(location: override, busyTimeout: overridden.busyTimeout)
             overridden.kind = named.kind
-            overridden.path = named.kind == .sqlite ? confined(URL(fileURLWithPath: override).standardizedFileURL.path, node, "--store")
-                : override
-            overridden.confinement = overridden.kind == .sqlite ? loader.confinement : nil
+            overridden.path = named.isOnServer ? override
+                : confined(URL(fileURLWithPath: override).standardizedFileURL.path, node, "--store")
+            overridden.confinement = overridden.isOnServer ? nil : loader.confinement
             return overridden
         }
-        if spec?.kind == .sqlite { spec?.confinement = loader.confinement }
+        if spec?.isOnServer == false { spec?.confinement = loader.confinement }
         return spec
     }
 

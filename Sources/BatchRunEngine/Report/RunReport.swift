@@ -20,6 +20,8 @@ public struct RunReport: Sendable, Hashable, Codable {
     /// The schema changes made before the jobs started (JOBFILE.md section 13); nil in a
     /// report written before batchrun made them.
     package var schemaChanges: [SchemaChangeRecord]?
+    /// The job file as the command line named it; a PostgreSQL queue item's run names the item
+    /// (`postgresql://HOST:PORT/DB#ID`), whose text is in no file.
     public var file: String
     package var store: String
     public var status: Status

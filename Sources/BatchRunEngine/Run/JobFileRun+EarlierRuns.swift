@@ -13,7 +13,7 @@ extension JobFileRun {
     /// ```
     package static func earlierRuns(before report: RunReport) -> RunHistory? {
         let spec = StoreSpec(location: report.store)
-        guard spec.kind == .postgres || FileManager.default.fileExists(atPath: report.store),
+        guard spec.isOnServer || FileManager.default.fileExists(atPath: report.store),
               let store = try? Store(spec, model: Model(entities: [])),
               let summaries = try? history(ofFileAt: report.file, in: store, limit: 21) else { return nil }
         return earlierRuns(than: report.runID, in: summaries)

@@ -8,12 +8,14 @@ extension JobFileRun {
     /// for run in try JobFileRun.history(of: file, in: store, limit: 10) { print(run.id, run.status) }
     /// ```
     package static func history(of file: JobFile, in store: Store, limit: Int = 20) throws -> [RunSummary] {
-        try history(ofFileAt: file.path, in: store, limit: limit)
+        try RunLedger(store: store).history(file: identity(of: file), limit: limit)
     }
 
-    /// The runs of the job file at `path` (relative to the current folder) recorded in `store`.
+    /// The runs of the job file at `path` (relative to the current folder), or of the queue
+    /// item a report names (`postgresql://HOST:PORT/DB#ID`), recorded in `store`.
     package static func history(ofFileAt path: String, in store: Store, limit: Int = 20) throws -> [RunSummary] {
-        try RunLedger(store: store).history(file: URL(fileURLWithPath: path).standardizedFileURL.path, limit: limit)
+        let identity = path.contains("://") ? path : URL(fileURLWithPath: path).standardizedFileURL.path
+        return try RunLedger(store: store).history(file: identity, limit: limit)
     }
 
     /// The runs before run `id` (the trends of an HTML report), from the summaries of a history.
@@ -21,9 +23,10 @@ extension JobFileRun {
         RunHistory(summaries.filter { id == nil || $0.id < id! })
     }
 
-    /// The job file as the run history knows it: its absolute, standardized path.
+    /// The job file as the run history knows it: its absolute, standardized path (or its
+    /// `runIdentity`, a queue item's).
     package static func identity(of file: JobFile) -> String {
-        URL(fileURLWithPath: file.path).standardizedFileURL.path
+        file.runIdentity ?? URL(fileURLWithPath: file.path).standardizedFileURL.path
     }
 
     /// A hash of the job file's text, recorded with each run.

@@ -20,7 +20,7 @@ extension JobFileRun {
         // In the job file's order, as a run's own report lists them.
         let order = Dictionary(file.jobs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let jobs = try ledger.jobReports(of: run.id).sorted { order[$0.name, default: .max] < order[$1.name, default: .max] }
-        var report = RunReport(file: file.path, store: store.path,
+        var report = RunReport(file: file.runIdentity ?? file.path, store: store.path,
                                status: RunReport.Status(rawValue: run.status.rawValue) ?? .failed,
                                startedAt: startedAt, elapsedSeconds: run.elapsedSeconds ?? 0, jobs: jobs)
         report.runID = run.id

@@ -128,7 +128,7 @@ public final class JobFileRun: Sendable {
         let recordLists = jobs.flatMap { job in job.steps.map(\.conflictRecords) }.filter { !$0.isEmpty }
         var conflicts = ConflictRecords()
         for records in recordLists { conflicts.append(contentsOf: records) }
-        var report = RunReport(file: file.path, store: store.path,
+        var report = RunReport(file: file.runIdentity ?? file.path, store: store.path,
                                status: RunReport.status(of: jobs, interrupted: wasCancelled),
                                startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,
                                conflicts: conflicts)

@@ -21,7 +21,7 @@ package enum SchemaPreview: Sendable {
 
     /// Looks at `file`'s store without changing it (an SQLite file is not created).
     package init(of file: JobFile, allowingSchemaChanges: Bool = true) {
-        if file.store.kind == .sqlite && !FileManager.default.fileExists(atPath: file.store.path) {
+        if !file.store.isOnServer && !FileManager.default.fileExists(atPath: file.store.path) {
             self = .newStore
             return
         }

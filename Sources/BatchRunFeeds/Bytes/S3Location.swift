@@ -3,7 +3,8 @@ package struct S3Location: Sendable, Hashable, CustomStringConvertible {
     package var bucket: String
     package var key: String
 
-    /// Nil unless `url` is `s3://` with a bucket and a key.
+    /// Nil unless `url` is `s3://` with a bucket and a key (read through `FeedLocation`, the
+    /// one place a scheme is told apart).
     package init?(url: String) {
         guard url.lowercased().hasPrefix("s3://") else { return nil }
         let rest = url.dropFirst(5)

@@ -12,7 +12,7 @@ package protocol OutputSink: AnyObject {
 package enum OutputSinks {
     /// A local file (written aside, renamed into place) or, with network feeds, `s3://BUCKET/KEY`.
     package static func open(_ path: String, confinement: PathConfinement?) throws -> any OutputSink {
-        if let location = S3Location(url: path) {
+        if case .s3(let location) = FeedLocation(path) {
             #if NetworkFeeds
             return try S3Upload(location: location)
             #else

@@ -80,7 +80,7 @@ final class HTTPByteSource: ByteSource {
         -> any RangedRequestBuilder {
         if let given { return given }
         guard feed.isS3 else { return PlainRangedRequests(feed: feed) }
-        guard let location = S3Location(url: feed.url) else {
+        guard case .s3(let location) = feed.location else {
             throw ByteSourceError(message: "\(feed.url) names no object; write s3://BUCKET/KEY")
         }
         return try S3RangedRequests(location: location)

@@ -26,14 +26,16 @@ package struct RemoteFeed: Sendable, Hashable {
         self.rejectedBase = rejectedBase
     }
 
-    /// True for a URL this build would read remotely (`http://`, `https://`, `s3://`).
-    package static func isRemote(_ location: String) -> Bool {
-        let lowered = location.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") || lowered.hasPrefix("s3://")
-    }
+    /// Where the feed is.
+    package var location: FeedLocation { FeedLocation(url) }
 
-    /// True for an `s3://BUCKET/KEY` feed: its requests are signed (`S3RangedRequests`).
-    package var isS3: Bool { url.lowercased().hasPrefix("s3://") }
+    /// True for an `s3://` feed: its requests are signed (`S3RangedRequests`).
+    package var isS3: Bool {
+        switch location {
+        case .s3, .s3WithoutObject: true
+        case .file, .http: false
+        }
+    }
 
     /// The URL as messages, reports and run state show it: its query string replaced by `?…`
     /// (it often carries a token), its user and password dropped.

@@ -12,12 +12,10 @@ extension BatchRunMetrics {
         }
     }
 
-    /// The queue's items per state (every state, 0 for those with none).
-    static func queueCounts(_ entries: [QueueEntry]) {
-        var counts: [QueueItemState: Int] = [:]
-        for entry in entries { counts[entry.state, default: 0] += 1 }
+    /// The queue's items per state (every state, 0 for those with none), as a snapshot counts them.
+    static func queueCounts(_ snapshot: QueueSnapshot) {
         for state in QueueItemState.allCases {
-            Gauge(label: queueItems, dimensions: [("state", state.rawValue)]).record(counts[state] ?? 0)
+            Gauge(label: queueItems, dimensions: [("state", state.rawValue)]).record(snapshot.counts[state.rawValue] ?? 0)
         }
     }
 }

@@ -78,11 +78,11 @@ package final class JobFileExecutor: QueueItemExecutor, Sendable {
         confinement.apply(to: &loader)
         let opened: RunOpening
         do {
-            let file = try loader.load(path: item.path)
+            let file = try item.load(with: loader)
             opened = try RunOpening.open(file, resume: true, fence: item.fence, params: item.params) { params in
                 var reloader = loader
                 reloader.params = params
-                return try reloader.load(path: item.path)
+                return try item.load(with: reloader)
             }
         } catch let error as JobFileError {
             Self.append(error.rendered + "\n", to: item.logPath)

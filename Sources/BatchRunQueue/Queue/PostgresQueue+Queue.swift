@@ -1,13 +1,15 @@
 #if PostgreSQL
 import BatchRunEngine
+import BatchRunPostgres
 import Foundation
 
 /// A queue in PostgreSQL as a worker's queue: items claimed with `FOR UPDATE SKIP LOCKED` for a
-/// lease the worker renews; an item whose lease ran out is taken over. Each claimed item is
-/// written to a path every worker on every machine uses for it
-/// (`/tmp/batchrun-queue/DATABASE/ID-NAME`), so a taken-over item resumes the same run in the
-/// store's history; its run is given the claim's fence, which holds when its store is the
-/// queue's database. Its report and output go into the queue's table when it ends.
+/// lease the worker renews; an item whose lease ran out is taken over. A claimed item's text
+/// goes to its run as it is (it is written to no file); its run is known in the store's history
+/// by the item (`postgresql://HOST:PORT/DB#ID`), so a taken-over item resumes the same run on
+/// any machine, and is given the claim's fence, which holds when its store is the queue's
+/// database. Its output and report are kept in the worker's own scratch folder while it runs
+/// and go into the queue's table when it ends.
 extension PostgresQueue: Queue {
     package var hasLeases: Bool { true }
 
@@ -19,34 +21,35 @@ extension PostgresQueue: Queue {
         return QueueSubmitted(name: "item \(submitted.id) on \(location)", existing: submitted.existing)
     }
 
-    /// The folder a queue's items are written to on every machine.
-    var itemFolder: String {
-        "/tmp/batchrun-queue/" + location.dropFirst("postgresql://".count).map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
-    }
-
     package func claim(worker: String, lease: Double) throws -> QueueItem? {
         guard let claim = try claimNext(worker: worker, lease: lease) else { return nil }
-        let folder = itemFolder
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let base = URL(fileURLWithPath: claim.name).deletingPathExtension().lastPathComponent
-        let path = "\(folder)/\(claim.id)-\(base).yaml"
-        try Data(claim.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        let kept = "\(try scratch.path())/\(claim.id)"
         // The run fences itself when its store is the queue's database: then a lost lease stops its commits.
-        // Its report is the claim's own (by its token): a run that lost the item on this machine
+        // Its report is the claim's own (by its token): a run that lost the item in this worker
         // cannot overwrite the report of the run that took it over. The output of every attempt
-        // on this machine goes to one log, as it ends up in the item's row.
-        var item = QueueItem(name: "\(claim.id) \(claim.name)", path: path, baseDirectory: claim.directory, params: claim.params,
-                             takenOver: claim.takenOver, reportPath: "\(path).\(claim.token).json", logPath: path + ".log",
+        // in this worker goes to one log, as it ends up in the item's row.
+        var item = QueueItem(name: "\(claim.id) \(claim.name)", path: claim.name, text: claim.text, identity: runIdentity(of: claim.id),
+                             baseDirectory: claim.directory, params: claim.params, takenOver: claim.takenOver,
+                             reportPath: "\(kept).\(claim.token).json", logPath: "\(kept).log",
                              fence: QueueFence(item: claim.id, token: claim.token, lease: lease, queue: location), claim: .postgres(claim))
-        if claim.takenOver { item.earlierReports = earlierReports(of: path, before: claim.token) }
+        if claim.takenOver { item.earlierReports = earlierReports(of: claim.id, before: claim.token) }
         (item.failures, item.attempts, item.backoff) = (claim.failures, claim.attempts, claim.backoff)
         return item
     }
 
-    /// The reports of claims before `token` of the item at `path` left on this machine, oldest first.
-    private func earlierReports(of path: String, before token: Int64) -> [String] {
-        let folder = itemFolder
-        let name = URL(fileURLWithPath: path).lastPathComponent + "."
+    /// What the store's run history knows item `id`'s runs by: the queue's server, port and
+    /// database and the item (not the user, nor a password: every worker's runs of it are one).
+    func runIdentity(of id: Int64) -> String {
+        guard let place = try? PostgresLocation(url: location) else { return "\(location)#\(id)" }
+        let host = place.isUnixSocket ? "" : place.host.contains(":") ? "[\(place.host)]" : place.host
+        return "postgresql://\(host):\(place.port)/\(place.database)#\(id)"
+    }
+
+    /// The reports of this worker's claims before `token` of item `id`, oldest first (a claim
+    /// it lost whose run went on to the end).
+    private func earlierReports(of id: Int64, before token: Int64) -> [String] {
+        guard let folder = try? scratch.path() else { return [] }
+        let name = "\(id)."
         let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return files.compactMap { file -> (Int64, String)? in
             guard file.hasPrefix(name), file.hasSuffix(".json"),
@@ -59,14 +62,14 @@ extension PostgresQueue: Queue {
         guard case .postgres(let claim) = item.claim else { return false }
         let report = try? String(contentsOfFile: item.reportPath, encoding: .utf8)
         let log = (try? String(contentsOfFile: item.logPath, encoding: .utf8)) ?? ""
-        // The item's files go while its row is still locked: a worker on this machine that claims
-        // it next writes its own copy after that. When the claim was lost they stay (the worker
-        // that took the item over may be running it from the same path here), and so does a
-        // report of a run that ended ok: that worker may find it and store it.
+        // The item's files go while its row is still locked: when this worker claims it next, it
+        // starts its own after that. When the claim was lost they stay (this worker may have
+        // taken the item over again, and be running it with the same log), and so does a report
+        // of a run that ended ok: that claim may find it and store it.
         let ended = try finish(claim, as: state, status: status, report: state == .pending || state == .retryable ? nil : report, log: log,
                                error: state == .failed || state == .retryable ? Self.firstError(report: report, log: log) : nil,
                                retryIn: retryAt.map { max(0, $0.timeIntervalSince(QueueClock.now())) } ?? 0) {
-            for path in [item.path, item.logPath, item.reportPath] + earlierReports(of: item.path, before: claim.token) {
+            for path in [item.logPath, item.reportPath] + earlierReports(of: claim.id, before: claim.token) {
                 try? FileManager.default.removeItem(atPath: path)
             }
         }
@@ -93,15 +96,43 @@ extension PostgresQueue: Queue {
         try items().map { QueueEntry(id: $0.key, name: $0.name, state: $0.state) }
     }
 
-    package func snapshot() throws -> QueueSnapshot {
+    /// Every row is read for either extent (one query); a live snapshot lists only what it shows,
+    /// a running item with the progress its run publishes into its row (`ItemProgress`; none
+    /// until the run's first second, none once the claim ended).
+    package func snapshot(_ extent: QueueSnapshot.Extent) throws -> QueueSnapshot {
+        var items = try items()
         // A submit-only role may not read the schedules: then none is listed.
-        QueueSnapshot(queue: location, items: try items(), schedules: ((try? schedules()) ?? []).map { QueueScheduleListing($0) },
-                      statesAreFolders: false)
+        let schedules = ((try? schedules()) ?? []).map { QueueScheduleListing($0) }
+        guard case .live(let shown) = extent else {
+            return QueueSnapshot(queue: location, items: items, schedules: schedules, statesAreFolders: false)
+        }
+        var counts: [QueueItemState: Int] = [:]
+        for index in items.indices {
+            counts[items[index].state, default: 0] += 1
+            items[index].ended = items[index].endedAt.flatMap(Self.serverDate)
+            guard items[index].state == .running else { continue }
+            items[index].orphaned = (items[index].leaseLeft ?? 0) < 0
+            items[index].process = items[index].worker
+            if let published = items[index].progress.flatMap({ ItemProgress.decode(Data($0.utf8)) }) { items[index].show(published) }
+        }
+        let listed = items.filter { [.running, .scheduled, .retryable].contains($0.state) }
+            + QueueSnapshot.newest(items.filter { $0.state == .done || $0.state == .cancelled }, shown: shown)
+            + QueueSnapshot.newest(items.filter { $0.state == .failed }, shown: shown)
+        return QueueSnapshot(queue: location, items: listed, schedules: schedules, statesAreFolders: false, counts: counts)
+    }
+
+    /// `2026-11-26 14:03:07.12+00`, as PostgreSQL writes a timestamptz as text (a session in UTC).
+    private static func serverDate(_ text: String) -> Date? {
+        ItemProgress.date(String(text.prefix(19)).replacingOccurrences(of: " ", with: "T") + "Z")
     }
 
     package func output(of id: String) throws -> QueueItemOutput? {
         guard let id = Int64(id) else { return nil }
         return try output(of: id)
+    }
+
+    package func workerEnded() {
+        scratch.remove()
     }
 
     package func watch(wake: @escaping @Sendable () -> Void) -> Int32? {

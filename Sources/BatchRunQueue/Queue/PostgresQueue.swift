@@ -83,6 +83,10 @@ package final class PostgresQueue: Sendable {
 
     package let store: Store
 
+    /// Where this process keeps its claimed items' logs and reports while they run (made on
+    /// the first claim; private to it).
+    let scratch = ScratchFolder(prefix: "batchrun-worker")
+
     /// The queue's database, as the URL names it (no password).
     package var location: String { store.path }
 
@@ -342,8 +346,9 @@ package final class PostgresQueue: Sendable {
     /// An item's report (JSON) and log, as its runs left them.
     package func output(of id: Int64) throws -> QueueItemOutput? {
         try store.readRecords { db in
-            try db.namedRows("SELECT report, log FROM _batchrun_queue WHERE id = ?", [.integer(id)]).first.map {
-                QueueItemOutput(log: $0["log"].string ?? "", report: $0["report"].string)
+            try db.namedRows("SELECT state, report, log FROM _batchrun_queue WHERE id = ?", [.integer(id)]).first.map {
+                QueueItemOutput(state: QueueItemState(rawValue: $0["state"].string ?? "") ?? .pending, log: $0["log"].string ?? "",
+                                report: $0["report"].string)
             }
         }
     }

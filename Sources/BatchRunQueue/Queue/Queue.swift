@@ -63,9 +63,10 @@ package protocol Queue: Sendable {
     /// Every item, in run order, with its state.
     func list() throws -> [QueueEntry]
 
-    /// What the queue holds now, each item with what is known of it: what `batchrun queue`
-    /// prints as text and JSON and draws as HTML, the same for every kind of queue.
-    func snapshot() throws -> QueueSnapshot
+    /// What the queue holds now, each item with what is known of it (`.everything`: what
+    /// `batchrun queue` prints as text and JSON and draws as HTML), or what a live page shows
+    /// of it each second (`.live`), the same for every kind of queue.
+    func snapshot(_ extent: QueueSnapshot.Extent) throws -> QueueSnapshot
 
     /// The output of the item the queue lists as `id` (a folder item's file name, a PostgreSQL
     /// item's id): its log, every attempt's, and its run's JSON report once it ended; nil when
@@ -76,9 +77,20 @@ package protocol Queue: Sendable {
     /// arrives (a folder's inotify), or calls `wake` from another thread (PostgreSQL's
     /// notifications) and returns nil.
     func watch(wake: @escaping @Sendable () -> Void) -> Int32?
+
+    /// The worker that claimed through this value ends: what was kept for its items goes (a
+    /// PostgreSQL queue's scratch folder of their logs and reports).
+    func workerEnded()
 }
 
 extension Queue {
+    package func workerEnded() {}
+
+    /// Every item with what is known of it.
+    package func snapshot() throws -> QueueSnapshot {
+        try snapshot(.everything)
+    }
+
     /// Queues one job file.
     @discardableResult
     package func submit(fileAt path: String, params: [String: String] = [:], submission: QueueSubmission = QueueSubmission()) throws -> String {

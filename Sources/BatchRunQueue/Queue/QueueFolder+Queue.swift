@@ -50,8 +50,11 @@ extension QueueFolder: Queue {
         QueueItemState.allCases.flatMap { state in items(in: state).map { QueueEntry(id: $0, name: $0, state: state) } }
     }
 
-    package func snapshot() throws -> QueueSnapshot {
-        QueueSnapshot(of: self)
+    package func snapshot(_ extent: QueueSnapshot.Extent) throws -> QueueSnapshot {
+        switch extent {
+        case .everything: QueueSnapshot(of: self)
+        case .live(let shown): QueueSnapshot(live: self, finishedShown: shown)
+        }
     }
 
     /// A folder item's log and report lie beside it, in the folder of its state: `ITEM.log`
@@ -60,7 +63,7 @@ extension QueueFolder: Queue {
         guard Self.isItem(name), !name.contains("/") else { return nil }
         for state in QueueItemState.allCases where FileManager.default.fileExists(atPath: itemPath(name, in: state)) {
             let path = itemPath(name, in: state)
-            return QueueItemOutput(log: (try? String(contentsOfFile: path + ".log", encoding: .utf8)) ?? "",
+            return QueueItemOutput(state: state, log: (try? String(contentsOfFile: path + ".log", encoding: .utf8)) ?? "",
                                    report: try? String(contentsOfFile: path + ".json", encoding: .utf8))
         }
         return nil

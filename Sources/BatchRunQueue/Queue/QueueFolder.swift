@@ -21,6 +21,8 @@ package struct QueueFolder: Sendable {
     /// claim does not list every item.
     let pendingIndex: QueueFolderIndex
     let scheduledIndex: QueueFolderIndex
+    /// This value's indexes of its finished states, kept between live snapshots.
+    let finishedIndexes = FinishedFolderIndex.Kept()
 
     /// Opens a queue, making its folders when missing.
     package init(path: String) throws {

@@ -1,3 +1,5 @@
+import BatchRunEngine
+
 /// A claimed queue item, as a worker's executor runs it: the job file to run (as `batchrun run
 /// PATH --resume --relative-to BASE` would), where its report and output go, and the claim
 /// that holds it (a folder item's lock; a PostgreSQL item's lease and fence).
@@ -5,14 +7,20 @@
 /// ```swift
 /// var loader = JobFileLoader(params: item.params)
 /// loader.baseDirectory = item.baseDirectory
-/// let file = try loader.load(path: item.path)
+/// let file = try item.load(with: loader)
 /// ```
 package struct QueueItem: Sendable {
     /// As the worker's lines name it.
     package let name: String
-    /// The job file to run; also the run's identity in the store's history, so a taken-over
-    /// item resumes the same run.
+    /// The job file to run: a folder item's file; a PostgreSQL item's name, as its errors
+    /// name it (its text is `text`).
     package let path: String
+    /// A PostgreSQL item's job file text, which is written to no file; nil for a folder item.
+    package var text: String?
+    /// The run's identity in the store's history, so a taken-over item resumes the same run:
+    /// a folder item's path; `postgresql://HOST:PORT/DB#ID` for a PostgreSQL item.
+    package var runIdentity: String { identity ?? path }
+    private var identity: String?
     /// The folder its relative paths resolve against.
     package let baseDirectory: String
     package let params: [String: String]
@@ -47,10 +55,13 @@ package struct QueueItem: Sendable {
         #endif
     }
 
-    package init(name: String, path: String, baseDirectory: String, params: [String: String], takenOver: Bool, reportPath: String,
-                 logPath: String, lock: Int32? = nil, fence: QueueFence? = nil, claim: Claim) {
+    package init(name: String, path: String, text: String? = nil, identity: String? = nil, baseDirectory: String,
+                 params: [String: String], takenOver: Bool, reportPath: String, logPath: String, lock: Int32? = nil,
+                 fence: QueueFence? = nil, claim: Claim) {
         self.name = name
         self.path = path
+        self.text = text
+        self.identity = identity
         self.baseDirectory = baseDirectory
         self.params = params
         self.takenOver = takenOver
@@ -60,6 +71,13 @@ package struct QueueItem: Sendable {
         self.fence = fence
         checkedAtSubmit = fence != nil
         self.claim = claim
+    }
+
+    /// The item's job file, loaded by `loader` from its file or its text, with its run identity.
+    package func load(with loader: JobFileLoader) throws(JobFileError) -> JobFile {
+        var file = if let text { try loader.load(text: text, path: path) } else { try loader.load(path: path) }
+        if identity != nil { file.runIdentity = runIdentity }
+        return file
     }
 
     /// The same claim of the same item: a worker that claims an item again after its own lease

@@ -5,11 +5,14 @@
 /// if let output = try queue.output(of: "12") { print(output.log) }
 /// ```
 package struct QueueItemOutput: Sendable, Equatable {
+    /// The item's state now: a live page shows the output of finished items only.
+    package var state: QueueItemState
     package var log: String
     /// The run report (`RunReport` JSON); nil until a run of the item ended.
     package var report: String?
 
-    package init(log: String, report: String?) {
+    package init(state: QueueItemState, log: String, report: String?) {
+        self.state = state
         self.log = log
         self.report = report
     }

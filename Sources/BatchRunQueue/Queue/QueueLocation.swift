@@ -16,7 +16,7 @@ package enum QueueLocation: Sendable, Hashable {
     case database(String)
 
     package init(_ location: String) {
-        self = StoreSpec(location: location).kind == .postgres ? .database(location) : .folder(location)
+        self = StoreSpec(location: location).isOnServer ? .database(location) : .folder(location)
     }
 
     /// The folder that the relative paths of an item submitted here resolve against: the

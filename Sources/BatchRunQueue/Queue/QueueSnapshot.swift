@@ -3,15 +3,28 @@ import BatchRunEngine
 import Foundation
 
 /// What a queue holds at one moment, as every reader shows it: `batchrun queue` as text and as
-/// JSON, its HTML page. A folder and a PostgreSQL queue give the same value (`Queue.snapshot()`);
-/// what only one kind knows (a folder item's process and rows so far, a PostgreSQL item's worker
-/// and lease) is nil for the other.
+/// JSON, its HTML page, `batchrun serve`'s live page. A folder and a PostgreSQL queue give the
+/// same value (`Queue.snapshot(_:)`); what only one kind knows (a folder item's process and rows
+/// so far, a PostgreSQL item's worker and lease) is nil for the other.
 ///
 /// ```swift
 /// let snapshot = try openQueue(at: "var/queue").snapshot()
-/// print(snapshot.items.filter { $0.state == .pending }.map(\.name))
+/// print(snapshot.items(in: [.pending]).map(\.name))
 /// ```
 package struct QueueSnapshot: Sendable, Encodable {
+    /// How much a snapshot reads.
+    package enum Extent: Sendable, Equatable {
+        /// Every item with what is known of it (`batchrun queue`): a running folder item's run
+        /// read from its store.
+        case everything
+        /// What a live page shows each second, read cheaply: every running, scheduled and
+        /// retryable item (a running one with the progress its run publishes, not from its
+        /// store); pending items counted, not listed; the newest `finishedShown` of the done and
+        /// cancelled items, and of the failed ones, newest first, the rest counted. A folder's
+        /// finished states are listed only when they changed (`FinishedFolderIndex`).
+        case live(finishedShown: Int)
+    }
+
     package struct Item: Sendable, Encodable {
         /// What the queue names the item by (`queue --log ID`, `cancel ID`): a folder item's
         /// file name, a PostgreSQL item's id. Not in the JSON: `id` (PostgreSQL) or `name` is.
@@ -57,6 +70,8 @@ package struct QueueSnapshot: Sendable, Encodable {
         package var fraction: Double?
         /// A running item's progress as its run last published it (`ItemProgress` JSON); not listed.
         package var progress: String?
+        /// When it ended, where known (a finished item of a live snapshot); not in the JSON listing.
+        package var ended: Date?
 
         package enum CodingKeys: String, CodingKey {
             case id, name, state, process, jobs, rows, orphaned, worker, claims, error, priority, attempts, status, cancelling, schedule
@@ -89,9 +104,21 @@ package struct QueueSnapshot: Sendable, Encodable {
             if state == .running, FileManager.default.fileExists(atPath: path + ".cancel") { cancelling = true }
             schedule = QueueFolder.schedule(ofItemAt: path)
         }
+
+        /// What its run published of its progress.
+        package mutating func show(_ published: ItemProgress) {
+            process = "\(published.pid)@\(published.host)"
+            jobs = published.jobs
+            rows = published.rows
+            fraction = published.fraction
+            startedAt = published.startedAt
+        }
     }
 
     package var queue: String
+    /// When it was taken; not in the JSON listing.
+    package var takenAt = Date()
+    /// How many items each state holds (also those a live snapshot does not list).
     package var counts: [String: Int]
     package var items: [Item]
     /// The queue's schedules with their next due time.
@@ -103,13 +130,31 @@ package struct QueueSnapshot: Sendable, Encodable {
         case queue, counts, items, schedules
     }
 
-    package init(queue: String, items: [Item], schedules: [QueueScheduleListing], statesAreFolders: Bool) {
+    /// `counts`: each state's items, when not every item is listed.
+    package init(queue: String, items: [Item], schedules: [QueueScheduleListing], statesAreFolders: Bool,
+                 counts: [QueueItemState: Int]? = nil) {
         self.queue = queue
         self.items = items
         self.schedules = schedules
         self.statesAreFolders = statesAreFolders
-        counts = Dictionary(QueueItemState.allCases.map { state in (state.rawValue, items.filter { $0.state == state }.count) },
-                            uniquingKeysWith: +)
+        self.counts = Dictionary(QueueItemState.allCases.map { state in
+            (state.rawValue, counts.map { $0[state] ?? 0 } ?? items.filter { $0.state == state }.count)
+        }, uniquingKeysWith: +)
+    }
+
+    /// A queue that could not be read: nothing listed.
+    package init(unreadable queue: String) {
+        self.init(queue: queue, items: [], schedules: [], statesAreFolders: false)
+    }
+
+    /// The listed items in `states`, in the snapshot's order.
+    package func items(in states: Set<QueueItemState>) -> [Item] {
+        items.filter { states.contains($0.state) }
+    }
+
+    /// The newest `shown` of `items`, newest first (by when they ended).
+    static func newest(_ items: [Item], shown: Int) -> [Item] {
+        Array(items.sorted { ($0.ended ?? .distantPast) > ($1.ended ?? .distantPast) }.prefix(shown))
     }
 
     /// A queue folder's items, each state's in run order.
@@ -120,6 +165,46 @@ package struct QueueSnapshot: Sendable, Encodable {
         }
         self.init(queue: queue.path, items: items, schedules: ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) },
                   statesAreFolders: true)
+    }
+
+    /// A queue folder as a live page shows it (`Extent.live`): its finished states through the
+    /// indexes the `QueueFolder` value keeps between snapshots (a folder that did not change is
+    /// not listed again), pending items counted from the folder's entries. Only what is shown
+    /// is read: the shown failed items' first error lines, the running items' published progress.
+    init(live queue: QueueFolder, finishedShown shown: Int) {
+        let takenAt = Date()
+        var counts: [QueueItemState: Int] = [:]
+        var listed: [Item] = []
+        for state in [QueueItemState.running, .scheduled, .retryable] {
+            let names = queue.items(in: state)
+            counts[state] = names.count
+            listed += names.map { state == .running ? Self.published($0, in: queue) : Self.item($0, state: state, in: queue) }
+        }
+        counts[.pending] = FolderEntries.itemCount(in: queue.folder(.pending))
+        var finished: [Item] = [], failed: [Item] = []
+        for state in [QueueItemState.done, .cancelled, .failed] {
+            let index = queue.finishedIndexes.refreshed(state, of: queue, shown: shown, now: takenAt)
+            counts[state] = index.count
+            let items = index.newest.map { name, ended in
+                var item = state == .failed ? Self.item(name, state: state, in: queue) : Item(key: name, name: name, state: state)
+                item.ended = ended
+                return item
+            }
+            if state == .failed { failed = items } else { finished += items }
+        }
+        self.init(queue: queue.path, items: listed + Self.newest(finished, shown: shown) + Self.newest(failed, shown: shown),
+                  schedules: ((try? queue.schedules()) ?? []).map { QueueScheduleListing($0) }, statesAreFolders: true, counts: counts)
+        self.takenAt = takenAt
+    }
+
+    /// A running folder item with the progress its run publishes beside it (`ItemProgress`),
+    /// without opening its store; only its name until the run's first second.
+    private static func published(_ name: String, in queue: QueueFolder) -> Item {
+        var item = Item(key: name, name: name, state: .running)
+        item.orphaned = !queue.isLocked(name)
+        if FileManager.default.fileExists(atPath: queue.itemPath(name, in: .running) + ".cancel") { item.cancelling = true }
+        if let progress = ItemProgress.read(queue.itemPath(name, in: .running) + ".progress") { item.show(progress) }
+        return item
     }
 
     /// One item as the listing has it: a running one with its run, a failed or retryable one

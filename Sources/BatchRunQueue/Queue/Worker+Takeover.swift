@@ -8,7 +8,7 @@ extension Worker {
     func finishedEarlier(_ item: QueueItem) -> RunReport? {
         var loader = JobFileLoader(params: item.params)
         loader.baseDirectory = item.baseDirectory
-        guard let file = try? loader.load(path: item.path),
+        guard let file = try? item.load(with: loader),
               let store = try? Store(file.store, model: file.model),
               let report = try? JobFileRun.recordedReport(of: file, in: store), report.status == .ok else { return nil }
         return report

@@ -139,6 +139,7 @@ public final class Worker {
             waitForSomething()
         }
         executor.shutDown()
+        queue.workerEnded()
         return stopping ? ExitStatus.interrupted : worst
     }
 
@@ -318,7 +319,8 @@ public final class Worker {
         let now = ProcessInfo.processInfo.systemUptime
         guard now >= nextQueueCount else { return }
         nextQueueCount = now + 5
-        if let entries = try? queue.list() { BatchRunMetrics.queueCounts(entries) }
+        // The counts of a live snapshot that lists no finished item: what a live page reads, no more.
+        if let snapshot = try? queue.snapshot(.live(finishedShown: 0)) { BatchRunMetrics.queueCounts(snapshot) }
     }
 
     /// A line of the worker's log; `event` and `item` for structured logs.

@@ -11,7 +11,7 @@ import Foundation
 /// ```
 package enum LiveQueuePage {
     /// The whole page; `nonce` lets its one inline script run under the page's policy.
-    package static func page(_ snapshot: LiveQueueSnapshot, rates: [String: Double], nonce: String) -> String {
+    package static func page(_ snapshot: QueueSnapshot, rates: [String: Double], nonce: String) -> String {
         var page = Markup()
         page.trusted("<!DOCTYPE html>\n")
         page.element("html", ["lang": "en"]) { html in
@@ -21,12 +21,12 @@ package enum LiveQueuePage {
                                     "content": "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-\(nonce)'; connect-src 'self'"])
                 head.empty("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"])
                 head.element("noscript") { $0.empty("meta", ["http-equiv": "refresh", "content": "5"]) }
-                head.element("title", text: "batchrun serve: \(snapshot.location)")
+                head.element("title", text: "batchrun serve: \(snapshot.queue)")
                 head.element("style") { $0.trusted(ReportTheme.styleSheet + extraStyle) }
             }
             html.newline()
             html.element("body") { body in
-                body.element("h1", text: "batchrun queue: \(snapshot.location)")
+                body.element("h1", text: "batchrun queue: \(snapshot.queue)")
                 body.element("div", ["id": "live"]) { live in live.trusted(fragment(snapshot, rates: rates)) }
                 body.element("footer", text: "batchrun \(BatchRunVersion.current) serve: read-only; updates every second by server-sent events (every 5 s without scripts).")
                 body.element("script", ["nonce": nonce]) { $0.trusted(script) }
@@ -51,7 +51,7 @@ package enum LiveQueuePage {
         """
 
     /// The part that changes: counts, running items, waiting items, schedules, finished and failed items.
-    package static func fragment(_ snapshot: LiveQueueSnapshot, rates: [String: Double]) -> String {
+    package static func fragment(_ snapshot: QueueSnapshot, rates: [String: Double]) -> String {
         var body = Markup()
         body.element("dl", ["class": "facts"]) { facts in
             facts.element("dt", text: "as of")
@@ -61,15 +61,15 @@ package enum LiveQueuePage {
                 for state in QueueItemState.allCases {
                     counts.element("span", ["class": "count-\(state.rawValue)"]) { item in
                         HTMLReportSection.dot(QueueHTMLPage.color(state), into: &item)
-                        item.text("\(snapshot.counts[state] ?? 0) \(state.rawValue)")
+                        item.text("\(snapshot.counts[state.rawValue] ?? 0) \(state.rawValue)")
                     }
                 }
             }
         }
-        section("running", snapshot.running, into: &body,
+        section("running", snapshot.items(in: [.running]), into: &body,
                 columns: ["item", "job", "progress", "rows", "rows/s", "elapsed", "left", "process"]) { item, row in
             row.element("td", ["class": "name"], text: item.name)
-            row.element("td", text: item.jobs.isEmpty ? "–" : item.jobs.joined(separator: ", "))
+            row.element("td", text: (item.jobs ?? []).isEmpty ? "–" : (item.jobs ?? []).joined(separator: ", "))
             let elapsed = item.startedAt.map { snapshot.takenAt.timeIntervalSince($0) }
             row.element("td", ["class": "bar"]) { cell in
                 if let fraction = item.fraction {
@@ -82,8 +82,8 @@ package enum LiveQueuePage {
                     cell.element("progress", ["class": "item-progress", "data-item": item.key, "aria-label": "rows so far of \(item.name)"],
                                  text: item.rows.map(ReportPrinter.number) ?? "")
                 }
-                if item.orphaned { cell.text(" orphaned") }
-                if item.cancelling { cell.text(" being cancelled") }
+                if item.orphaned == true { cell.text(" orphaned") }
+                if item.cancelling == true { cell.text(" being cancelled") }
             }
             row.element("td", ["class": "n rows"], text: item.rows.map(ReportPrinter.number) ?? "–")
             row.element("td", ["class": "n rate"], text: rates[item.key].map { ReportPrinter.number(Int($0.rounded())) } ?? "–")
@@ -92,12 +92,12 @@ package enum LiveQueuePage {
             row.element("td", ["class": "n left"], text: left.map { DurationFormat.compact.string($0) } ?? "–")
             row.element("td", text: item.process ?? "–")
         }
-        section("scheduled and retryable", snapshot.waiting, into: &body, columns: ["item", "state", "due", "attempts", "error"]) { item, row in
+        section("scheduled and retryable", snapshot.items(in: [.scheduled, .retryable]), into: &body, columns: ["item", "state", "due", "attempts", "error"]) { item, row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", ["class": "status"]) { state(&$0, item) }
             row.element("td", text: item.runAt ?? "–")
             row.element("td", ["class": "n"], text: "\(item.attempts) of \(item.maxAttempts)")
-            row.element("td", text: item.error.map(redacted) ?? "")
+            row.element("td", text: item.error.map(firstLine).map(redacted) ?? "")
         }
         body.element("h2", text: "schedules (\(snapshot.schedules.count))")
         if snapshot.schedules.isEmpty {
@@ -115,23 +115,23 @@ package enum LiveQueuePage {
                 }
             }
         }
-        section("failed", snapshot.failed, into: &body, columns: ["item", "ended", "first error", "output"]) { item, row in
+        section("failed", snapshot.items(in: [.failed]), into: &body, columns: ["item", "ended", "first error", "output"]) { item, row in
             row.element("td", ["class": "name"], text: item.name)
-            row.element("td", text: item.endedAt.map { ReportTheme.timestamp($0) } ?? "–")
-            row.element("td", ["class": "error"], text: item.error.map(redacted) ?? "–")
+            row.element("td", text: item.ended.map { ReportTheme.timestamp($0) } ?? "–")
+            row.element("td", ["class": "error"], text: item.error.map(firstLine).map(redacted) ?? "–")
             row.element("td") { links(&$0, item) }
         }
-        section("last finished", snapshot.finished, into: &body, columns: ["item", "state", "ended", "output"]) { item, row in
+        section("last finished", snapshot.items(in: [.done, .cancelled]), into: &body, columns: ["item", "state", "ended", "output"]) { item, row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", ["class": "status"]) { state(&$0, item) }
-            row.element("td", text: item.endedAt.map { ReportTheme.timestamp($0) } ?? "–")
+            row.element("td", text: item.ended.map { ReportTheme.timestamp($0) } ?? "–")
             row.element("td") { links(&$0, item) }
         }
         return body.output
     }
 
-    private static func section(_ title: String, _ items: [LiveQueueSnapshot.Item], into body: inout Markup, columns: [String],
-                                row: (LiveQueueSnapshot.Item, inout Markup) -> Void) {
+    private static func section(_ title: String, _ items: [QueueSnapshot.Item], into body: inout Markup, columns: [String],
+                                row: (QueueSnapshot.Item, inout Markup) -> Void) {
         body.newline()
         body.element("h2", text: "\(title) (\(items.count))")
         guard !items.isEmpty else { return body.element("p", ["class": "empty"], text: "No items.") }
@@ -143,16 +143,20 @@ package enum LiveQueuePage {
         }
     }
 
-    private static func state(_ cell: inout Markup, _ item: LiveQueueSnapshot.Item) {
+    private static func state(_ cell: inout Markup, _ item: QueueSnapshot.Item) {
         HTMLReportSection.dot(QueueHTMLPage.color(item.state), into: &cell)
         cell.text(item.state.rawValue)
     }
 
-    private static func links(_ cell: inout Markup, _ item: LiveQueueSnapshot.Item) {
+    private static func links(_ cell: inout Markup, _ item: QueueSnapshot.Item) {
         let key = pathSegment(item.key)
         cell.element("a", ["href": "items/\(key)/report.html"], text: "report")
         cell.text(" · ")
         cell.element("a", ["href": "items/\(key)/log"], text: "log")
+    }
+
+    private static func firstLine(_ text: String) -> String {
+        text.split(separator: "\n").first.map(String.init) ?? text
     }
 
     /// `text` percent-encoded for a URL's path segment: ASCII letters, digits and `-._` kept,

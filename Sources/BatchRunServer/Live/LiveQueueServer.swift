@@ -5,49 +5,41 @@ import Synchronization
 
 /// `batchrun serve QUEUE`: the live page at `/`, its server-sent events at `/events`, and each
 /// finished item's HTML report and log at `/items/KEY/report.html` and `/items/KEY/log`, where
-/// KEY must name a finished item of the queue (nothing else is read: no path escapes). A
-/// snapshot of the queue is taken at most once a second, whoever asks; a queue folder's
-/// finished items are indexed between snapshots (`FinishedFolderIndex`).
+/// KEY must name a finished item of the queue (nothing else is read: no path escapes). A live
+/// snapshot of the queue (`Queue.snapshot(.live(...))`, the same for a folder and PostgreSQL)
+/// is taken at most once a second, whoever asks.
 ///
 /// ```swift
 /// let server = try LiveQueueServer.start(queue: "var/queue", listen: ListenAddress("127.0.0.1:8080")!)
 /// print(server.url)
 /// ```
 package final class LiveQueueServer: Sendable {
-    private enum Source: Sendable {
-        case folder(QueueFolder)
-        case postgres(PostgresQueue)
-    }
+    /// How many finished (and failed) items the page lists, newest first.
+    package static let finishedShown = 50
 
     private struct Cache {
-        var snapshot: LiveQueueSnapshot?
+        var snapshot: QueueSnapshot?
         var rates: [String: Double] = [:]
         /// Each running item's rows when they last changed, and when.
         var seen: [String: (rows: Int, at: Date)] = [:]
-        /// A queue folder's finished states as last listed (`FinishedFolderIndex`).
-        var finished: [QueueItemState: FinishedFolderIndex] = [:]
     }
 
-    private let source: Source
+    private let queue: any Queue
     private let cache = Mutex(Cache())
     private let listen: ListenAddress
     private let server: Mutex<ReadOnlyHTTPServer?> = Mutex(nil)
 
-    private init(source: Source, listen: ListenAddress) {
-        self.source = source
+    private init(queue: any Queue, listen: ListenAddress) {
+        self.queue = queue
         self.listen = listen
     }
 
     /// Opens the queue (a folder must exist) and listens.
-    package static func start(queue: String, listen: ListenAddress) throws -> LiveQueueServer {
-        let source: Source
-        if case .database = QueueLocation(queue) {
-            source = .postgres(try PostgresQueue(url: queue))
-        } else {
-            guard FileManager.default.fileExists(atPath: queue + "/pending") else { throw NotAQueueFolder(path: queue) }
-            source = .folder(try QueueFolder(path: queue))
+    package static func start(queue location: String, listen: ListenAddress) throws -> LiveQueueServer {
+        if case .folder = QueueLocation(location), !FileManager.default.fileExists(atPath: location + "/pending") {
+            throw NotAQueueFolder(path: location)
         }
-        let live = LiveQueueServer(source: source, listen: listen)
+        let live = LiveQueueServer(queue: try openQueue(at: location), listen: listen)
         let server = try ReadOnlyHTTPServer.start(host: listen.host, port: listen.port) { [live] path in live.respond(to: path) }
         live.server.withLock { $0 = server }
         return live
@@ -79,17 +71,12 @@ package final class LiveQueueServer: Sendable {
     }
 
     /// The snapshot of the last second (taken now when older), with each running item's rows per second.
-    func current() -> (LiveQueueSnapshot, [String: Double]) {
+    func current() -> (QueueSnapshot, [String: Double]) {
         cache.withLock { cache in
             if let snapshot = cache.snapshot, Date().timeIntervalSince(snapshot.takenAt) < 1 { return (snapshot, cache.rates) }
-            let snapshot: LiveQueueSnapshot
-            switch source {
-            case .folder(let folder): snapshot = LiveQueueSnapshot(folder: folder, finished: &cache.finished)
-            case .postgres(let queue):
-                snapshot = (try? LiveQueueSnapshot(postgres: queue)) ?? LiveQueueSnapshot(location: queue.location)
-            }
+            let snapshot = (try? queue.snapshot(.live(finishedShown: Self.finishedShown))) ?? QueueSnapshot(unreadable: queue.location)
             var seen: [String: (rows: Int, at: Date)] = [:]
-            for item in snapshot.running {
+            for item in snapshot.items(in: [.running]) {
                 guard let rows = item.rows else { continue }
                 if let last = cache.seen[item.key], last.rows != rows {
                     let seconds = snapshot.takenAt.timeIntervalSince(last.at)
@@ -115,18 +102,7 @@ package final class LiveQueueServer: Sendable {
         guard parts.count == 4, parts[0].isEmpty, parts[1] == "items", parts[3] == "report.html" || parts[3] == "log",
               let key = String(parts[2]).removingPercentEncoding, !key.contains("/"), key != ".", key != ".." else { return nil }
         let wantsLog = parts[3] == "log"
-        let output: QueueItemOutput?
-        switch source {
-        case .folder(let folder):
-            // Finished items only; one stat a state, not a listing of each.
-            guard QueueFolder.isItem(key),
-                  [QueueItemState.done, .failed, .cancelled].contains(where: { FileManager.default.fileExists(atPath: folder.itemPath(key, in: $0)) })
-            else { return nil }
-            output = try? folder.output(of: key)
-        case .postgres(let queue):
-            output = try? queue.output(of: key)
-        }
-        guard let output else { return nil }
+        guard let output = try? queue.output(of: key), [.done, .failed, .cancelled].contains(output.state) else { return nil }
         if wantsLog { return HTTPResponse(contentType: "text/plain; charset=utf-8", text: output.log) }
         guard let json = output.report, let report = try? RunReport(jsonData: Data(json.utf8)) else {
             return HTTPResponse(status: 404, contentType: "text/plain; charset=utf-8", text: "no report for this item (its log may say why)\n")

@@ -1,3 +1,4 @@
+import BatchRunKit
 import Foundation
 import Synchronization
 
@@ -13,12 +14,12 @@ import Synchronization
 /// ```
 package final class ItemMetricsInbox: Sendable {
     let folder: String
+    private let scratch = ScratchFolder(prefix: "batchrun-worker-metrics")
     private let state = Mutex<(next: Int, total: PrometheusText)>((0, PrometheusText()))
 
-    /// A new folder under the temporary folder, removed with `close()`.
+    /// A new private folder (`ScratchFolder`), removed with `close()`.
     package init() throws {
-        folder = NSTemporaryDirectory() + "/batchrun-worker-metrics-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try scratch.path()
     }
 
     /// A file for the next item's metrics.
@@ -47,6 +48,6 @@ package final class ItemMetricsInbox: Sendable {
     }
 
     package func close() {
-        try? FileManager.default.removeItem(atPath: folder)
+        scratch.remove()
     }
 }

@@ -86,9 +86,10 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     /// Runs the files; SIGINT and SIGTERM come through `interrupts`, installed by the caller (a
-    /// queue's runner installs one for all the items it runs).
-    func run(interrupts: InterruptHandler) async throws {
-        let loaded = try load.loadAll(files, selection: JobSelection(select: select, exclude: exclude))
+    /// queue's runner installs one for all the items it runs, and gives a PostgreSQL item's
+    /// text as `item`: its one file argument then only names it).
+    func run(interrupts: InterruptHandler, item: LoadOptions.ItemText? = nil) async throws {
+        let loaded = try load.loadAll(files, selection: JobSelection(select: select, exclude: exclude), item: item)
         if metricsFile != nil { MetricsExport.start() }
         let style = TerminalStyle(mode: logFormat == .json ? .never : color)
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
@@ -106,7 +107,7 @@ struct RunCommand: AsyncParsableCommand {
             do {
                 opened = try RunOpening.open(file, resume: resume, fence: fence.flatMap(QueueFence.init(argument:)),
                                              params: load.paramValues, allowingSchemaChanges: !noSchemaChanges) { params in
-                    try load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params)[0]
+                    try load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params, item: item)[0]
                 }
             } catch let error as RunOpeningError {
                 if error.isLocated { printer.locatedErrors("\(error)\nnothing was run") } else { printer.error("\(file.path): \(error)\nnothing was run") }

@@ -12,9 +12,12 @@ import Foundation
 /// between items, it ends by SIGINT at the next request, which it neither runs nor answers.
 /// Its standard input is /dev/null, and hooks inherit neither descriptor.
 ///
+/// A request carries the item's text and its run's identity too (a PostgreSQL item's, which is in
+/// no file), so nothing of the item is on a command line or in a file others may read.
+///
 /// ```
-/// {"arguments":["run","/tmp/batchrun-queue/db/12-tick.yaml","--resume","--report","/tmp/.../12-tick.yaml.3.json",...],
-///  "log":"/tmp/.../12-tick.yaml.log"}
+/// {"arguments":["run","--resume","--report","/tmp/batchrun-worker-x1Yz9Q/12.3.json",...,"--","tick.yaml"],
+///  "log":"/tmp/batchrun-worker-x1Yz9Q/12.log","text":"version: 1\n...","identity":"postgresql://db:5432/nightly#12"}
 /// ```
 struct RunnerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -74,7 +77,7 @@ struct RunnerCommand: AsyncParsableCommand {
 
     /// One item: its output to its log (descriptors 1 and 2), its exit status returned.
     private func runItem(_ request: RunnerRequest, interrupts: InterruptHandler) async -> Int32 {
-        let log = open(request.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let log = open(request.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard log >= 0 else { return ExitStatus.failed }
         dup2(log, 1)
         dup2(log, 2)
@@ -95,7 +98,7 @@ struct RunnerCommand: AsyncParsableCommand {
             return BatchRunCommand.report(CommandFailure(located: BatchRunCommand.fullMessage(for: error), status: ExitStatus.invalid))
         }
         do {
-            try await command.run(interrupts: interrupts)
+            try await command.run(interrupts: interrupts, item: request.text.map { LoadOptions.ItemText(text: $0, identity: request.identity) })
             return ExitStatus.ok
         } catch let error as any BatchRunError {
             return BatchRunCommand.report(error)
@@ -109,8 +112,11 @@ struct RunnerCommand: AsyncParsableCommand {
     }
 }
 
-/// One item for a runner: the arguments of its `batchrun run` and the file its output goes to.
+/// One item for a runner: the arguments of its `batchrun run`, the file its output goes to, and
+/// a PostgreSQL item's text and run identity (its one file argument then only names it).
 struct RunnerRequest: Codable {
     var arguments: [String]
     var log: String
+    var text: String?
+    var identity: String?
 }

@@ -51,7 +51,7 @@ struct RunsCommand: ParsableCommand {
             for run in runs {
                 let total = run.rows.fetched + run.rows.inserted + run.rows.updated + run.rows.deleted
                 let jobs = run.jobs.map { "\($0.name) " + ($0.doneEarlier ? "done earlier" : DurationFormat.seconds.string($0.runSeconds)) }
-                rows.append([String(run.id), LedgerTimestamp.string(run.startedAt), run.status.rawValue, run.elapsedSeconds.map(DurationFormat.seconds.string) ?? "-",
+                rows.append([String(run.id), DateText.text(run.startedAt), run.status.rawValue, run.elapsedSeconds.map(DurationFormat.seconds.string) ?? "-",
                              ReportPrinter.number(total), run.resumedFrom.map(String.init) ?? "", jobs.joined(separator: " · ")])
             }
             print(ReportPrinter.table(rows, rightAligned: 3...5))

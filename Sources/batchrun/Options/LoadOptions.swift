@@ -40,9 +40,18 @@ struct LoadOptions: ParsableArguments {
         }, uniquingKeysWith: { $1 })
     }
 
-    /// Loads every file (keeping the selected jobs); prints all their errors and throws
-    /// `ExitCode(2)` when any is invalid (ArgumentParser ends the process with it).
-    func loadAll(_ paths: [String], selection: JobSelection = JobSelection(), params: [String: String]? = nil) throws -> [JobFile] {
+    /// A job file given as text (a PostgreSQL queue item's, which is in no file), and what the
+    /// run history knows it by.
+    struct ItemText {
+        var text: String
+        var identity: String?
+    }
+
+    /// Loads every file at `paths` (keeping the selected jobs), or, with `item`, the one file
+    /// `paths` names from its text; throws a `CommandFailure` with all their errors (exit
+    /// status 2) when any is invalid.
+    func loadAll(_ paths: [String], selection: JobSelection = JobSelection(), params: [String: String]? = nil,
+                 item: ItemText? = nil) throws -> [JobFile] {
         var loader = JobFileLoader(params: params ?? paramValues, storeOverride: store)
         loader.baseDirectory = relativeTo
         loader.checksExpressionsOnServer = !checkedAtSubmit
@@ -58,7 +67,13 @@ struct LoadOptions: ParsableArguments {
         var errors: [JobFileError] = []
         for path in paths {
             do {
-                files.append(try selection.apply(to: try loader.load(path: path)))
+                if let item {
+                    var file = try loader.load(text: item.text, path: path)
+                    file.runIdentity = item.identity
+                    files.append(try selection.apply(to: file))
+                } else {
+                    files.append(try selection.apply(to: try loader.load(path: path)))
+                }
             } catch {
                 errors.append(error)
             }

@@ -58,7 +58,7 @@ final class ChildProcessExecutor: QueueItemExecutor {
     // MARK: QueueItemExecutor
 
     func start(_ item: QueueItem, wake: @escaping @Sendable () -> Void) -> Int? {
-        var arguments = ["run", item.path, "--resume", "--relative-to", item.baseDirectory, "--report", item.reportPath,
+        var arguments = ["run", "--resume", "--relative-to", item.baseDirectory, "--report", item.reportPath,
                          "--no-progress", "--color", "never"]
         if let fence = item.fence { arguments += ["--fence", fence.argument] }
         if item.lock != nil { arguments += ["--progress-file", item.path + ".progress"] }   // a folder item
@@ -70,8 +70,11 @@ final class ChildProcessExecutor: QueueItemExecutor {
         for (name, value) in item.params.sorted(by: { $0.key < $1.key }) {
             arguments += ["--param", "\(name)=\(value)"]
         }
-        let started = item.lock == nil ? runInRunner(arguments, log: item.logPath)
-            : spawn(arguments, log: item.logPath, descriptors: item.lock.map { [$0] } ?? [])
+        arguments += ["--", item.path]
+        // A PostgreSQL item's text goes in the runner's request, as does its run's identity.
+        let started = item.lock == nil
+            ? runInRunner(RunnerRequest(arguments: arguments, log: item.logPath, text: item.text, identity: item.text.map { _ in item.runIdentity }))
+            : ChildProcess.spawn(arguments, log: item.logPath, descriptors: item.lock.map { [$0] } ?? [])
         guard let pid = started else { return nil }
         metricsFiles[pid] = metricsFile
         busy.insert(pid)
@@ -157,13 +160,13 @@ final class ChildProcessExecutor: QueueItemExecutor {
     // MARK: Runners
 
     /// Sends the item to an idle runner, started when there is none; the runner's process.
-    private func runInRunner(_ arguments: [String], log: String) -> pid_t? {
-        guard let request = try? JSONEncoder().encode(RunnerRequest(arguments: arguments, log: log)) else { return nil }
+    private func runInRunner(_ request: RunnerRequest) -> pid_t? {
+        guard let request = try? JSONEncoder().encode(request) else { return nil }
         let line = Array(request) + [UInt8(ascii: "\n")]
         for _ in 0..<2 {   // an idle runner may have just died: then a new one
             guard let pid = runners.first(where: { !busy.contains($0.key) && $0.value.requests >= 0 })?.key ?? startRunner()
             else { return nil }
-            if Self.writeAll(line, to: runners[pid]!.requests) {
+            if ChildProcess.writeAll(line, to: runners[pid]!.requests) {
                 runners[pid]!.itemsRun += 1
                 return pid
             }
@@ -183,10 +186,10 @@ final class ChildProcessExecutor: QueueItemExecutor {
         // worker's stay out of every child, and the runner gets its own as 3 and 4 only (moved
         // above them first, so that setting one cannot overwrite the other).
         for descriptor in requests + statuses { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        if requests[0] < 5 { requests[0] = Self.moveAbove4(requests[0]) }
-        if statuses[1] < 5 { statuses[1] = Self.moveAbove4(statuses[1]) }
+        if requests[0] < 5 { requests[0] = ChildProcess.moveAbove4(requests[0]) }
+        if statuses[1] < 5 { statuses[1] = ChildProcess.moveAbove4(statuses[1]) }
         _ = fcntl(statuses[0], F_SETFL, O_NONBLOCK)
-        let pid = spawn(["runner", "--worker", String(getpid())], log: nil, descriptors: [requests[0], statuses[1]])
+        let pid = ChildProcess.spawn(["runner", "--worker", String(getpid())], log: nil, descriptors: [requests[0], statuses[1]])
         close(requests[0])
         close(statuses[1])
         guard let pid else {
@@ -223,73 +226,6 @@ final class ChildProcessExecutor: QueueItemExecutor {
             }
         }
     }
-
-    /// The same open file as a descriptor above 4 (the old one closed).
-    private static func moveAbove4(_ descriptor: Int32) -> Int32 {
-        let moved = fcntl(descriptor, F_DUPFD_CLOEXEC, 5)
-        guard moved >= 0 else { return descriptor }
-        close(descriptor)
-        return moved
-    }
-
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return false }
-            written += count
-        }
-        return true
-    }
-
-    // MARK: Processes
-
-    /// Starts `batchrun ARGUMENTS` in a process group of its own (a Ctrl-C reaches it once, from
-    /// the worker), its output appended to `log` (else dropped), `descriptors` as its 3, 4, ...
-    /// (a folder item's lock; a runner's requests and statuses).
-    private func spawn(_ arguments: [String], log: String?, descriptors: [Int32]) -> pid_t? {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        for (offset, descriptor) in descriptors.enumerated() {
-            posix_spawn_file_actions_adddup2(&actions, descriptor, 3 + Int32(offset))
-        }
-        // Nothing else of the worker's goes to the child: its store sessions' sockets (which
-        // libraries may open without close-on-exec) would outlive a worker that died.
-        _ = Self.addCloseFrom?(&actions, 3 + Int32(descriptors.count))
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGPIPE)   // ignored by the worker
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
-        let executable = Self.executable
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        return result == 0 ? pid : nil
-    }
-
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
-    /// Glibc module does not declare; nil where the C library has none.
-    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
-
-    /// This program's own binary.
-    static let executable: String = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        ?? CommandLine.arguments[0]
 }
 
 /// `kill(2)`, named apart from the executor's own `kill(_:)`.

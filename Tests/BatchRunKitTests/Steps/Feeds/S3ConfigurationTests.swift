@@ -130,5 +130,17 @@ struct S3ConfigurationTests {
         #expect(S3Location(url: "https://bucket/key") == nil)
         #expect(S3Location(url: "S3://b/k/with/slashes")?.key == "k/with/slashes")
     }
+
+    @Test("a feed location is read once: a file, an http(s) URL, an S3 object, or an s3:// URL naming none")
+    func feedLocations() throws {
+        #expect(FeedLocation("data/flights.csv") == .file("data/flights.csv"))
+        #expect(FeedLocation("/srv/https://odd-name.csv") == .file("/srv/https://odd-name.csv"))
+        #expect(FeedLocation("HTTPS://example.com/a.csv?sig=x") == .http("HTTPS://example.com/a.csv?sig=x"))
+        #expect(FeedLocation("s3://feeds/2026/a.csv.gz") == .s3(try #require(S3Location(url: "s3://feeds/2026/a.csv.gz"))))
+        #expect(FeedLocation("s3://feeds") == .s3WithoutObject("s3://feeds"))
+        #expect([FeedLocation("a.csv"), FeedLocation("http://h/a"), FeedLocation("https://h/a"), FeedLocation("s3://b/k"), FeedLocation("s3://b")]
+            .map(\.scheme) == [nil, "http://", "https://", "s3://", "s3://"])
+        #expect(!FeedLocation("a.csv").isRemote && FeedLocation("s3://b").isRemote)
+    }
 }
 #endif

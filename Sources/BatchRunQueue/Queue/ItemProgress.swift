@@ -1,9 +1,10 @@
-import BatchRunKit
+import BatchRunEngine
 import Foundation
 
-/// How far a queue item's run is, as the run publishes it once a second beside the item
-/// (`running/ITEM.yaml.progress`, written atomically, removed at the run's end) for `batchrun
-/// serve`, which then reads one small file per running item instead of the item's store.
+/// How far a queue item's run is, as the run publishes it once a second beside a folder item
+/// (`running/ITEM.yaml.progress`, written atomically, removed at the run's end) or into a
+/// PostgreSQL item's row, for a live snapshot (`batchrun serve`), which then reads one small
+/// file or column per running item instead of the item's store.
 ///
 /// ```json
 /// {"pid":4121,"host":"etl-1","jobs":["load"],"rows":103200,"fraction":0.238,"started_at":"2026-11-26T14:03:07Z"}
@@ -19,6 +20,10 @@ package struct ItemProgress: Codable, Sendable {
     package var fraction: Double?
     package var startedAt: Date
 
+    package init(pid: Int32, host: String, jobs: [String], rows: Int, fraction: Double?, startedAt: Date) {
+        (self.pid, self.host, self.jobs, self.rows, self.fraction, self.startedAt) = (pid, host, jobs, rows, fraction, startedAt)
+    }
+
     enum CodingKeys: String, CodingKey {
         case pid, host, jobs, rows, fraction
         case startedAt = "started_at"
@@ -33,7 +38,7 @@ package struct ItemProgress: Codable, Sendable {
                             startedAt: startedAt)
     }
 
-    static var encoder: JSONEncoder {
+    package static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         return encoder
@@ -43,7 +48,9 @@ package struct ItemProgress: Codable, Sendable {
     /// PostgreSQL item's row under its `fence`; nil for a run that is no queue item's.
     package static func publisher(_ run: JobFileRun, file: String?, fence: QueueFence?) -> Task<Void, Never>? {
         if let file { return Task { await publish(run, to: file) } }
+        #if PostgreSQL
         if let fence { return Task { await publish(run, to: fence) } }
+        #endif
         return nil
     }
 
@@ -61,6 +68,7 @@ package struct ItemProgress: Codable, Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 
+    #if PostgreSQL
     /// Writes `run`'s progress into its PostgreSQL item's row (the `progress` column) once a
     /// second until cancelled, from its first second on (a shorter item costs no connection),
     /// fenced as its writes are: never once another worker took the item over or its lease ran
@@ -82,6 +90,7 @@ package struct ItemProgress: Codable, Sendable {
             }
         }
     }
+    #endif
 
     /// The progress published at `path`, if any.
     package static func read(_ path: String) -> ItemProgress? {
@@ -90,7 +99,7 @@ package struct ItemProgress: Codable, Sendable {
 
     /// Progress as published (JSON). Its time is read by `date(_:)`, not by Foundation's
     /// ISO 8601 strategy, which loads ICU's calendar and time zones (1.8 MB more resident in `serve`).
-    static func decode(_ data: Data) -> ItemProgress? {
+    package static func decode(_ data: Data) -> ItemProgress? {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()

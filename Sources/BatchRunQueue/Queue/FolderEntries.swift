@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let pending = FolderEntries.itemCount(in: "var/queue/pending")
 /// ```
-enum FolderEntries {
+package enum FolderEntries {
     /// An item's name (`NAME.yaml`, `NAME.yml`, not starting with `.`), as `QueueFolder.isItem`.
     static func isItem(_ name: UnsafeRawBufferPointer) -> Bool {
         guard let first = name.first, first != UInt8(ascii: ".") else { return false }
@@ -14,7 +14,7 @@ enum FolderEntries {
     }
 
     /// How many items `folder` holds (0 when it cannot be read).
-    static func itemCount(in folder: String) -> Int {
+    package static func itemCount(in folder: String) -> Int {
         guard let directory = opendir(folder) else { return 0 }
         defer { closedir(directory) }
         var count = 0

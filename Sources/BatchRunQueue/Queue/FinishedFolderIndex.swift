@@ -1,6 +1,7 @@
 import Foundation
+import Synchronization
 
-/// A finished state's folder (`done/`, `failed/` or `cancelled/`) as `serve` keeps it between
+/// A finished state's folder (`done/`, `failed/` or `cancelled/`) as a live snapshot keeps it between
 /// snapshots: how many items it holds and the newest `shown` of them by end time (the
 /// modification time of the item's report, else of the item). Its memory does not grow with the
 /// folder: a listing streams the entries (`readdir`) and stats each item as it comes, keeping
@@ -14,19 +15,37 @@ import Foundation
 /// index.refresh(shown: 50)
 /// print(index.count, index.newest.first?.name ?? "none")
 /// ```
-struct FinishedFolderIndex: Sendable {
-    let folder: String
+package struct FinishedFolderIndex: Sendable {
+    package let folder: String
     /// The items in the folder at the last listing whose end time could be read (an item whose
     /// report and file both fail to stat, e.g. removed during the listing, is not counted).
-    private(set) var count = 0
+    package private(set) var count = 0
     /// The newest items, newest first.
-    private(set) var newest: [(name: String, ended: Date)] = []
+    package private(set) var newest: [(name: String, ended: Date)] = []
     /// The folder's modification time at the last listing, and when that listing started.
     private var listedChange: timespec?
     private var listedAt = Date.distantPast
 
-    init(folder: String) {
+    package init(folder: String) {
         self.folder = folder
+    }
+
+    /// The indexes of a queue folder's finished states, kept by the `QueueFolder` value between
+    /// its live snapshots.
+    package final class Kept: Sendable {
+        private let indexes = Mutex<[QueueItemState: FinishedFolderIndex]>([:])
+
+        init() {}
+
+        /// The index of `state`'s folder of `queue`, brought up to date.
+        func refreshed(_ state: QueueItemState, of queue: QueueFolder, shown: Int, now: Date) -> FinishedFolderIndex {
+            indexes.withLock { indexes in
+                var index = indexes[state] ?? FinishedFolderIndex(folder: queue.folder(state))
+                index.refresh(shown: shown, now: now)
+                indexes[state] = index
+                return index
+            }
+        }
     }
 
     /// Brings the count and the newest `shown` items up to date. The listing is skipped when the
@@ -35,7 +54,7 @@ struct FinishedFolderIndex: Sendable {
     /// would not move it) and the listing is under a minute old (a bound on what a clock that
     /// disagrees, on a shared file system, could hide, and on how long a report rewritten in
     /// place, which does not move the folder's time, shows its old time).
-    mutating func refresh(shown: Int, now: Date = Date()) {
+    package mutating func refresh(shown: Int, now: Date = Date()) {
         guard let directory = opendir(folder) else {
             (count, newest, listedChange) = (0, [], nil)
             return
