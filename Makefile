@@ -124,6 +124,7 @@ bench: build bench-deps
 	python3 bench/feeds.py
 	python3 bench/live.py
 	bench/scheduler.sh
+	bench/split.sh
 
 bench-html: build
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium with apt-get"; \
