@@ -189,14 +189,9 @@ package final class PostgresBulkLoader: BulkLoader {
         let sql: String
         switch resolution {
         case .ours, .fillNulls:
-            let others = columns.filter { !entity.primaryKey.contains($0) }.map(SQL.quote)
-            let set = others.map { column in
-                resolution == .fillNulls ? "\(column) = coalesce(\(tableName).\(column), excluded.\(column))" : "\(column) = excluded.\(column)"
-            }
             // A NULL for a NOT NULL column with a default takes it here too (the update writes
             // `excluded`'s value); the rows' keys are given, so no identity value is drawn.
-            sql = insert + selectList(columns) + " FROM " + table.sql
-                + " ON CONFLICT (\(SQL.quoteList(entity.primaryKey))) DO UPDATE SET " + set.joined(separator: ", ")
+            sql = insert + selectList(columns) + " FROM " + table.sql + InsertSQL.onConflict(entity, columns: columns, resolution)
         case .replace:
             let key = entity.column(named: entity.primaryKey[0])?.type ?? .integer
             let delete = "DELETE FROM \(tableName) WHERE \(SQL.quote(entity.primaryKey[0])) = ANY(CAST(? AS \(PostgresSchemaSQL.type(key))[]))"

@@ -34,11 +34,23 @@ package enum InsertSQL {
             }
             return "?"
         }.joined(separator: ", ") + ")"
-        let others = columns.filter { !entity.primaryKey.contains($0) }.map(SQL.quote)
-        let set = others.map { column in
+        return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES " + Array(repeating: plain, count: rows).joined(separator: ", ")
+            + onConflict(entity, columns: columns, resolution)
+    }
+
+    /// ` ON CONFLICT (key) DO UPDATE SET ...`, the clause every upsert ends with (this one's, and
+    /// a PostgreSQL bulk load's `INSERT ... SELECT`): every fed column but the key takes ours
+    /// (`.ours`), or ours only where the stored value is NULL (`.fillNulls`).
+    ///
+    /// ```swift
+    /// InsertSQL.onConflict(entity, columns: ["id", "status"], .ours)
+    /// // " ON CONFLICT ("id") DO UPDATE SET "status" = excluded."status""
+    /// ```
+    package static func onConflict(_ entity: Entity, columns: [String], _ resolution: BulkResolution) -> String {
+        let table = SQL.quote(entity.tableName)
+        let set = columns.filter { !entity.primaryKey.contains($0) }.map(SQL.quote).map { column in
             resolution == .fillNulls ? "\(column) = coalesce(\(table).\(column), excluded.\(column))" : "\(column) = excluded.\(column)"
         }
-        return "INSERT INTO \(table) (\(SQL.quoteList(columns))) VALUES " + Array(repeating: plain, count: rows).joined(separator: ", ")
-            + " ON CONFLICT (\(SQL.quoteList(entity.primaryKey))) DO UPDATE SET " + set.joined(separator: ", ")
+        return " ON CONFLICT (\(SQL.quoteList(entity.primaryKey))) DO UPDATE SET " + set.joined(separator: ", ")
     }
 }
