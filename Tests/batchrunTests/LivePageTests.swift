@@ -163,6 +163,9 @@ struct LivePageTests {
         let published = try PostgresServer.psql(url, "SELECT progress::json->>'pid' FROM _batchrun_queue WHERE state = 'running'")
         #expect(!published.isEmpty && published != String(worker.processIdentifier))
         #expect(second.contains(">\(published)@"), "the running item's process is its run's")
+        // Through the same path as a folder's: only a finished item's output is served.
+        let running = try PostgresServer.psql(url, "SELECT id FROM _batchrun_queue WHERE state = 'running'")
+        #expect(httpGet(port: port, path: "/items/\(running)/log")?.status == 404, "a running item's log is not served")
     }
 
     /// The first server-sent event of `/events`.

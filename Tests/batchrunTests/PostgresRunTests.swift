@@ -465,6 +465,12 @@ struct PostgresQueueTests {
     }
 
     /// A job file on `url` with one table, `T`, and one job, `load`, of `steps` (on line 6).
+    /// What the store's run history knows item `id` of the queue at `url` by: `postgresql://HOST:PORT/DB#ID`.
+    static func runIdentity(_ url: String, item id: String) throws -> String {
+        let parts = try #require(URLComponents(string: url))
+        return "postgresql://\(parts.host ?? ""):\(parts.port ?? 5432)\(parts.path)#\(id)"
+    }
+
     static func tableJob(_ url: String, steps: String) -> String {
         """
         version: 1
@@ -653,9 +659,7 @@ struct PostgresQueueTests {
         let run = try Batchrun.run(["run", copy.path("item.yaml"), "--resume", "--relative-to", folder.url.path,
                                     "--fence", "\(id):\(token):30:\(url)", "--checked-at-submit"], in: folder.url)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let parts = try #require(URLComponents(string: url))
-        let identity = "postgresql://\(parts.host ?? ""):\(parts.port ?? 5432)\(parts.path)#\(id)"
-        try PostgresServer.psql(url, "UPDATE _batchrun_runs SET file = '\(identity)'")
+        try PostgresServer.psql(url, "UPDATE _batchrun_runs SET file = '\(try Self.runIdentity(url, item: id))'")
 
         let worked = try Batchrun.run(["worker", url, "--once", "--trust-submitters"], in: folder.url)
         #expect(worked.status == 0, "\(worked.stdout)\(worked.stderr)")
@@ -681,8 +685,10 @@ struct PostgresQueueTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty, "the worker's scratch folder is removed")
         #expect(try PostgresServer.psql(url, "SELECT state || ' ' || (report IS NOT NULL) || ' ' || (log <> '') FROM _batchrun_queue") == "done true true")
         let id = try PostgresServer.psql(url, "SELECT id FROM _batchrun_queue")
-        let parts = try #require(URLComponents(string: url))
-        #expect(try PostgresServer.psql(url, "SELECT file FROM _batchrun_runs") == "postgresql://\(parts.host ?? ""):\(parts.port ?? 5432)\(parts.path)#\(id)")
+        let identity = try Self.runIdentity(url, item: id)
+        #expect(try PostgresServer.psql(url, "SELECT file FROM _batchrun_runs") == identity)
+        let report = try Batchrun.run(["queue", url, "--report", id], in: folder.url).stdout
+        #expect(report.contains("\"file\" : \"\(identity)\""), "the report names the item: \(report.prefix(300))")
         #expect(try PostgresServer.psql(url, "SELECT v FROM t") == "a")
     }
 

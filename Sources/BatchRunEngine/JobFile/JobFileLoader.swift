@@ -93,6 +93,15 @@ public struct JobFileLoader: Sendable {
         throw JobFileError(diagnostics: builder.reader.diagnostics.sorted(by: Self.sourceOrder), sources: [path: text])
     }
 
+    /// Loads a job file that is in no file of its own (a PostgreSQL queue item's text) and
+    /// that the run history knows by `runIdentity` (`postgresql://HOST:PORT/DB#ID`); `path`
+    /// names it in errors.
+    package func load(text: String, path: String, runIdentity: String?) throws(JobFileError) -> JobFile {
+        var file = try load(text: text, path: path)
+        file.runIdentity = runIdentity
+        return file
+    }
+
     static func tooLarge(_ path: String) -> JobFileError {
         JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: 1, column: 1),
                                               "the job file is larger than \(YAMLLimits.maxFileBytes / 1024) KiB, the limit for a job file; put large data in a feed (insert from:)")])

@@ -75,9 +75,8 @@ package struct QueueItem: Sendable {
 
     /// The item's job file, loaded by `loader` from its file or its text, with its run identity.
     package func load(with loader: JobFileLoader) throws(JobFileError) -> JobFile {
-        var file = if let text { try loader.load(text: text, path: path) } else { try loader.load(path: path) }
-        if identity != nil { file.runIdentity = runIdentity }
-        return file
+        guard let text else { return try loader.load(path: path) }
+        return try loader.load(text: text, path: path, runIdentity: identity)
     }
 
     /// The same claim of the same item: a worker that claims an item again after its own lease

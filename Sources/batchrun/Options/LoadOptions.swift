@@ -67,13 +67,9 @@ struct LoadOptions: ParsableArguments {
         var errors: [JobFileError] = []
         for path in paths {
             do {
-                if let item {
-                    var file = try loader.load(text: item.text, path: path)
-                    file.runIdentity = item.identity
-                    files.append(try selection.apply(to: file))
-                } else {
-                    files.append(try selection.apply(to: try loader.load(path: path)))
-                }
+                let file = if let item { try loader.load(text: item.text, path: path, runIdentity: item.identity) }
+                    else { try loader.load(path: path) }
+                files.append(try selection.apply(to: file))
             } catch {
                 errors.append(error)
             }
