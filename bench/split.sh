@@ -26,7 +26,9 @@ if [ ! -x "$baseline/build/release/batchrun" ] || [ ! -x "$baseline/build/releas
 fi
 swift build -c release --product batchrun >/dev/null
 swift build -c release --product batchrun-bench-library >/dev/null
-# valgrind cannot read these builds' debug information: it counts on copies without it.
+# valgrind cannot read these builds' debug information: it counts on copies without it, with
+# bench/split/sigsuspend_copy.c loaded (valgrind 3.19 otherwise dies in libdispatch's signal thread).
+cc -shared -fPIC -O2 -o "$out/sigsuspend_copy.so" bench/split/sigsuspend_copy.c
 for build in now before; do
   dir=$([ $build = now ] && echo .build/release || echo "$baseline/build/release")
   strip --strip-debug -o "$out/batchrun-$build" "$dir/batchrun"
@@ -47,8 +49,7 @@ trap 'Tests/TestSupport/pg-throwaway.sh stop "$server" >/dev/null 2>&1 || true' 
 psql=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/psql
 
 # Each part runs under both builds in turn, RUNS times (default 10): its instructions (valgrind's
-# cachegrind, `I refs`) when valgrind can run these binaries (valgrind 3.19 dies on Linux 6.18's
-# kernel here), else its CPU time (user + system, of
+# cachegrind, `I refs`) when valgrind can run these binaries, else its CPU time (user + system, of
 # the process and its children), the fastest of the runs.
 python3 - "$rows" "$base" "$out" "$server" "$psql" "${RUNS:-10}" <<'PY'
 import json, os, re, resource, statistics, subprocess, sys
@@ -58,9 +59,11 @@ url = server.rsplit("/", 1)[0] + "/split"
 def sh(command):
     subprocess.run(command, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+VALGRIND_ENV = {"LD_PRELOAD": os.path.abspath(f"{out}/sigsuspend_copy.so")}
+
 def valgrind_works():
     probe = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                            f"{out}/library-now", "0", "1"], env={**os.environ, "BENCH_ONLY_RECORDS": "records", "PLAIN_SAVE_ROWS": "1000"},
+                            f"{out}/library-now", "0", "1"], env={**os.environ, **VALGRIND_ENV, "BENCH_ONLY_RECORDS": "records", "PLAIN_SAVE_ROWS": "1000"},
                            capture_output=True, text=True)
     return probe.returncode == 0 and "I   refs" in probe.stderr
 
@@ -70,7 +73,7 @@ def measure(command, env=None):
     env = {**os.environ, **(env or {})}
     if COUNTER == "instructions":
         run = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"] + command,
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+                             env={**env, **VALGRIND_ENV}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
         return int(re.search(r"I\s+refs:\s+([\d,]+)", run.stderr).group(1).replace(",", ""))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)

@@ -1,5 +1,5 @@
 #if PostgreSQL
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// `BulkLoader` for PostgreSQL: a call's rows go in with `COPY ... FROM STDIN` (keys the server
 /// is to assign are drawn from the key's sequence first, one query for the whole call, or drawn
@@ -66,6 +66,22 @@ package final class PostgresBulkLoader: BulkLoader {
             return outcome
         }
         return (outcome, outcome.isDone ? keys : [])
+    }
+
+    /// Always the `INSERT` statement (COPY gives nothing back), `RETURNING` every column.
+    package func insertReturningRows(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String],
+                                     in connection: any StoreConnection, returned: ([StoreValue]) -> Void) throws -> StatementOutcome {
+        let rows = Array(rows)
+        var stored: [[StoreValue]] = []
+        let outcome = try allOrNothing(rows.count, columns: columns.count, in: connection) { part in
+            let table = valuesTable(columns, in: connection)
+            let sql = "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) SELECT "
+                + selectList(columns) + " FROM " + table.sql + " RETURNING \(SQL.quoteList(entity.columnNames))"
+            return try connection.run(try statement(sql, in: connection), values: table.arguments(values(rows[part], of: batch)),
+                                      returned: { stored.append($0) })
+        }
+        if outcome.isDone { stored.forEach(returned) }
+        return outcome
     }
 
     /// `statement` over parts of `count` rows, each part as many rows as one statement of

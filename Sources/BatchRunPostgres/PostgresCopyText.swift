@@ -1,5 +1,5 @@
 #if PostgreSQL
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 import NIOCore
 
 /// Rows of a `RowBatch` in `COPY ... FROM STDIN` text format: one line per row, columns

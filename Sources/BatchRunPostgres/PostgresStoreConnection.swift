@@ -1,5 +1,5 @@
 #if PostgreSQL
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 import Foundation
 import PostgresNIO
 import Synchronization

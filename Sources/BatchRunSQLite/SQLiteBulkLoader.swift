@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// `BulkLoader` for SQLite: multi-row `INSERT` statements, each prepared once per feed layout,
 /// kind and number of rows and kept for the whole step on the writer's connection.
@@ -17,6 +17,8 @@ package final class SQLiteBulkLoader: BulkLoader {
         case insert
         /// The same, `RETURNING key`: the keys SQLite assigns to an integer key left NULL.
         case insertReturningKey
+        /// The same, `RETURNING` every column: the rows as stored.
+        case insertReturningRows
         /// `... ON CONFLICT (key) DO UPDATE SET c = excluded.c ...` (object-trump, recompute).
         case upsertOurs
         /// `... ON CONFLICT (key) DO UPDATE SET c = coalesce(c, excluded.c) ...` (store-trump).
@@ -90,6 +92,16 @@ package final class SQLiteBulkLoader: BulkLoader {
             keys = Array((last - Int64(rows.count) + 1)...last)
         }
         return (outcome, keys)
+    }
+
+    package func insertReturningRows(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String],
+                                     in connection: any StoreConnection, returned: ([StoreValue]) -> Void) throws -> StatementOutcome {
+        use(connection)
+        var stored: [[StoreValue]] = []
+        let statement = try statement(.insertReturningRows, layout: layout, columns: columns, rows: rows.count, in: connection)
+        let outcome = try connection.run(statement, rows: rows, of: batch, returned: { stored.append($0) })
+        if outcome.isDone { stored.forEach(returned) }
+        return outcome
     }
 
     package func resolve(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],
@@ -168,6 +180,8 @@ package final class SQLiteBulkLoader: BulkLoader {
         switch kind {
         case .insert: return InsertSQL.insert(entity, columns: columns, rows: rows)
         case .insertReturningKey: return InsertSQL.insert(entity, columns: columns, rows: rows) + " RETURNING \(keyList)"
+        case .insertReturningRows:
+            return InsertSQL.insert(entity, columns: columns, rows: rows) + " RETURNING \(SQL.quoteList(entity.columnNames))"
         case .upsertOurs: return InsertSQL.upsert(entity, columns: columns, rows: rows, .ours)
         case .upsertFillNulls: return InsertSQL.upsert(entity, columns: columns, rows: rows, .fillNulls)
         case .replace:

@@ -62,13 +62,21 @@ struct ArchitectureTests {
     /// and `MainContext`; `LiveResults` with `Element`, `makeAsyncIterator`, `AsyncIterator` and its
     /// two `next`; `ResultsSnapshot` and its four properties; `ResultsSection` and its three;
     /// `ResultsChange` with `Move` (`from`, `to`), its four index lists and `isEmpty`).
-    static let publicBound = 300 + 1 + 3 + 1 + 2 + 2 + 1 + 24 + 13 + 28   // + 13: relationships; + 28: live results
+    /// `StoreValue`'s `==` and `hash(into:)` (2), written out to be `@inlinable`: the API Swift
+    /// synthesized for its `Hashable` before.
+    static let publicBound = 300 + 1 + 3 + 1 + 2 + 2 + 1 + 24 + 13 + 28 + 2   // + 13: relationships; + 28: live results
 
-    @Test("the library's public face is what docs/library.md documents: at most 375 public declarations")
+    @Test("the library's public face is what docs/library.md documents: at most 377 public declarations")
     func publicFace() throws {
-        let declarations = try Self.librarySources().flatMap { file in
+        // A type public for the package's modules alone (`@_spi(BatchRunPackage)`, so that its
+        // `@inlinable` members inline in them) is not part of the face; attributes before a
+        // declaration (`@inlinable public init`) do not hide it.
+        let declarations = try Self.librarySources().filter { !$0.text.contains("@_spi(BatchRunPackage) public") }.flatMap { file in
             file.text.split(separator: "\n").filter { line in
-                let trimmed = line.drop { $0 == " " }
+                var trimmed = line.drop { $0 == " " }
+                while trimmed.hasPrefix("@"), let space = trimmed.firstIndex(of: " "), !trimmed[..<space].contains("(") {
+                    trimmed = trimmed[space...].drop { $0 == " " }
+                }
                 return trimmed.hasPrefix("public ") || trimmed.hasPrefix("open ")
             }.map { "\(file.path): \($0)" }
         }

@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// Constraint conflicts resolved set-based, for an import's batch (`RowImporter`): its rows whose
 /// primary key is taken (found with the store's old values by `StoredRows.lookUp`: one range

@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// What an import step asks of its context (inside the library): the one import path
 /// (`RowImporter`) through the one save path, and rows read ahead from a snapshot.

@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 import Foundation
 
 /// Writes a checkpoint inside a save's transaction, given what the save changed.
@@ -620,10 +620,10 @@ package final class ContextCore {
             writers[entity.name] = made
             return made
         }
-        var inserter = ObjectInserter(db: db, readBack: readBack)
+        var inserter = ObjectInserter(db: db, backend: store.backend, readBack: readBack)
         try inserter.insert(inserts, into: &changes, writer: writer)
         if let pending {   // no object to take its row back
-            var rows = ObjectInserter(db: db, readBack: false)
+            var rows = ObjectInserter(db: db, backend: store.backend, readBack: false)
             try rows.insert(pending, into: &changes, writer: writer)
         }
         // Updates set-based, each row checked against its read; only rows changed since go one by one.

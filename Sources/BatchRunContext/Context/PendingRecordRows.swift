@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// Record inserts waiting for their save as rows, not objects: every record of one entity that
 /// gives the same columns, its key among them, typed into one `RowBatch` as it is inserted. A

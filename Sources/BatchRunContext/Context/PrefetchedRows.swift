@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// A batch's stored rows read ahead, on the feed's thread from a snapshot of the store, while
 /// the writer writes the batch before: a conflict-heavy import's lookups leave the writer's

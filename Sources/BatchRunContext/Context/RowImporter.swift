@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// The one import path: rows of typed cells (a feed's batches) written inside a save's
 /// transaction (`Context.importBatch`, `Context.replaceAll`, both through the one commit), with

@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// What one save changed, gathered as it writes, for the one save path (`ContextCore.commit`):
 /// counts, conflicts, and the keys per entity and kind, always as compact key sets (for

@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// The stored rows an import batch's keys collide with, read once per batch as typed cells
 /// (no value made per cell), and found by key: integer keys through an array over their range,

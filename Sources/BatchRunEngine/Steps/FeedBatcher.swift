@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 import BatchRunFeeds
 import Foundation
 
@@ -152,18 +152,8 @@ struct FeedBatcher {
     private mutating func convertRaw(into batch: inout RowBatch) throws {
         let layout = layouts[0]
         batch.beginRow(line: raw.line, layout: 0)
-        let problem: (Int, String)? = raw.bytes.withUnsafeBufferPointer { bytes in
-            layout.converters.withUnsafeBufferPointer { converters in
-                for (position, field) in layout.fields.enumerated() {
-                    let range = raw.range(of: field)
-                    if let problem = converters[position].append(UnsafeBufferPointer(rebasing: bytes[range]), nulls: nulls, to: &batch) {
-                        return (position, problem)
-                    }
-                }
-                return nil
-            }
-        }
-        if let (position, problem) = problem {
+        if let (position, problem) = CellConverter.append(raw, fields: layout.fields, converters: layout.converters, nulls: nulls,
+                                                          to: &batch) {
             batch.dropLastRow()
             try reject(line: raw.line, fields: layoutFields(0), values: (0..<raw.count).map { raw.string($0) },
                        reason: "column \(layout.columns[position].name): \(problem)")

@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 import BatchRunContext
 import BatchRunFeeds
 import Foundation

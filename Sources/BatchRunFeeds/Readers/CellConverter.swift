@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// Converts one feed field, as bytes, to the typed cell its column stores, without making a
 /// String for numbers: the step's NULL spellings first, then the column's type, by
@@ -25,6 +25,32 @@ package struct CellConverter: Sendable {
         case .problem(let message): return message
         }
         return nil
+    }
+
+    /// Appends the `fields` of `row` to `batch` (the row begun), field `fields[i]` through
+    /// `converters[i]`: a CSV or TSV row's cells, in this module so that the loop over them
+    /// calls nothing in another. The first field that does not fit stops it: its position in
+    /// `fields` and why (the row's cells so far are left for the caller to drop).
+    ///
+    /// ```swift
+    /// batch.beginRow(line: row.line, layout: 0)
+    /// if let (position, problem) = CellConverter.append(row, fields: [0, 2], converters: converters, nulls: nulls, to: &batch) {
+    ///     batch.dropLastRow()
+    /// }
+    /// ```
+    package static func append(_ row: RawRow, fields: [Int], converters: [CellConverter], nulls: NullMarkers,
+                               to batch: inout RowBatch) -> (position: Int, problem: String)? {
+        row.bytes.withUnsafeBufferPointer { bytes in
+            converters.withUnsafeBufferPointer { converters in
+                for (position, field) in fields.enumerated() {
+                    let range = row.range(of: field)
+                    if let problem = converters[position].append(UnsafeBufferPointer(rebasing: bytes[range]), nulls: nulls, to: &batch) {
+                        return (position, problem)
+                    }
+                }
+                return nil
+            }
+        }
     }
 
     /// Appends a typed value (from JSON or inline rows).

@@ -1,7 +1,9 @@
-/// An import's writes of many rows at once, as the store's database does them fastest: on
-/// SQLite, multi-row `INSERT` statements prepared once per shape and bound from the batch's
-/// cells; on PostgreSQL, one `INSERT ... SELECT FROM unnest(...)` of column arrays. One loader
-/// serves one insert step, batch after batch, on whichever connection each batch's transaction has.
+/// Writes of many rows at once, as the store's database does them fastest: on SQLite,
+/// multi-row `INSERT` statements prepared once per shape and bound from the batch's cells; on
+/// PostgreSQL, `COPY` or one `INSERT ... SELECT FROM unnest(...)` of column arrays. The one
+/// bulk path of each backend: an import's insert step and a context's save of new objects
+/// (`ObjectInserter`) both write through it. One loader serves one entity, call after call, on
+/// whichever connection each call's transaction has.
 ///
 /// Every call is all or nothing: when a row is refused (a key or unique value taken, a NOT
 /// NULL or CHECK constraint, a value of the wrong type), nothing of that call is written and
@@ -23,6 +25,12 @@ package protocol BulkLoader: AnyObject {
     /// store assigned come back in row order.
     func insert(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String], assigningKeys: Bool,
                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64])
+
+    /// As `insert` (keys given or left to the store), each row coming back to `returned` as
+    /// stored: every column of the entity, in its order, defaults and assigned keys included,
+    /// in no particular row order. Nothing comes back when the outcome is not `.done`.
+    func insertReturningRows(_ rows: ArraySlice<Int>, of batch: RowBatch, layout: Int, columns: [String],
+                             in connection: any StoreConnection, returned: ([StoreValue]) -> Void) throws -> StatementOutcome
 
     /// The batch after the one about to be written brings `rows` rows (known when the feed is
     /// read ahead): a loader may prepare for them while this batch loads (PostgreSQL draws

@@ -12,16 +12,18 @@ import Foundation
 /// A value type whose contents live in one shared, immutable box: every managed object holds
 /// its entity, and copying six arrays and strings per row showed in profiles.
 public struct Entity: Sendable, Hashable {
-    private final class Storage: Sendable {
-        let name: String
-        let tableName: String
-        let columns: [Column]
-        let primaryKey: [String]
+    /// (`@usableFromInline` with the getters of name, table, columns and key: contexts in other
+    /// modules read them per row.)
+    @usableFromInline final class Storage: Sendable {
+        @usableFromInline let name: String
+        @usableFromInline let tableName: String
+        @usableFromInline let columns: [Column]
+        @usableFromInline let primaryKey: [String]
         let uniques: [[String]]
         let indexes: [[String]]
         let relationships: [Relationship]
         /// Positions of the primary-key columns among `columns`.
-        let primaryKeyIndexes: [Int]
+        @usableFromInline let primaryKeyIndexes: [Int]
         /// Column positions by name, and by lowercased name (SQLite's names are case-insensitive).
         let positions: [String: Int]
         let lowercasedPositions: [String: Int]
@@ -48,7 +50,7 @@ public struct Entity: Sendable, Hashable {
         }
     }
 
-    private var storage: Storage
+    @usableFromInline var storage: Storage
 
     public init(name: String, table: String? = nil, columns: [Column], primaryKey: [String],
                 uniques: [[String]] = [], indexes: [[String]] = [], relationships: [Relationship] = []) {
@@ -57,22 +59,22 @@ public struct Entity: Sendable, Hashable {
     }
 
     public var name: String {
-        get { storage.name }
+        @inlinable get { storage.name }
         set { storage = storage.with(name: newValue) }
     }
 
     public var tableName: String {
-        get { storage.tableName }
+        @inlinable get { storage.tableName }
         set { storage = storage.with(tableName: newValue) }
     }
 
     public var columns: [Column] {
-        get { storage.columns }
+        @inlinable get { storage.columns }
         set { storage = storage.with(columns: newValue) }
     }
 
     public var primaryKey: [String] {
-        get { storage.primaryKey }
+        @inlinable get { storage.primaryKey }
         set { storage = storage.with(primaryKey: newValue) }
     }
 
@@ -93,7 +95,7 @@ public struct Entity: Sendable, Hashable {
     }
 
     /// Positions of the primary-key columns among `columns`.
-    package var primaryKeyIndexes: [Int] { storage.primaryKeyIndexes }
+    @inlinable package var primaryKeyIndexes: [Int] { storage.primaryKeyIndexes }
 
     /// The column with this name, compared without case as SQLite does.
     public func column(named name: String) -> Column? {

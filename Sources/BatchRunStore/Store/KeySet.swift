@@ -1,11 +1,15 @@
 /// Primary keys, compact for integer keys: consecutive keys are one range.
-package struct KeySet {
-    package private(set) var ranges: [ClosedRange<Int64>] = []
-    package private(set) var others: Set<[StoreValue]> = []
+///
+/// Public for the package's modules alone (`@_spi(BatchRunPackage)`), as `RowBatch`, so that a
+/// save in BatchRunContext inlines its inserts.
+@_spi(BatchRunPackage) public struct KeySet: Sendable {
+    @usableFromInline package internal(set) var ranges: [ClosedRange<Int64>] = []
+    @usableFromInline package internal(set) var others: Set<[StoreValue]> = []
 
     package var isEmpty: Bool { ranges.isEmpty && others.isEmpty }
 
-    package mutating func insert(integer value: Int64) {
+    /// (`@inlinable`, as `insert(_:)`: a save records each row's key from another module.)
+    @inlinable @inline(__always) package mutating func insert(integer value: Int64) {
         if let last = ranges.last {
             if last.contains(value) { return }
             if value == last.upperBound + 1 {
@@ -16,7 +20,7 @@ package struct KeySet {
         ranges.append(value...value)
     }
 
-    package mutating func insert(_ id: ObjectID) {
+    @inlinable package mutating func insert(_ id: ObjectID) {
         if case .integer(let value)? = id.singleKey {
             insert(integer: value)
         } else {

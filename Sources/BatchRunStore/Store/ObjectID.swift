@@ -7,20 +7,22 @@
 /// ```
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// A one-column key is kept without an array: reading a million rows makes a million IDs.
-    private enum Key: Sendable, Hashable {
+    /// (`@usableFromInline`, as are the initialisers, hashing and equality: contexts in other
+    /// modules make and look up IDs per row.)
+    @usableFromInline enum Key: Sendable, Hashable {
         case single(StoreValue)
         case composite([StoreValue])
     }
 
     public var entity: String
-    private var storage: Key
+    @usableFromInline var storage: Key
 
-    public init(entity: String, key: [StoreValue]) {
+    @inlinable public init(entity: String, key: [StoreValue]) {
         self.entity = entity
         self.storage = key.count == 1 ? .single(key[0]) : .composite(key)
     }
 
-    package init(entity: String, single value: StoreValue) {
+    @inlinable package init(entity: String, single value: StoreValue) {
         self.entity = entity
         self.storage = .single(value)
     }
@@ -34,18 +36,18 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value of a one-column key.
-    package var singleKey: StoreValue? {
+    @inlinable package var singleKey: StoreValue? {
         if case .single(let value) = storage { return value }
         return nil
     }
 
     /// Hashes the key only: IDs in one dictionary almost always share their entity, and
     /// hashing its name for every row showed in profiles.
-    public func hash(into hasher: inout Hasher) {
+    @inlinable public func hash(into hasher: inout Hasher) {
         hasher.combine(storage)
     }
 
-    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+    @inlinable public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
         lhs.storage == rhs.storage && lhs.entity == rhs.entity
     }
 

@@ -39,6 +39,29 @@ public enum StoreValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Written out (as Swift would synthesize them) to be `@inlinable`: other modules hash and
+    /// compare values per row (IDs in dictionaries, a key's changes).
+    @inlinable public static func == (lhs: StoreValue, rhs: StoreValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.real(let a), .real(let b)): return a == b
+        case (.text(let a), .text(let b)): return a == b
+        case (.blob(let a), .blob(let b)): return a == b
+        default: return false
+        }
+    }
+
+    @inlinable public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .integer(let value): hasher.combine(1 as UInt8); hasher.combine(value)
+        case .real(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+        case .text(let value): hasher.combine(3 as UInt8); hasher.combine(value)
+        case .blob(let value): hasher.combine(4 as UInt8); hasher.combine(value)
+        }
+    }
+
     /// The value as text, for string interpolation and environment variables (`NULL` is empty).
     public var description: String {
         switch self {

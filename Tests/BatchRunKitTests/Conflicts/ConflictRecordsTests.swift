@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// The compact conflict records hold exactly the records put in, whichever way they were put in.
 @Suite("Conflict records")

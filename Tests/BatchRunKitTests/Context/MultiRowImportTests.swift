@@ -3,6 +3,7 @@ import GRDB
 import Synchronization
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 import BatchRunSQLite
 
 /// The import's multi-row statements and set-based conflict resolution: every row written as

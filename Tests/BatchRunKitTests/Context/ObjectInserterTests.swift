@@ -6,12 +6,11 @@ import Testing
 /// Saving inserted objects in multi-row statements, and falling back to one row at a time.
 @Suite("Object inserts")
 struct ObjectInserterTests {
-    @Test("250 objects are written in chunks of at most 100 rows, each object taking its row as stored",
+    @Test("250 objects are written through the bulk loader, each object taking its row as stored",
           arguments: [false, true])
     func chunks(forgetting: Bool) async throws {
         let test = try TestStore(rows: 0)
         defer { test.cleanUp() }
-        #expect(ObjectInserter.rowsPerStatement(columns: 3) == 100)
         let context = Context(store: test.store, name: "insert")
         let (result, statuses) = try await context.perform { context -> (SaveResult, [StoreValue]) in
             let objects = try (1...250).map { id in

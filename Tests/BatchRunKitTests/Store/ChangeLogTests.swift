@@ -1,5 +1,6 @@
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// Who changed a row in this run, as conflicts name it.
 @Suite("Change log")

@@ -1,5 +1,6 @@
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// The change log's record of who last wrote each key, compact for ranges and for scattered keys.
 @Suite("Key owners")

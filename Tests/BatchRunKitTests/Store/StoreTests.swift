@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 
 @Suite("Store")
 struct StoreTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 import BatchRunPostgres
 import TestSupport
 
@@ -67,15 +68,20 @@ struct PostgresStoreTests {
         let store = try Store(postgres: url, model: Self.model)
         let context = Context(store: store, name: "load")
         let taken = Date(timeIntervalSince1970: 1_769_847_300.25)
-        try await context.perform { context in
+        let statuses = try await context.perform { context -> [StoreValue] in
+            var objects: [ManagedObject] = []
             for id in 1...300 {
-                try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s\(id % 7)", "value": .real(Double(id) / 4),
-                                                             "taken_at": StoreValue(taken), "ok": StoreValue(id % 2 == 0),
-                                                             "raw": .blob([0, 255, UInt8(id % 256)])])
+                let values: [String: StoreValue] = ["id": StoreValue(id), "sensor": "s\(id % 7)", "value": .real(Double(id) / 4),
+                                                    "taken_at": StoreValue(taken), "ok": StoreValue(id % 2 == 0),
+                                                    "raw": .blob([0, 255, UInt8(id % 256)])]
+                objects.append(try context.insert(into: "Reading", values: values))
             }
             try context.insert(into: "Reading", values: ["sensor": "assigned"])   // the server assigns the key after the given ones
             try context.save()
+            return try objects.map { try $0["status"] }
         }
+        // The objects took their rows back from the bulk insert: the server's default is in them.
+        #expect(statuses == Array(repeating: "open", count: 300))
         // Columns: id, sensor, value, taken_at, ok, raw, status.
         let rows = try await context.perform { context in
             context.retainsRegisteredObjects = true   // found again below, through registeredObjects
@@ -92,6 +98,25 @@ struct PostgresStoreTests {
         }
         #expect(saved.updated == 10 && saved.deleted == 11 && saved.conflicts.isEmpty)
         #expect(try PostgresServer.psql(url, "SELECT count(*), count(*) FILTER (WHERE status = 'done') FROM \"Reading\"") == "290|10")
+    }
+
+    @Test("new objects go in through the bulk loader; a taken key in the run sends it row by row, where the policy resolves it")
+    func objectsThroughCopy() async throws {
+        let url = try PostgresServer.database()
+        let store = try Store(postgres: url, model: Self.model)
+        try PostgresServer.psql(url, "INSERT INTO \"Reading\" (id, sensor) VALUES (57, 'taken')")
+        let context = Context(store: store, name: "load", mergePolicy: .objectTrump)
+        let result = try await context.perform { context in
+            for id in 1...120 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "s\(id)"]) }
+            return try context.saveAndReset()
+        }
+        #expect(result.inserted == 119 && result.updated == 1 && result.conflicts.map(\.objectID) == [ObjectID(entity: "Reading", key: [57])])
+        let clean = try await context.perform { context in
+            for id in 200..<1_200 { try context.insert(into: "Reading", values: ["id": StoreValue(id), "sensor": "c"]) }
+            return try context.saveAndReset()
+        }
+        #expect(clean.inserted == 1_000 && clean.conflicts.isEmpty)
+        #expect(try PostgresServer.psql(url, "SELECT count(*), min(sensor) FILTER (WHERE id = 57) FROM \"Reading\"") == "1120|s57")
     }
 
     @Test("objects that leave the integer key out get the keys the server assigns")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 import BatchRunPostgres
 import TestSupport
 
