@@ -1,4 +1,5 @@
 import BatchRunEngine
+import BatchRunStore
 import Foundation
 
 /// How far a queue item's run is, as the run publishes it once a second beside a folder item
@@ -113,50 +114,12 @@ package struct ItemProgress: Codable, Sendable {
     }
 
     /// `2026-11-26T14:03:07Z`, with optional fractional seconds and a `Z` or `±HH:MM` offset,
-    /// as a `Date`; nil for anything else.
+    /// as a `Date`; nil for anything else (a time without its zone, a space for the `T`). Read
+    /// by `DateText.writtenDate`, without Foundation's ISO 8601 parser.
     package static func date(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
-        func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[range] {
-                guard byte >= 48, byte <= 57 else { return nil }
-                value = value * 10 + Int(byte - 48)
-            }
-            return value
-        }
-        guard bytes.count >= 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-        var at = 19
-        var fraction = 0.0
-        if bytes[at] == UInt8(ascii: ".") {
-            var scale = 0.1
-            at += 1
-            while at < bytes.count, bytes[at] >= 48, bytes[at] <= 57 {
-                fraction += Double(bytes[at] - 48) * scale
-                scale /= 10
-                at += 1
-            }
-        }
-        var offset = 0
-        if at < bytes.count, bytes[at] == UInt8(ascii: "Z"), at + 1 == bytes.count {
-            offset = 0
-        } else if at + 6 == bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-"), bytes[at + 3] == UInt8(ascii: ":"),
-                  let hours = number(at + 1..<at + 3), let minutes = number(at + 4..<at + 6) {
-            offset = (hours * 3600 + minutes * 60) * (bytes[at] == UInt8(ascii: "-") ? -1 : 1)
-        } else {
-            return nil
-        }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        return Date(timeIntervalSince1970: Double(timegm(&parts) - offset) + fraction)
+        guard bytes.count >= 20, bytes[10] == UInt8(ascii: "T"),
+              bytes.last == UInt8(ascii: "Z") || bytes[bytes.count - 3] == UInt8(ascii: ":") else { return nil }
+        return DateText.writtenDate(text)
     }
 }
