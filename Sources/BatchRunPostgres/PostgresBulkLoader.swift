@@ -60,10 +60,10 @@ package final class PostgresBulkLoader: BulkLoader {
         let rows = Array(rows)
         var keys: [Int64] = []
         let outcome = try allOrNothing(rows.count, columns: columns.count, in: connection) { part in
-            let (outcome, assigned) = try insertStatement(rows[part], of: batch, columns: columns, assigningKeys: assigningKeys,
-                                                          in: connection)
-            keys += assigned
-            return outcome
+            try insertStatement(rows[part], of: batch, columns: columns, returning: assigningKeys ? entity.primaryKey : nil,
+                                in: connection, returned: assigningKeys ? { row in
+                if case .integer(let key) = row[0] { keys.append(key) }
+            } : nil)
         }
         return (outcome, outcome.isDone ? keys : [])
     }
@@ -74,11 +74,8 @@ package final class PostgresBulkLoader: BulkLoader {
         let rows = Array(rows)
         var stored: [[StoreValue]] = []
         let outcome = try allOrNothing(rows.count, columns: columns.count, in: connection) { part in
-            let table = valuesTable(columns, in: connection)
-            let sql = "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) SELECT "
-                + selectList(columns) + " FROM " + table.sql + " RETURNING \(SQL.quoteList(entity.columnNames))"
-            return try connection.run(try statement(sql, in: connection), values: table.arguments(values(rows[part], of: batch)),
-                                      returned: { stored.append($0) })
+            try insertStatement(rows[part], of: batch, columns: columns, returning: entity.columnNames, in: connection,
+                                returned: { stored.append($0) })
         }
         if outcome.isDone { stored.forEach(returned) }
         return outcome
@@ -145,19 +142,15 @@ package final class PostgresBulkLoader: BulkLoader {
         expected = rows
     }
 
-    /// One `INSERT ... SELECT ... FROM unnest(...)` of all `rows`.
-    private func insertStatement(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String], assigningKeys: Bool,
-                                 in connection: any StoreConnection) throws -> (outcome: StatementOutcome, keys: [Int64]) {
-        var keys: [Int64] = []
+    /// One `INSERT ... SELECT ... FROM unnest(...)` of all `rows`, each row's `returning`
+    /// columns (none when nil) handed to `returned`.
+    private func insertStatement(_ rows: ArraySlice<Int>, of batch: RowBatch, columns: [String], returning: [String]?,
+                                 in connection: any StoreConnection, returned: (([StoreValue]) -> Void)?) throws -> StatementOutcome {
         let table = valuesTable(columns, in: connection)
         let sql = "INSERT INTO \(SQL.quote(entity.tableName)) (\(SQL.quoteList(columns))) SELECT "
-            + selectList(columns) + " FROM " + table.sql
-            + (assigningKeys ? " RETURNING \(SQL.quoteList(entity.primaryKey))" : "")
-        let outcome = try connection.run(try statement(sql, in: connection), values: table.arguments(values(rows, of: batch)),
-                                         returned: assigningKeys ? { row in
-            if case .integer(let key) = row[0] { keys.append(key) }
-        } : nil)
-        return (outcome, keys)
+            + selectList(columns) + " FROM " + table.sql + (returning.map { " RETURNING \(SQL.quoteList($0))" } ?? "")
+        return try connection.run(try statement(sql, in: connection), values: table.arguments(values(rows, of: batch)),
+                                  returned: returned)
     }
 
     /// The rows' values, row after row.
