@@ -37,6 +37,10 @@ package final class PostgresBackend: StoreBackend {
 
     package var locationDescription: String { location.description }
 
+    package static func connectionIdentity(location: String) throws -> String {
+        try PostgresLocation(url: location).connectionIdentity
+    }
+
     package static func makeExpressionChecker(location: String, model: Model) throws -> any ExpressionChecking {
         try PostgresExpressionChecker(url: location, model: model)
     }

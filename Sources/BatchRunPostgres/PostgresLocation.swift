@@ -47,7 +47,7 @@ package struct PostgresLocation: Sendable, CustomStringConvertible {
         do throws(PostgresURL.Problem) {
             try self.init(values: try Self.keywords(url: url, environment: environment), environment: environment)
         } catch {
-            throw StoreError.cannotOpen(path: PostgresURL.redacted(url), reason: error.reason)
+            throw StoreError.cannotOpen(path: StoreSpec.redacted(url), reason: error.reason)
         }
     }
 
@@ -123,6 +123,13 @@ package struct PostgresLocation: Sendable, CustomStringConvertible {
     /// user and database, and how it was connected (TLS, certificates, application name).
     package var sessionKey: String {
         [description, sslMode.rawValue, sslRootCert, sslCert, sslKey, applicationName].joined(separator: "\u{1}")
+    }
+
+    /// What tells the database and credentials of a connection from another's: the server, user
+    /// and database, and the connection's security (`sslmode`, certificate files); not the
+    /// application name, which grants nothing.
+    package var connectionIdentity: String {
+        [description, sslMode.rawValue, sslRootCert, sslCert, sslKey].joined(separator: "\u{1}")
     }
 
     /// The login's user name, as libpq takes it when `PGUSER` is not set.

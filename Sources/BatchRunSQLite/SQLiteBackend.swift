@@ -44,6 +44,10 @@ package final class SQLiteBackend: StoreBackend {
 
     package var locationDescription: String { path }
 
+    package static func connectionIdentity(location: String) throws -> String {
+        URL(fileURLWithPath: location).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+
     package static func makeExpressionChecker(location: String, model: Model) throws -> any ExpressionChecking {
         try ExpressionChecker(model: model)
     }

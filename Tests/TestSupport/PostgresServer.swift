@@ -31,10 +31,10 @@ public enum PostgresServer {
         public let url: String
 
         /// Runs SQL through `psql` as `postgres` over the Unix socket (`pg_hba.conf` must let
-        /// `local all postgres` in, e.g. `trust`); its output.
+        /// `local all postgres` in, e.g. `trust`), in `database`; its output.
         @discardableResult
-        public func psql(_ sql: String) throws -> String {
-            try PostgresServer.run("\(PostgresServer.binaries)/psql", ["host=\(folder) port=\(port) user=postgres dbname=postgres", "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
+        public func psql(_ sql: String, database: String = "postgres") throws -> String {
+            try PostgresServer.run("\(PostgresServer.binaries)/psql", ["host=\(folder) port=\(port) user=postgres dbname=\(database)", "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
         }
 
         /// Stops the server as a restart does (`pg_ctl stop -m fast`: sessions are ended, the

@@ -143,9 +143,10 @@ struct QueueFeatureTests {
         let store = queue.folder.path("tags.sqlite")
         try queue.folder.write("tag.yaml", Self.tagJob(store: store))
         for options in [["--at", "2026-12-01T03:00Z", "--in", "1h"], ["--at", "tomorrow"], ["--priority", "100000"], ["--in", "soon"],
-                        ["--attempts", "0"]] {
+                        ["--attempts", "0"], ["--in", "99999999999h"], ["--attempts", "1001"], ["--backoff", "200h"]] {
             let refused = try Batchrun.run(["submit", queue.location, "tag.yaml"] + options, in: queue.folder.url)
             #expect(refused.status == 2, "\(options): \(refused.stdout)\(refused.stderr)")
+            if options == ["--in", "99999999999h"] { #expect(refused.stderr.contains("--in must end by 9999-12-31T23:59:59Z"), "\(refused.stderr)") }
         }
         #expect(try queue.items().isEmpty)
         let past = try queue.submit("tag.yaml", ["--at", "2020-01-01T00:00Z", "--param", "tag=past"])

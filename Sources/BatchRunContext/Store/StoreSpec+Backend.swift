@@ -22,6 +22,21 @@ extension StoreSpec {
         }
     }
 
+    /// Whether this store and the one at `location` are the same database reached with the
+    /// same credentials and connection security (`StoreBackend.connectionIdentity`); false
+    /// when they are of different kinds or either cannot be read.
+    ///
+    /// ```swift
+    /// StoreSpec(location: "postgresql://batch@db/nightly").isSameConnection(as: "postgresql://batch@db:5432/nightly")   // true
+    /// ```
+    package func isSameConnection(as location: String) -> Bool {
+        let other = StoreSpec(location: location)
+        guard other.kind == kind, let backend = try? backend(),
+              let mine = try? backend.connectionIdentity(location: path),
+              let theirs = try? backend.connectionIdentity(location: location) else { return false }
+        return mine == theirs
+    }
+
     /// The table an entity declared without `table:` lives in: its name, folded to lowercase
     /// where the database folds the unquoted names expressions use (PostgreSQL).
     package func defaultTableName(forEntity name: String) -> String {

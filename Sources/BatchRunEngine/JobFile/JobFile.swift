@@ -27,6 +27,9 @@ public struct JobFile: Sendable {
     /// The environment `${env.VAR}` was checked against and is read from at run time (the
     /// loader's, by default the process's).
     package var environment: [String: String]
+    /// What the file's shell hooks start with besides their `BATCHRUN_*` variables; nil: the
+    /// process's environment. A confined worker's items get only the variables it allows.
+    package var hookEnvironment: [String: String]?
     /// Why the expressions were not checked, when they were not: a PostgreSQL store's server
     /// could not be reached (everything else was checked). Nil when they were.
     package var expressionsUnchecked: String?

@@ -6,6 +6,8 @@ extension JobFileBuilder {
     mutating func checkReferences(_ template: ParamTemplate, at node: YAMLNode, job: String) {
         for reference in template.references {
             switch reference {
+            case .environment(let name) where loader.rules?.environmentRefusal(name) != nil:
+                reader.error(node, loader.rules?.environmentRefusal(name) ?? "")
             case .environment(let name) where loader.environment[name] == nil:
                 reader.error(node, "\(reference) refers to environment variable \(name), which is not set")
             case .parameter(let name) where params[name] == nil:

@@ -44,6 +44,11 @@ extension JobFileBuilder {
                     continue
                 }
                 feed.headers[name] = text
+                if let rules = loader.rules {
+                    for refusal in RemoteFeed.references(in: text).compactMap(rules.environmentRefusal) {
+                        reader.error(value, "header \(name): \(refusal)")
+                    }
+                }
             }
         }
         if let caNode = fields["ca_file"], let text = reader.string(caNode, "ca_file") {

@@ -89,9 +89,11 @@ package struct JobFileBuilder {
         }
         guard let store else { return nil }
         var file = JobFile(path: path, directory: directory, version: version, store: store, model: model,
-                           defaults: defaults, params: params, jobs: jobs, source: source, environment: loader.environment,
+                           defaults: defaults, params: params, jobs: jobs, source: source,
+                           environment: loader.rules.map { $0.itemEnvironment(of: loader.environment) } ?? loader.environment,
                            expressionsUnchecked: expressionsUnchecked)
         file.refusesSchemaChanges = refusesSchemaChanges
+        file.hookEnvironment = loader.rules?.hookEnvironment(of: loader.environment)
         file.declarations = declarations
         return file
     }
@@ -122,7 +124,7 @@ package struct JobFileBuilder {
                     var named = StoreSpec(location: url, busyTimeout: busy)
                     named.reconnect = reconnect
                     if named.isOnServer {
-                        spec = named
+                        spec = allowedStore(named, server)
                     } else {
                         reader.error(server, "store.postgres must be a URL: postgresql://USER@HOST:PORT/DATABASE")
                     }
@@ -135,7 +137,7 @@ package struct JobFileBuilder {
         } else if let path = reader.string(node, "store (a path, { sqlite: PATH, busy_timeout: 5s } or { postgres: URL })") {
             // `store: postgresql://...` names the server as `--store postgresql://...` does.
             let named = StoreSpec(location: path)
-            spec = named.isOnServer ? named : StoreSpec(path: confined(resolve(path), node, "the store"), busyTimeout: 5)
+            spec = named.isOnServer ? allowedStore(named, node) : StoreSpec(path: confined(resolve(path), node, "the store"), busyTimeout: 5)
         }
         if var overridden = spec, let override = loader.storeOverride {
             let named = StoreSpec(location: override, busyTimeout: overridden.busyTimeout)
@@ -149,9 +151,27 @@ package struct JobFileBuilder {
         return spec
     }
 
+    /// `spec` (a store on a server), or nil with an error at `node` when a confined worker does
+    /// not let its items use it: only the queue's own database and those of `--allow-store`.
+    /// Checked before anything connects to it, so a refused server is never offered a password.
+    func allowedStore(_ spec: StoreSpec, _ node: YAMLNode) -> StoreSpec? {
+        guard let rules = loader.rules else { return spec }
+        if (rules.queueStore.map { spec.isSameConnection(as: $0) } ?? false) || rules.stores.contains(where: spec.isSameConnection(as:)) {
+            return spec
+        }
+        reader.error(node, "store \(StoreSpec.redacted(spec.path)): a confined worker lets an item use only "
+            + (rules.queueStore.map { "the queue's own database (\(StoreSpec.redacted($0)), as the same user), " } ?? "")
+            + "an SQLite file in its --root folders, or a store named with --allow-store; start the worker with "
+            + "--allow-store URL to let items use this one")
+        return nil
+    }
+
     /// `path` (resolved), with an error at `node` when it lies outside the folders the loader
-    /// confines the file to.
+    /// confines the file to, unless a confined worker names it with `--allow-store`.
     func confined(_ path: String, _ node: YAMLNode, _ what: String) -> String {
+        if what == "the store", loader.rules?.stores.contains(where: StoreSpec(kind: .sqlite, path: path).isSameConnection(as:)) == true {
+            return path
+        }
         if let violation = loader.confinement?.violation(of: path) {
             reader.error(node, "\(what) \(violation); a queue worker started with --root lets an item touch only files in those folders")
         }

@@ -22,6 +22,13 @@ public struct JobFileLoader: Sendable {
         NodeReader.seconds(text)
     }
 
+    /// Whether `text` can name an environment variable for `${env.NAME}`: letters, digits and
+    /// `_`, not starting with a digit.
+    package static func isEnvironmentName(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+        return text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
     /// `--param NAME=VALUE` overrides, typed like plain YAML scalars.
     package var params: [String: String]
     /// `--store PATH`, relative to the current folder.
@@ -41,6 +48,9 @@ public struct JobFileLoader: Sendable {
     /// error at its line (a queue worker's `--no-hooks`, or a PostgreSQL queue's without
     /// `--allow-hooks`).
     package var hookRefusal: String?
+    /// What a confined worker lets the file reach besides its folders (`${env.NAME}`, stores,
+    /// hosts, limits); nil: a trusted file, which reaches what the process may.
+    package var rules: ConfinedItemRules?
 
     public init(params: [String: String] = [:], storeOverride: String? = nil,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -50,12 +60,26 @@ public struct JobFileLoader: Sendable {
     }
 
     public func load(path: String) throws(JobFileError) -> JobFile {
-        guard let handle = FileHandle(forReadingAtPath: path),
-              let data = try? handle.read(upToCount: YAMLLimits.maxFileBytes + 1) ?? Data() else {
+        // Opened without blocking and checked to be a regular file: a FIFO or a device would
+        // otherwise hang `check`, `run` and `submit` (or read forever).
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        var status = stat()
+        if descriptor >= 0 && (fstat(descriptor, &status) != 0 || status.st_mode & S_IFMT != S_IFREG) {
+            close(descriptor)
+            let kind = switch status.st_mode & S_IFMT {
+                case S_IFDIR: "a folder"
+                case S_IFIFO: "a FIFO"
+                case S_IFCHR, S_IFBLK: "a device"
+                case S_IFSOCK: "a socket"
+                default: "not a regular file"
+            }
+            throw JobFileError(diagnostics: [Diagnostic(at: nil, "\(path): is \(kind); a job file must be a regular file")])
+        }
+        let handle = descriptor >= 0 ? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true) : nil
+        guard let handle, let data = try? handle.read(upToCount: YAMLLimits.maxFileBytes + 1) ?? Data() else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read" : "no such file"
             throw JobFileError(diagnostics: [Diagnostic(at: nil, "\(path): \(reason)")])
         }
-        try? handle.close()
         if data.count > YAMLLimits.maxFileBytes { throw Self.tooLarge(path) }
         guard let text = String(data: data, encoding: .utf8) else {
             throw JobFileError(diagnostics: [Diagnostic(at: SourceLocation(file: path, line: 1, column: 1),

@@ -362,7 +362,7 @@ public final class JobFileRun: Sendable {
         }
         if let command = job.hooks.onComplete { hooks.append(("on_complete", command)) }
         for (name, command) in hooks {
-            if case .failed(let message) = ShellHook.run(command, environment: environment) {
+            if case .failed(let message) = ShellHook.run(command, environment: environment, base: file.hookEnvironment) {
                 state.emit(.hookFailed(job: job.name, hook: name, message: message))
             }
         }

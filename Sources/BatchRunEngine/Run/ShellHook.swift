@@ -15,12 +15,13 @@ package enum ShellHook {
     /// How long a hook may run before it is stopped.
     package static let defaultTimeout: Double = 60
 
-    package static func run(_ command: String, environment extra: [String: String],
+    /// `base`: the environment `extra` is added to (nil: the process's).
+    package static func run(_ command: String, environment extra: [String: String], base: [String: String]? = nil,
                            timeout: Double = defaultTimeout) -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
-        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        process.environment = (base ?? ProcessInfo.processInfo.environment).merging(extra) { $1 }
         let done = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in done.signal() }
         do {

@@ -76,7 +76,8 @@ package struct RemoteFeed: Sendable, Hashable {
         }
     }
 
-    private static func references(in value: String) -> [String] {
+    /// The `${env.VAR}` names in one header value.
+    package static func references(in value: String) -> [String] {
         var names: [String] = []
         var rest = Substring(value)
         while let start = rest.range(of: "${env.") {

@@ -71,6 +71,23 @@ package final class PostgresQueue: Sendable {
             + "WHERE schedule IS NOT NULL"),
     ]
 
+    /// What every row must hold, whoever wrote it: a submit role, which may insert only the
+    /// submission's columns (docs/postgresql.md), cannot forge a finished or running item (it
+    /// may not set `ended_at` or `worker`) nor step outside the ranges `submit` takes. Added `NOT
+    /// VALID` (rows from before are not checked) by a role that may.
+    static let checks = [
+        ("_batchrun_queue_state", "state IN ('pending', 'scheduled', 'retryable', 'running', 'done', 'failed', 'cancelled')"),
+        ("_batchrun_queue_ended", "state NOT IN ('done', 'failed', 'cancelled') OR ended_at IS NOT NULL"),
+        ("_batchrun_queue_running", "state <> 'running' OR worker IS NOT NULL"),
+        ("_batchrun_queue_priority", "priority BETWEEN \(QueueSubmission.priorities.lowerBound) AND \(QueueSubmission.priorities.upperBound)"),
+        ("_batchrun_queue_attempts", "max_attempts BETWEEN \(QueueSubmission.attemptRange.lowerBound) AND \(QueueSubmission.attemptRange.upperBound)"),
+        ("_batchrun_queue_backoff", "backoff BETWEEN 0 AND \(Int(QueueSubmission.longestBackoff))"),
+    ]
+
+    /// The columns a submit-only role may insert (its column `GRANT`, docs/postgresql.md).
+    package static let submissionColumns = ["name", "job_text", "params", "directory", "priority", "run_at", "state",
+                                            "max_attempts", "backoff", "unique_key"]
+
     /// A unique submission's insert: nothing when the unique index finds the same item waiting or running.
     static let onDuplicate = "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'scheduled', 'retryable', 'running') DO NOTHING"
 
@@ -94,17 +111,24 @@ package final class PostgresQueue: Sendable {
     /// the columns it lacks (with their defaults) as any store's tables do (JOBFILE.md 13).
     package init(url: String) throws {
         store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable]))
-        try createPartialIndexes()
+        try createPartialIndexesAndChecks()
     }
 
-    /// Creates the partial indexes when missing (a role that may not create them, a submit-only
-    /// one, uses the table as it is).
-    private func createPartialIndexes() throws {
+    /// Creates the partial indexes and the checks when missing (a role that may not create
+    /// them, a submit-only one, uses the table as it is).
+    private func createPartialIndexesAndChecks() throws {
         let present = try store.readRecords { db in
-            try db.namedRows("SELECT indexname FROM pg_indexes WHERE tablename = '_batchrun_queue'", []).compactMap { $0["indexname"].string }
+            try db.namedRows("""
+                SELECT indexname AS name FROM pg_indexes WHERE tablename = '_batchrun_queue'
+                UNION ALL SELECT conname FROM pg_constraint WHERE conrelid = '_batchrun_queue'::regclass
+                """, []).compactMap { $0["name"].string }
         }
-        for (name, sql) in Self.partialIndexes where !present.contains(name) {
-            // A role that may not create indexes leaves them to a worker's role; another worker
+        let missing = Self.partialIndexes.filter { !present.contains($0.0) }
+            + Self.checks.filter { !present.contains($0.0) }.map { name, check in
+                (name, "ALTER TABLE _batchrun_queue ADD CONSTRAINT \(name) CHECK (\(check)) NOT VALID")
+            }
+        for (_, sql) in missing {
+            // A role that may not create them leaves them to a worker's role; another worker
             // may have made one at the same moment.
             try? store.writeRecords { db in _ = try db.execute(sql, []) }
         }

@@ -25,6 +25,13 @@ package struct QueueSubmission: Sendable, Hashable {
 
     /// The priorities an item may have.
     package static let priorities = -99_999...99_999
+    /// The attempts an item may have.
+    package static let attemptRange = 1...1_000
+    /// The longest `--backoff`: a week.
+    package static let longestBackoff = 7 * 86_400.0
+    /// The latest time an item may be due (`--in`, `--at`): the end of year 9999, the last a
+    /// date in the queue's ISO 8601 form can name.
+    package static let latestDueTime = Date(timeIntervalSince1970: 253_402_300_799)   // 9999-12-31T23:59:59Z
 
     package init(priority: Int = 0, runAt: Date? = nil, delay: Double? = nil, attempts: Int = 1, backoff: Double = 30, unique: Bool = false) {
         self.priority = priority

@@ -74,7 +74,13 @@ package struct SchemaMigration {
     /// refusal found.
     package func plan(in connection: any StoreConnection) throws -> Plan {
         let stored = try backend.storedTables(named: model.entities.map(\.tableName), in: connection)
-        let renames = try recordedRenames(in: connection)
+        // Read only when a declared column is missing: a role that may use the tables but not read
+        // `_batchrun_schema` (a queue's submit role, after an item changed a schema) opens them.
+        var renames: [String: [String: String]]?
+        func renamesOf(_ entity: String) throws -> [String: String] {
+            if renames == nil { renames = try recordedRenames(in: connection) }
+            return renames?[entity] ?? [:]
+        }
         var plan = Plan()
         var refusals: [SchemaRefusal] = []
         for entity in model.entities {
@@ -82,13 +88,13 @@ package struct SchemaMigration {
                 plan.newTables.append(entity)
                 continue
             }
-            plan.changes += try changes(of: entity, table: table, renames: renames[entity.name] ?? [:], in: connection, refusals: &refusals)
+            plan.changes += try changes(of: entity, table: table, renames: { try renamesOf(entity.name) }, in: connection, refusals: &refusals)
         }
         if !refusals.isEmpty { throw SchemaRefusals(refusals) }
         return plan
     }
 
-    private func changes(of entity: Entity, table: StoredTable, renames: [String: String], in connection: any StoreConnection,
+    private func changes(of entity: Entity, table: StoredTable, renames: () throws -> [String: String], in connection: any StoreConnection,
                          refusals: inout [SchemaRefusal]) throws -> [SchemaChange] {
         let ddl = backend.tableDefinition
         var changes: [SchemaChange] = []
@@ -120,7 +126,7 @@ package struct SchemaMigration {
                 continue
             }
             // An older file, after a newer one renamed its column: adding it again would split the data.
-            if let renamedTo = renames[column.name.lowercased()], let stored = table.column(renamedTo) {
+            if let renamedTo = try renames()[column.name.lowercased()], let stored = table.column(renamedTo) {
                 refusals.append(SchemaRefusal(message: "\(entity.name): column \(column.name) was renamed to \(stored.name) by an earlier run of a newer job file "
                     + "(see _batchrun_schema); declare \(stored.name) (\(stored.name): \(column.type.rawValue) was \(column.name)) instead of \(column.name)", entity: entity.name, column: column.name))
                 continue

@@ -26,6 +26,13 @@ package protocol StoreBackend: Sendable {
     /// table is named in lowercase for expressions to reach it unquoted.
     static var foldsUnquotedNames: Bool { get }
 
+    /// What connecting to `location` reaches and as whom: two locations with the same identity
+    /// open the same database with the same credentials and connection security (an SQLite
+    /// file's resolved path; a PostgreSQL server, port, database, user, `sslmode` and certificate
+    /// files, as the environment completes them). A confined worker compares an item's store to
+    /// the ones it allows with it; throws for a location that cannot be read.
+    static func connectionIdentity(location: String) throws -> String
+
     /// A checker that prepares expressions as this database reads them, without opening a store.
     static func makeExpressionChecker(location: String, model: Model) throws -> any ExpressionChecking
 

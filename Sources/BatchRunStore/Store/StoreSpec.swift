@@ -54,4 +54,28 @@ public struct StoreSpec: Sendable, Hashable {
 
     /// True for a database on a server (PostgreSQL), false for a file on this machine (SQLite).
     package var isOnServer: Bool { kind == .postgres }
+
+    /// `text` with any password it holds replaced by `***`, for messages.
+    ///
+    /// ```swift
+    /// StoreSpec.redacted("postgresql://u:secret@h/db")   // postgresql://u:***@h/db
+    /// ```
+    package static func redacted(_ text: String) -> String {
+        var result = text
+        if let schemeEnd = result.range(of: "://") {
+            let authorityEnd = result[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" } ?? result.endIndex
+            if let at = result[schemeEnd.upperBound..<authorityEnd].firstIndex(of: "@"),
+               let colon = result[schemeEnd.upperBound..<at].firstIndex(of: ":") {
+                result.replaceSubrange(result.index(after: colon)..<at, with: "***")
+            }
+        }
+        // password=... in the query
+        if let mark = result.firstIndex(of: "?") {
+            let query = result[result.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+                pair.hasPrefix("password=") ? "password=***" : String(pair)
+            }
+            result = String(result[...mark]) + query.joined(separator: "&")
+        }
+        return result
+    }
 }

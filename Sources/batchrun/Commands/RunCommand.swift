@@ -67,6 +67,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: .hidden)
     var fence: String?
 
+    /// A queue folder's worker: the descriptor its `ItemHandoff` is read from (params, what the
+    /// item may touch), so that nothing of the item is on the command line.
+    @Option(help: .hidden)
+    var handoffDescriptor: Int32?
+
     /// A queue folder's worker: where this run publishes its progress once a second (`batchrun serve` reads it).
     @Option(help: .hidden)
     var progressFile: String?
@@ -82,14 +87,21 @@ struct RunCommand: AsyncParsableCommand {
         let interrupts = InterruptHandler()
         interrupts.install()
         defer { withExtendedLifetime(interrupts) {} }
-        try await run(interrupts: interrupts)
+        let handoff = try handoffDescriptor.map { descriptor in
+            do { return try ItemHandoff.read(from: descriptor) } catch {
+                throw CommandFailure("cannot read the item's handoff from descriptor \(descriptor): \(error)", status: ExitStatus.invalid)
+            }
+        }
+        try await run(interrupts: interrupts, handoff: handoff)
     }
 
     /// Runs the files; SIGINT and SIGTERM come through `interrupts`, installed by the caller (a
-    /// queue's runner installs one for all the items it runs, and gives a PostgreSQL item's
-    /// text as `item`: its one file argument then only names it).
-    func run(interrupts: InterruptHandler, item: LoadOptions.ItemText? = nil) async throws {
-        let loaded = try load.loadAll(files, selection: JobSelection(select: select, exclude: exclude), item: item)
+    /// queue's runner installs one for all the items it runs). A queue item's `handoff` gives its
+    /// params, what it may touch and a PostgreSQL item's text (its one file argument then only
+    /// names it).
+    func run(interrupts: InterruptHandler, handoff: ItemHandoff? = nil) async throws {
+        let params = handoff?.params ?? load.paramValues
+        let loaded = try load.loadAll(files, selection: JobSelection(select: select, exclude: exclude), handoff: handoff)
         if metricsFile != nil { MetricsExport.start() }
         let style = TerminalStyle(mode: logFormat == .json ? .never : color)
         let printer = ReportPrinter(style: style, quiet: quiet, verbose: verbose, conflictLimit: conflicts,
@@ -106,8 +118,8 @@ struct RunCommand: AsyncParsableCommand {
             let opened: RunOpening
             do {
                 opened = try RunOpening.open(file, resume: resume, fence: fence.flatMap(QueueFence.init(argument:)),
-                                             params: load.paramValues, allowingSchemaChanges: !noSchemaChanges) { params in
-                    try load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params, item: item)[0]
+                                             params: params, allowingSchemaChanges: !noSchemaChanges) { params in
+                    try load.loadAll([file.path], selection: JobSelection(select: select, exclude: exclude), params: params, handoff: handoff)[0]
                 }
             } catch let error as RunOpeningError {
                 if error.isLocated { printer.locatedErrors("\(error)\nnothing was run") } else { printer.error("\(file.path): \(error)\nnothing was run") }
@@ -123,7 +135,7 @@ struct RunCommand: AsyncParsableCommand {
             if loaded.count > 1 { printer.fileHeader(file) }
             for applied in opened.schemaChanges { printer.schemaChanged(applied.change) }
             if let continuation { printer.resuming(continuation) }
-            let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: load.paramValues)
+            let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: params)
             interrupts.watch(run)
             let ticker = printer.showsProgress ? Task { await printer.tickProgress(run) } : nil
             let publisher = ItemProgress.publisher(run, file: progressFile, fence: fence.flatMap(QueueFence.init(argument:)))

@@ -12,12 +12,14 @@ import Foundation
 /// between items, it ends by SIGINT at the next request, which it neither runs nor answers.
 /// Its standard input is /dev/null, and hooks inherit neither descriptor.
 ///
-/// A request carries the item's text and its run's identity too (a PostgreSQL item's, which is in
-/// no file), so nothing of the item is on a command line or in a file others may read.
+/// A request carries the item's params, what the worker lets it touch, and a PostgreSQL item's
+/// text and run identity (`ItemHandoff`), so nothing of the item is on a command line or in a
+/// file others may read.
 ///
 /// ```
 /// {"arguments":["run","--resume","--report","/tmp/batchrun-worker-x1Yz9Q/12.3.json",...,"--","tick.yaml"],
-///  "log":"/tmp/batchrun-worker-x1Yz9Q/12.log","text":"version: 1\n...","identity":"postgresql://db:5432/nightly#12"}
+///  "log":"/tmp/batchrun-worker-x1Yz9Q/12.log",
+///  "handoff":{"params":{},"confinement":{"roots":["/srv/q"]},"text":"version: 1\n...","identity":"postgresql://db:5432/nightly#12"}}
 /// ```
 struct RunnerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -98,7 +100,7 @@ struct RunnerCommand: AsyncParsableCommand {
             return BatchRunCommand.report(CommandFailure(located: BatchRunCommand.fullMessage(for: error), status: ExitStatus.invalid))
         }
         do {
-            try await command.run(interrupts: interrupts, item: request.text.map { LoadOptions.ItemText(text: $0, identity: request.identity) })
+            try await command.run(interrupts: interrupts, handoff: request.handoff)
             return ExitStatus.ok
         } catch let error as any BatchRunError {
             return BatchRunCommand.report(error)
@@ -113,10 +115,9 @@ struct RunnerCommand: AsyncParsableCommand {
 }
 
 /// One item for a runner: the arguments of its `batchrun run`, the file its output goes to, and
-/// a PostgreSQL item's text and run identity (its one file argument then only names it).
+/// what the worker hands it off the command line (`ItemHandoff`).
 struct RunnerRequest: Codable {
     var arguments: [String]
     var log: String
-    var text: String?
-    var identity: String?
+    var handoff: ItemHandoff
 }

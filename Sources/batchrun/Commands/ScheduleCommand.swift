@@ -58,6 +58,10 @@ struct ScheduleCommand: ParsableCommand {
             } catch {
                 throw CommandFailure("\(error)", then: "no schedule was added", status: ExitStatus.invalid)
             }
+            if let entry, entry.cron.nextDue(after: Date()) == nil {
+                throw CommandFailure("--cron \"\(cron)\" has no due time in the next five years (a day its months never have, "
+                                     + "like 31 in February?)", then: "no schedule was added", status: ExitStatus.invalid)
+            }
         }
         let opened: any Queue
         do {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BatchRunKit
 import Foundation
+import Synchronization
 
 /// `batchrun submit QUEUE FILE...`: checks each file, then queues it.
 struct SubmitCommand: ParsableCommand {
@@ -44,11 +45,24 @@ struct SubmitCommand: ParsableCommand {
         if let at, QueueSubmission.time(at) == nil { throw ValidationError("--at must be a time like 2026-12-01T03:00Z, found '\(at)'") }
         if let delay, JobFileLoader.seconds(delay) == nil { throw ValidationError("--in must be a duration like 90s, 30m or 2h, found '\(delay)'") }
         if JobFileLoader.seconds(backoff) == nil { throw ValidationError("--backoff must be a duration like 30s or 5m, found '\(backoff)'") }
+        if let seconds = delay.flatMap(JobFileLoader.seconds), Date().addingTimeInterval(seconds) > QueueSubmission.latestDueTime {
+            throw ValidationError("--in must end by 9999-12-31T23:59:59Z, found '\(delay ?? "")'")
+        }
+        if let time = at.flatMap(QueueSubmission.time), time > QueueSubmission.latestDueTime {
+            throw ValidationError("--at must be by 9999-12-31T23:59:59Z, found '\(at ?? "")'")
+        }
+        if let seconds = JobFileLoader.seconds(backoff), seconds > QueueSubmission.longestBackoff {
+            throw ValidationError("--backoff must be at most 7 days (168h), found '\(backoff)'")
+        }
         if !QueueSubmission.priorities.contains(priority) { throw ValidationError("--priority must be between -99999 and 99999") }
-        if attempts < 1 { throw ValidationError("--attempts must be at least 1") }
+        if !QueueSubmission.attemptRange.contains(attempts) { throw ValidationError("--attempts must be between 1 and 1000") }
     }
 
     func run() throws {
+        // SIGINT or SIGTERM: the item being queued is finished and printed, the rest are not
+        // queued, so every item queued has its line (a retry of the unprinted ones doubles nothing).
+        let stop = Atomic<Bool>(false)
+        SignalWatcher.start([SIGINT, SIGTERM]) { _ in stop.store(true, ordering: .sequentiallyConsistent) }
         let submission = QueueSubmission(priority: priority, runAt: at.flatMap(QueueSubmission.time), delay: delay.flatMap(JobFileLoader.seconds),
                                          attempts: attempts, backoff: JobFileLoader.seconds(backoff) ?? 30, unique: unique)
         var load = try LoadOptions.parse(params.flatMap { ["--param", $0] })
@@ -62,9 +76,14 @@ struct SubmitCommand: ParsableCommand {
             throw CommandFailure("\(error)", then: "nothing was queued", status: ExitStatus.failed)
         }
         for (index, path) in files.enumerated() {
+            if stop.load(ordering: .sequentiallyConsistent) {
+                FileHandle.standardError.write(Data("batchrun: interrupted; \(index) of \(files.count) files were queued (each printed above), the rest were not\n".utf8))
+                InterruptHandler.endBySIGINT()
+            }
             let submitted = try opened.submit(fileAt: path, params: load.paramValues, sequence: index + 1, submission: submission)
             print(submitted.existing ? "not queued again: \(path) is already queued as \(submitted.name) (--unique)"
                                      : "queued \(path) as \(submitted.name)")
+            fflush(nil)   // the line out now, before the next item (stdout is a pipe in scripts)
         }
     }
 }

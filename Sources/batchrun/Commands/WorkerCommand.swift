@@ -49,6 +49,27 @@ struct WorkerCommand: ParsableCommand {
     @Flag(help: "PostgreSQL queue: start without --root, letting items touch whatever this worker's user may.")
     var trustSubmitters = false
 
+    @Option(name: .customLong("allow-env"), help: ArgumentHelp("Confined worker: let items read this environment variable with ${env.NAME} (repeatable); no other is visible to them.", valueName: "NAME"))
+    var allowedEnvironment: [String] = []
+
+    @Option(name: .customLong("allow-store"), help: ArgumentHelp("Confined worker: let items use this store besides the queue's own database and SQLite files in the --root folders (repeatable).", valueName: "URL|PATH"))
+    var allowedStores: [String] = []
+
+    @Option(help: ArgumentHelp("Confined worker: run every item's SQL as this PostgreSQL role (SET ROLE), so it reads only what the role may.", valueName: "ROLE"))
+    var itemRole: String?
+
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp("Confined worker: let feeds and outputs reach this host (or HOST:PORT) although its address is loopback, link-local or private (repeatable).", valueName: "HOST[:PORT]"))
+    var allowedHosts: [String] = []
+
+    @Option(help: ArgumentHelp("Confined worker: end an item that runs longer than this as failed.", valueName: "DURATION"))
+    var maxItemTime: String?
+
+    @Option(help: ArgumentHelp("Confined worker: end an item that reads or writes more rows than this as failed.", valueName: "N"))
+    var maxRows: Int64?
+
+    @Option(help: ArgumentHelp("Confined worker: end an item that reads or writes more bytes than this (like 500MB or 2GiB) as failed.", valueName: "SIZE"))
+    var maxBytes: String?
+
     @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics; loopback unless HOST says otherwise (0.0.0.0 exposes them to the network).", valueName: "HOST:PORT"))
     var metrics: String?
 
@@ -59,12 +80,23 @@ struct WorkerCommand: ParsableCommand {
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if JobFileLoader.seconds(lease) == nil { throw ValidationError("--lease must be a duration like 500ms, 30s or 5m, found '\(lease)'") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let maxItemTime, JobFileLoader.seconds(maxItemTime).map({ $0 > 0 }) != true {
+            throw ValidationError("--max-item-time must be a duration like 90s or 10m, found '\(maxItemTime)'")
+        }
+        if let maxRows, maxRows < 1 { throw ValidationError("--max-rows must be at least 1") }
+        if let maxBytes, ByteCount.parse(maxBytes) == nil {
+            throw ValidationError("--max-bytes must be a size like 500MB, 2GiB or 1048576, found '\(maxBytes)'")
+        }
+        for name in allowedEnvironment where !JobFileLoader.isEnvironmentName(name) {
+            throw ValidationError("--allow-env takes a variable's name (letters, digits, _), found '\(name)'")
+        }
         if let metrics, ListenAddress(metrics) == nil { throw ValidationError("--metrics takes HOST:PORT, like 127.0.0.1:9464") }
     }
 
     func run() throws {
         let confinement = try Self.orExit(ExitStatus.invalid) {
-            try ItemConfinement(queue: QueueLocation(queue), roots: roots, allowHooks: allowHooks, noHooks: noHooks, trustSubmitters: trustSubmitters)
+            try ItemConfinement(queue: QueueLocation(queue), roots: roots, allowHooks: allowHooks, noHooks: noHooks,
+                                trustSubmitters: trustSubmitters, allowed: allowed)
         }
         let opened = try Self.orExit(ExitStatus.failed) { try openQueue(at: queue) }
         let exporter = try Self.orExit(ExitStatus.failed, "cannot serve metrics on \(metrics ?? ""): ") {
@@ -86,6 +118,17 @@ struct WorkerCommand: ParsableCommand {
         let status = worker.run()
         if status == ExitStatus.interrupted { InterruptHandler.endBySIGINT() }
         if status != ExitStatus.ok { throw ExitCode(status) }
+    }
+
+    /// What `--allow-*`, `--item-role` and `--max-*` let a confined worker's items reach.
+    var allowed: ConfinedItemRules {
+        var rules = ConfinedItemRules()
+        rules.environment = Set(allowedEnvironment)
+        rules.stores = allowedStores.map { StoreSpec(location: $0).isOnServer ? $0 : URL(fileURLWithPath: $0).standardizedFileURL.path }
+        rules.itemRole = itemRole
+        rules.hosts = allowedHosts
+        rules.limits = ItemLimits(seconds: maxItemTime.flatMap(JobFileLoader.seconds), rows: maxRows, bytes: maxBytes.flatMap(ByteCount.parse))
+        return rules
     }
 
     /// `body`'s value; its error thrown as a `CommandFailure` (after `prefix`) with exit status `status`.

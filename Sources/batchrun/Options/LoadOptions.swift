@@ -18,15 +18,6 @@ struct LoadOptions: ParsableArguments {
     @Flag(help: .hidden)
     var checkedAtSubmit = false
 
-    /// Given by a queue's worker started with `--root`: the folders the item's feeds, outputs
-    /// and SQLite store must lie in (section 15).
-    @Option(name: .customLong("root"), help: .hidden)
-    var roots: [String] = []
-
-    /// Given by a queue's worker that runs no shell hooks: why, for the error at each hook.
-    @Option(help: .hidden)
-    var refuseHooks: String?
-
     func validate() throws {
         for param in params where !param.contains("=") || param.hasPrefix("=") {
             throw ValidationError("--param takes NAME=VALUE, got '\(param)'")
@@ -40,34 +31,21 @@ struct LoadOptions: ParsableArguments {
         }, uniquingKeysWith: { $1 })
     }
 
-    /// A job file given as text (a PostgreSQL queue item's, which is in no file), and what the
-    /// run history knows it by.
-    struct ItemText {
-        var text: String
-        var identity: String?
-    }
-
-    /// Loads every file at `paths` (keeping the selected jobs), or, with `item`, the one file
-    /// `paths` names from its text; throws a `CommandFailure` with all their errors (exit
+    /// Loads every file at `paths` (keeping the selected jobs), or, with a PostgreSQL item's
+    /// `handoff`, the one file `paths` names from its text; a queue item's `handoff` also gives
+    /// its params and what it may touch. Throws a `CommandFailure` with all their errors (exit
     /// status 2) when any is invalid.
     func loadAll(_ paths: [String], selection: JobSelection = JobSelection(), params: [String: String]? = nil,
-                 item: ItemText? = nil) throws -> [JobFile] {
-        var loader = JobFileLoader(params: params ?? paramValues, storeOverride: store)
+                 handoff: ItemHandoff? = nil) throws -> [JobFile] {
+        var loader = JobFileLoader(params: params ?? handoff?.params ?? paramValues, storeOverride: store)
         loader.baseDirectory = relativeTo
         loader.checksExpressionsOnServer = !checkedAtSubmit
-        if !roots.isEmpty {
-            do {
-                loader.confinement = try PathConfinement(roots: roots)
-            } catch {
-                throw CommandFailure("--root \(error)", then: "nothing was run", status: ExitStatus.invalid)
-            }
-        }
-        loader.hookRefusal = refuseHooks
+        handoff?.confinement.apply(to: &loader)
         var files: [JobFile] = []
         var errors: [JobFileError] = []
         for path in paths {
             do {
-                let file = if let item { try loader.load(text: item.text, path: path, runIdentity: item.identity) }
+                let file = if let text = handoff?.text { try loader.load(text: text, path: path, runIdentity: handoff?.identity) }
                     else { try loader.load(path: path) }
                 files.append(try selection.apply(to: file))
             } catch {

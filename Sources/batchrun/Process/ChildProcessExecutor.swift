@@ -17,7 +17,7 @@ import Foundation
 final class ChildProcessExecutor: QueueItemExecutor {
     /// `--jobs N` for each run.
     let jobs: Int?
-    /// What the items may touch, passed to each run (`--root`, `--refuse-hooks`).
+    /// What the items may touch, handed to each run (`ItemHandoff`).
     let confinement: ItemConfinement
     /// Processes running an item (their own child, or a runner with an item in flight).
     private var busy: Set<pid_t> = []
@@ -66,15 +66,18 @@ final class ChildProcessExecutor: QueueItemExecutor {
         if let jobs { arguments += ["--jobs", String(jobs)] }
         let metricsFile = metrics?.nextPath()
         arguments += (metricsFile.map { ["--metrics-file", $0] } ?? []) + (logFormat == .json ? ["--log-format", "json"] : [])
-        arguments += confinement.runArguments
-        for (name, value) in item.params.sorted(by: { $0.key < $1.key }) {
-            arguments += ["--param", "\(name)=\(value)"]
+        // The params, the confinement and a PostgreSQL item's text go off the command line.
+        let handoff = ItemHandoff(params: item.params, confinement: confinement, text: item.text,
+                                  identity: item.text.map { _ in item.runIdentity })
+        let started: pid_t?
+        if let lock = item.lock {   // a folder item: its own child, handed its lock (3) and its handoff (4)
+            guard let descriptor = try? handoff.unlinkedFile() else { return nil }
+            defer { close(descriptor) }
+            arguments += ["--handoff-descriptor", "4", "--", item.path]
+            started = ChildProcess.spawn(arguments, log: item.logPath, descriptors: [lock, descriptor])
+        } else {
+            started = runInRunner(RunnerRequest(arguments: arguments + ["--", item.path], log: item.logPath, handoff: handoff))
         }
-        arguments += ["--", item.path]
-        // A PostgreSQL item's text goes in the runner's request, as does its run's identity.
-        let started = item.lock == nil
-            ? runInRunner(RunnerRequest(arguments: arguments, log: item.logPath, text: item.text, identity: item.text.map { _ in item.runIdentity }))
-            : ChildProcess.spawn(arguments, log: item.logPath, descriptors: item.lock.map { [$0] } ?? [])
         guard let pid = started else { return nil }
         metricsFiles[pid] = metricsFile
         busy.insert(pid)

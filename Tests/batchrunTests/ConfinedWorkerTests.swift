@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A confined worker (JOBFILE.md section 15, "A confined worker"), tried as a stranger would try
+/// it, end to end with the real binary: a PostgreSQL cluster of its own with password logins and
+/// the roles of docs/postgresql.md, a worker with `PGPASSWORD`, an AWS secret and a feed token in
+/// its environment, and items that reach for them. Each refusal is an invalid item (`failed`,
+/// exit 2) naming what it refused and the option that would allow it, and the secrets appear in
+/// no log, report or listing.
+@Suite("A confined worker: PostgreSQL", .serialized)
+struct ConfinedWorkerTests {
+    static let workerPassword = "w0rker-pa55-XYZZY"
+    static let awsSecret = "aws-secret-PLUGH"
+    static let feedToken = "feed-token-FROTZ"
+
+    /// A cluster with password logins (scram) on 127.0.0.1, the worker and submit roles of
+    /// docs/postgresql.md, the queue's database `jobs` and a database `secrets` the worker role
+    /// may read, which items must not.
+    struct Setup {
+        let cluster: PostgresServer.Cluster
+        let worker: String
+        let submit: String
+        let secrets: String
+        let superuser: String
+        let folder: TemporaryFolder
+
+        /// The worker's environment: its password and two secrets an item must not see.
+        var environment: [String: String] {
+            ["PGPASSWORD": ConfinedWorkerTests.workerPassword, "AWS_SECRET_ACCESS_KEY": ConfinedWorkerTests.awsSecret,
+             "FEED_TOKEN": ConfinedWorkerTests.feedToken]
+        }
+
+        func run(_ arguments: [String], password: String = ConfinedWorkerTests.workerPassword) throws -> Batchrun.Result {
+            var environment = environment
+            environment["PGPASSWORD"] = password
+            return try Batchrun.run(arguments, in: folder.url, environment: environment)
+        }
+
+        /// Submits `text` as the submit role; its item id.
+        @discardableResult
+        func submit(_ name: String, _ text: String) throws -> String {
+            try folder.write(name, text)
+            let submitted = try run(["submit", submit, name], password: "subm1t-pw")
+            #expect(submitted.status == 0, "\(submitted.stderr)")
+            return try #require(submitted.stdout.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
+        }
+
+        /// Everything a submitter can read of the queue: the listing, as text and JSON, and each item's log and report.
+        func everythingSubmittersSee() throws -> String {
+            var seen = try run(["queue", submit], password: "subm1t-pw").stdout
+            seen += try run(["queue", submit, "--format", "json"], password: "subm1t-pw").stdout
+            seen += try cluster.psql("SELECT string_agg(coalesce(log, '') || coalesce(report, '') || coalesce(error, ''), '') FROM _batchrun_queue",
+                                     database: "jobs")
+            return seen
+        }
+
+        func stop() {
+            try? cluster.stop()
+        }
+    }
+
+    static func start() throws -> Setup {
+        let cluster = try PostgresServer.start(hba: ["local all postgres trust", "host all all 127.0.0.1/32 scram-sha-256"])
+        try cluster.psql("CREATE DATABASE jobs")
+        try cluster.psql("CREATE DATABASE secrets")
+        try cluster.psql("""
+            CREATE ROLE batchrun_worker LOGIN PASSWORD '\(workerPassword)';
+            CREATE ROLE batchrun_submit LOGIN PASSWORD 'subm1t-pw';
+            GRANT CONNECT ON DATABASE jobs TO batchrun_worker, batchrun_submit;
+            GRANT CONNECT ON DATABASE secrets TO batchrun_worker;
+            """)
+        try cluster.psql("""
+            GRANT USAGE, CREATE ON SCHEMA public TO batchrun_worker;
+            GRANT USAGE ON SCHEMA public TO batchrun_submit;
+            """, database: "jobs")
+        try cluster.psql("""
+            CREATE TABLE payroll (id integer primary key, salary text);
+            INSERT INTO payroll VALUES (1, 'salary-XYZZY-1');
+            GRANT SELECT ON payroll TO batchrun_worker;
+            """, database: "secrets")
+        let server = "postgresql://batchrun_worker@127.0.0.1:\(cluster.port)"
+        let setup = Setup(cluster: cluster, worker: server + "/jobs",
+                          submit: "postgresql://batchrun_submit@127.0.0.1:\(cluster.port)/jobs", secrets: server + "/secrets",
+                          superuser: "postgresql://postgres@127.0.0.1:\(cluster.port)/jobs", folder: try TemporaryFolder())
+        // As docs/postgresql.md says: the worker role makes the queue's table, then grants the
+        // submit role the submission's columns.
+        let made = try setup.run(["queue", setup.worker])
+        #expect(made.status == 0, "\(made.stderr)")
+        try cluster.psql("""
+            SET ROLE batchrun_worker;
+            GRANT SELECT, INSERT (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, unique_key)
+                ON _batchrun_queue TO batchrun_submit;
+            GRANT USAGE ON SEQUENCE _batchrun_queue_id_seq TO batchrun_submit;
+            """, database: "jobs")
+        return setup
+    }
+
+    /// A job file on `store` that fetches `select` (with step params `params`) to the log.
+    static func item(store: String, entity: String = "T", columns: String = "id: integer primary key",
+                     params: String = "{}", select: String = "{ id: id }") -> String {
+        """
+        version: 1
+        store: { postgres: "\(store)" }
+        entities:
+          \(entity): { columns: { \(columns) } }
+        jobs:
+          peek:
+            steps:
+              - fetch: { entity: \(entity), params: \(params), select: \(select), output: "-" }
+        """
+    }
+
+    @Test("${env.NAME}: the worker's password and AWS secret are refused (invalid, naming the variable and --allow-env), in params and in headers; an allowed variable is read")
+    func environment() throws {
+        let setup = try Self.start()
+        defer { setup.stop() }
+        let feeds = try HTTPFeedServer(root: setup.folder.path("."))
+        defer { feeds.stop() }
+        try setup.folder.write("t.csv", "id\n1\n")
+        try setup.submit("env.yaml", Self.item(store: setup.worker, params: #"{ p: "${env.PGPASSWORD}", a: "${env.AWS_SECRET_ACCESS_KEY}" }"#,
+                                                select: #"{ leak: ":p", aws: ":a" }"#))
+        try setup.submit("header.yaml", """
+            version: 1
+            store: { postgres: "\(setup.worker)" }
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: T, from: "\(feeds.url)/t.csv", headers: { X-Leak: "${env.PGPASSWORD}" } }
+            """)
+        let refused = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path(".")])
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        let logs = try setup.cluster.psql("SELECT string_agg(log, '|' ORDER BY id) FROM _batchrun_queue", database: "jobs")
+        #expect(logs.contains("${env.PGPASSWORD}: this worker lets items read only the environment variables named with --allow-env"), "\(logs)")
+        #expect(logs.contains("start the worker with --allow-env AWS_SECRET_ACCESS_KEY"), "\(logs)")
+        #expect(logs.contains("header X-Leak: ${env.PGPASSWORD}"), "\(logs)")
+        #expect(try setup.cluster.psql("SELECT string_agg(state, ',') FROM _batchrun_queue", database: "jobs") == "failed,failed")
+        #expect(feeds.requests.isEmpty, "\(feeds.requests)")
+        let seen = try setup.everythingSubmittersSee()
+        #expect(!seen.contains(Self.workerPassword) && !seen.contains(Self.awsSecret))
+
+        // Allowed by name: the feed token is read, the password still is not.
+        try setup.submit("allowed.yaml", Self.item(store: setup.worker, params: #"{ t: "${env.FEED_TOKEN}" }"#, select: #"{ token: ":t" }"#))
+        try setup.cluster.psql("CREATE TABLE t (id integer primary key); INSERT INTO t VALUES (1); ALTER TABLE t OWNER TO batchrun_worker",
+                               database: "jobs")
+        let allowed = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path("."), "--allow-env", "FEED_TOKEN"])
+        #expect(allowed.status == 0, "\(allowed.stdout)\(allowed.stderr)")
+        let log = try setup.cluster.psql("SELECT log FROM _batchrun_queue WHERE name = 'allowed.yaml'", database: "jobs")
+        #expect(log.contains(Self.feedToken), "\(log)")
+    }
+
+    @Test("store: another database, the superuser, or another host is refused before anything connects (invalid, naming --allow-store); --allow-store lets one in")
+    func stores() throws {
+        let setup = try Self.start()
+        defer { setup.stop() }
+        try setup.submit("secrets.yaml", Self.item(store: setup.secrets, entity: "payroll", columns: "id: integer primary key, salary: text",
+                                                    select: "{ salary: salary }"))
+        try setup.submit("superuser.yaml", Self.item(store: setup.superuser))
+        // Another server: refused before it is offered the worker's password (nothing listens there).
+        try setup.submit("elsewhere.yaml", Self.item(store: "postgresql://batchrun_worker@127.0.0.2:\(setup.cluster.port)/jobs"))
+        let refused = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path(".")])
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        let logs = try setup.cluster.psql("SELECT string_agg(log, '|' ORDER BY id) FROM _batchrun_queue", database: "jobs")
+        #expect(logs.components(separatedBy: "a confined worker lets an item use only the queue's own database").count == 4, "\(logs)")
+        #expect(logs.contains("start the worker with --allow-store URL"), "\(logs)")
+        #expect(try setup.cluster.psql("SELECT string_agg(state, ',') FROM _batchrun_queue", database: "jobs") == "failed,failed,failed")
+        let seen = try setup.everythingSubmittersSee()
+        #expect(!seen.contains("salary-XYZZY-1") && !seen.contains(Self.workerPassword))
+
+        try setup.submit("secrets-allowed.yaml", Self.item(store: setup.secrets, entity: "payroll", columns: "id: integer primary key, salary: text",
+                                                            select: "{ salary: salary }"))
+        let allowed = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path("."), "--allow-store", setup.secrets])
+        #expect(allowed.status == 0, "\(allowed.stdout)\(allowed.stderr)")
+        #expect(try setup.cluster.psql("SELECT log FROM _batchrun_queue WHERE name = 'secrets-allowed.yaml'", database: "jobs")
+            .contains("salary-XYZZY-1"))
+    }
+
+    @Test("queue rows: the submit role may insert only the submission's columns, and the CHECKs refuse a forged finished or running item and out-of-range values")
+    func forgedRows() throws {
+        let setup = try Self.start()
+        defer { setup.stop() }
+        let submit = "host=127.0.0.1 port=\(setup.cluster.port) user=batchrun_submit dbname=jobs password=subm1t-pw"
+        func insert(_ sql: String) -> String {
+            (try? PostgresServer.psql(submit, sql)).map { "inserted: \($0)" } ?? "refused"
+        }
+        #expect(insert("INSERT INTO _batchrun_queue (name, job_text, directory, state, log) VALUES ('x', 'x', '/', 'done', 'forged log')") == "refused")
+        #expect(insert("INSERT INTO _batchrun_queue (name, job_text, directory, state) VALUES ('x', 'x', '/', 'done')") == "refused")
+        #expect(insert("INSERT INTO _batchrun_queue (name, job_text, directory, state) VALUES ('x', 'x', '/', 'running')") == "refused")
+        #expect(insert("INSERT INTO _batchrun_queue (name, job_text, directory, priority) VALUES ('x', 'x', '/', 9223372036854775807)") == "refused")
+        #expect(insert("INSERT INTO _batchrun_queue (name, job_text, directory, max_attempts) VALUES ('x', 'x', '/', 0)") == "refused")
+        #expect(try setup.cluster.psql("SELECT count(*) FROM _batchrun_queue", database: "jobs") == "0")
+        // What `submit` inserts is allowed.
+        #expect(insert("INSERT INTO _batchrun_queue (name, job_text, directory) VALUES ('x', 'x', '/')").hasPrefix("inserted"))
+    }
+
+    @Test("a schema change made by an item takes no right away from the submit role: it still submits and lists")
+    func schemaChangeKeepsSubmitRights() throws {
+        let setup = try Self.start()
+        defer { setup.stop() }
+        try setup.submit("make.yaml", Self.item(store: setup.worker))
+        try setup.submit("grow.yaml", Self.item(store: setup.worker, columns: "id: integer primary key, added: text"))
+        let worked = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path(".")])
+        #expect(worked.status == 0, "\(worked.stdout)\(worked.stderr)")
+        #expect(try setup.cluster.psql("SELECT count(*) FROM _batchrun_schema", database: "jobs") != "0")
+        try setup.submit("after.yaml", Self.item(store: setup.worker))
+        let listed = try setup.run(["queue", setup.submit], password: "subm1t-pw")
+        #expect(listed.status == 0 && listed.stdout.contains("pending 1"), "\(listed.stdout)\(listed.stderr)")
+    }
+}
