@@ -1,10 +1,10 @@
+import BatchRunFeeds
 import BatchRunStore
 import Foundation
 
 /// What a confined worker (JOBFILE.md section 15, "A confined worker") lets an item reach
 /// besides the folders of its `--root`s: the environment variables `${env.NAME}` may read, the
-/// stores it may open, the role its SQL runs as, the hosts its feeds may reach, and how long,
-/// how many rows and how many bytes it may take. An item that asks for more is invalid when it is
+/// stores it may open, and how long, how many rows and how many bytes it may take. An item that asks for more is invalid when it is
 /// loaded, naming what it asked for and the worker option that would allow it.
 ///
 /// ```swift
@@ -19,11 +19,6 @@ package struct ConfinedItemRules: Codable, Sendable, Equatable {
     package var queueStore: String?
     /// `--allow-store URL`: other stores an item may name.
     package var stores: [String] = []
-    /// `--item-role ROLE`: the role every item's SQL runs as (`SET ROLE`).
-    package var itemRole: String?
-    /// `--allow-host HOST[:PORT]`: addresses feeds and outputs may reach although they are
-    /// loopback, link-local, private or unspecified.
-    package var hosts: [String] = []
     /// `--max-item-time`, `--max-rows`, `--max-bytes`.
     package var limits = ItemLimits()
 
@@ -51,26 +46,4 @@ package struct ConfinedItemRules: Codable, Sendable, Equatable {
     }
 
     private static let shellVariables: Set<String> = ["PATH", "HOME", "LANG", "LC_ALL", "TZ"]
-}
-
-/// How much one item may take in a confined worker: `worker --max-item-time DURATION`,
-/// `--max-rows N` (rows read from its feeds and inline rows, and rows it writes to outputs),
-/// `--max-bytes SIZE` (bytes read from its feeds, before decompression, and written to outputs).
-/// Nil: no limit.
-///
-/// ```swift
-/// let limits = ItemLimits(seconds: 600, rows: 10_000_000, bytes: 1 << 30)
-/// ```
-package struct ItemLimits: Codable, Sendable, Equatable {
-    package var seconds: Double?
-    package var rows: Int64?
-    package var bytes: Int64?
-
-    package init(seconds: Double? = nil, rows: Int64? = nil, bytes: Int64? = nil) {
-        self.seconds = seconds
-        self.rows = rows
-        self.bytes = bytes
-    }
-
-    package var isEmpty: Bool { seconds == nil && rows == nil && bytes == nil }
 }

@@ -1,4 +1,5 @@
 import BatchRunStore
+import BatchRunFeeds
 
 /// A loaded and validated job file: the store, the model, defaults, params and jobs.
 ///
@@ -30,6 +31,8 @@ public struct JobFile: Sendable {
     /// What the file's shell hooks start with besides their `BATCHRUN_*` variables; nil: the
     /// process's environment. A confined worker's items get only the variables it allows.
     package var hookEnvironment: [String: String]?
+    /// A confined worker's limits on the run (`--max-item-time`, `--max-rows`, `--max-bytes`); nil: none.
+    package var limits: ItemLimits?
     /// Why the expressions were not checked, when they were not: a PostgreSQL store's server
     /// could not be reached (everything else was checked). Nil when they were.
     package var expressionsUnchecked: String?

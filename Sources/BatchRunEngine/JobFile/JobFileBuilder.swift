@@ -94,6 +94,7 @@ package struct JobFileBuilder {
                            expressionsUnchecked: expressionsUnchecked)
         file.refusesSchemaChanges = refusesSchemaChanges
         file.hookEnvironment = loader.rules?.hookEnvironment(of: loader.environment)
+        file.limits = loader.rules.flatMap { $0.limits.isEmpty ? nil : $0.limits }
         file.declarations = declarations
         return file
     }

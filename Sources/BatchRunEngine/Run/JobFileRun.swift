@@ -1,5 +1,6 @@
 import BatchRunStore
 import BatchRunContext
+import BatchRunFeeds
 import Foundation
 import Synchronization
 
@@ -28,6 +29,8 @@ public final class JobFileRun: Sendable {
         case retrying(job: String, reason: String)
         /// A resumed run starts a job over instead of continuing it, and says why.
         case startingOver(job: String, reason: String)
+        /// A confined worker's item passed one of its limits (`--max-*`) and was stopped; it ends failed.
+        case limitReached(message: String)
     }
 
     package let file: JobFile
@@ -42,7 +45,7 @@ public final class JobFileRun: Sendable {
     package let recordsRun: Bool
     /// The schema changes made as the run opened: in its report, and linked to it in `_batchrun_schema`.
     package let schemaChanges: [AppliedSchemaChange]
-    private let state = JobRunState()
+    private let state: JobRunState
     private let interrupted = Mutex(false)
     /// When the run began and when each job started, for the reports' `started_s`.
     private let clock = Mutex<(run: Date?, jobs: [String: Date])>((nil, [:]))
@@ -58,6 +61,7 @@ public final class JobFileRun: Sendable {
                  continuing continuation: RunContinuation?, params: [String: String] = [:], recordsRun: Bool = true,
                  schemaChanges: [AppliedSchemaChange] = []) {
         self.file = file
+        self.state = JobRunState(budget: file.limits.map { ItemBudget($0) })
         self.schemaChanges = schemaChanges
         self.recordsRun = recordsRun
         self.store = store
@@ -108,6 +112,15 @@ public final class JobFileRun: Sendable {
                                      continuation: continuation, schemaRecords: schemaChanges.map(\.recordID))
         if recordsRun { state.recording = recording }
         clock.withLock { $0 = (startedAt, [:]) }
+        // --max-item-time: the run is stopped as a cancel stops it, and ends failed, saying why.
+        let deadline = state.budget.flatMap { budget in budget.limits.seconds.map { seconds in
+            Task { [weak self] in
+                try await Task.sleep(for: .seconds(seconds))
+                _ = budget.timeUp()
+                self?.scheduler.cancelAll()
+            }
+        } }
+        defer { deadline?.cancel() }
         let outcomes = await scheduler.run { [weak self] event in
             guard let self else { return }
             switch event {
@@ -122,6 +135,7 @@ public final class JobFileRun: Sendable {
                 onEvent(.jobFinished(report, index: index, total: total))
             }
         }
+        if let reached = state.budget?.reached { onEvent(.limitReached(message: reached.message)) }
         let jobs = outcomes.map(jobReport)
         // The steps' records, shared rather than copied when one step has them all (the usual
         // case: copying a conflict-heavy import's records cost a twentieth of its run).
@@ -129,7 +143,7 @@ public final class JobFileRun: Sendable {
         var conflicts = ConflictRecords()
         for records in recordLists { conflicts.append(contentsOf: records) }
         var report = RunReport(file: file.runIdentity ?? file.path, store: store.path,
-                               status: RunReport.status(of: jobs, interrupted: wasCancelled),
+                               status: state.budget?.reached != nil ? .failed : RunReport.status(of: jobs, interrupted: wasCancelled),
                                startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,
                                conflicts: conflicts)
         // The run's end, with the ends of jobs that wrote nothing, in one write; the run state
@@ -276,7 +290,7 @@ public final class JobFileRun: Sendable {
                 job: job.name, entity: file.model[step.entity]!,
                 params: resolvedParams(step, file: file, outputs: state.publishedOutputs),
                 batchSize: job.batchSize(for: step), mergePolicy: job.mergePolicy,
-                isCancelled: { operation.isCancelled },
+                isCancelled: { operation.isCancelled }, budget: state.budget,
                 progress: { rows in
                     state.setLive(rows, step: index, for: job.name)
                     state.emit(.progress(job: job.name, step: index, rows: rows))

@@ -1,8 +1,16 @@
 import BatchRunStore
+import BatchRunFeeds
 import Synchronization
 
 /// What the jobs of one run share while they run: published `as:` outputs and step reports.
 final class JobRunState: Sendable {
+    /// What a confined worker lets the run take (`--max-*`); nil: no limits.
+    let budget: ItemBudget?
+
+    init(budget: ItemBudget? = nil) {
+        self.budget = budget
+    }
+
     private let outputs = Mutex<[String: [String: StoreValue]]>([:])
     private let stepReports = Mutex<[String: [StepReport]]>([:])
     private let events = Mutex<Callback<@Sendable (JobFileRun.Event) -> Void>?>(nil)

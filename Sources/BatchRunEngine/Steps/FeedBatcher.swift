@@ -49,7 +49,8 @@ struct FeedBatcher {
 
     /// `resumeAt`: the checkpoint of an interrupted import; reading goes on after it (inline
     /// rows after the rows done, a file from the offset saved, appending to the rejected rows).
-    package init(step: InsertStep, entity: Entity, feedName: String, resumeAt: StepPosition? = nil) throws {
+    /// `watch`: asked after each chunk the feed's reader reads (a cancel, the item's limits).
+    package init(step: InsertStep, entity: Entity, feedName: String, resumeAt: StepPosition? = nil, watch: FeedWatch? = nil) throws {
         self.step = step
         self.entity = entity
         self.feedName = feedName
@@ -83,14 +84,14 @@ struct FeedBatcher {
             case .csv, .tsv:
                 let reader = try CSVReader(path: path, delimiter: UInt8(ascii: format == .csv ? "," : "\t"), displayPath: feedName,
                                            startingAt: start, compression: step.compression, confinement: step.confinement,
-                                           remote: remote)
+                                           remote: remote, watch: watch)
                 source = .csv
                 csv = reader
                 _ = try layout(for: reader.header, line: 1)
             case .json, .ndjson:
                 source = .records(try FeedReaders.open(path: path, format: format, displayPath: feedName, startingAt: start,
                                                        compression: step.compression, confinement: step.confinement,
-                                                       remote: remote))
+                                                       remote: remote, watch: watch))
             }
         }
     }

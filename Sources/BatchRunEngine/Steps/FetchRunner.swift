@@ -12,7 +12,7 @@ package enum FetchRunner {
         let columns = step.resultColumns(of: environment.entity)
         var report = StepReport(kind: .fetch, entity: environment.entity.name)
         var firstRow: [StoreValue]?
-        var writer = try step.output.map { try OutputWriters.make($0, columns: columns, confinement: step.confinement) }
+        var writer = try step.output.map { try OutputWriters.make($0, columns: columns, confinement: step.confinement, budget: environment.budget) }
         do {
             // A read whose connection to the server was lost is read again once a new one is
             // made, unless rows already went to the output (PostgreSQL reads all of a result
@@ -23,6 +23,7 @@ package enum FetchRunner {
                     try db.forEachRow(step.sql(for: environment.entity), SQLArguments(named: environment.params)) { values in
                         if firstRow == nil { firstRow = values }
                         try writer?.write(values)
+                        try environment.budget?.spend(rows: 1)
                         report.rows.fetched += 1
                         if report.rows.fetched % environment.batchSize == 0 {
                             environment.progress(report.rows)

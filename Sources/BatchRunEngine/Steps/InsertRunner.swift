@@ -21,7 +21,7 @@ package enum InsertRunner {
             let pipe = BatchPipe()
             let entity = environment.entity, batchSize = environment.batchSize
             if environment.resumeAt == .done { return report }   // a hot swap that committed in an earlier attempt
-            let resumeAt = environment.resumeAt, checkpoints = environment.checkpoint != nil
+            let resumeAt = environment.resumeAt, checkpoints = environment.checkpoint != nil, watch = environment.feedWatch
             // Batches that may collide with stored rows have them read ahead on the feed's thread,
             // from a snapshot (see `PrefetchedRows`): not for a hot swap (it deletes every row
             // first), inside an atomic job (a snapshot does not see its uncommitted writes), where
@@ -43,7 +43,7 @@ package enum InsertRunner {
                 _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
                 #endif
                 Self.read(step, entity: entity, feedName: feedName, resumeAt: resumeAt, positions: checkpoints, into: pipe,
-                          batchSize: batchSize, prefetch: prefetch)
+                          batchSize: batchSize, watch: watch, prefetch: prefetch)
             }
             reader.name = "batchrun.feed.\(environment.job)"
             reader.start()
@@ -66,15 +66,16 @@ package enum InsertRunner {
     /// The reading thread: opens the feed (after `resumeAt`), fills batches until it ends,
     /// fails, or the writer stops. `positions`: each batch carries the position after it.
     private static func read(_ step: InsertStep, entity: Entity, feedName: String, resumeAt: StepPosition?, positions: Bool,
-                             into pipe: BatchPipe, batchSize: Int, prefetch: ((RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)?) {
+                             into pipe: BatchPipe, batchSize: Int, watch: FeedWatch,
+                             prefetch: ((RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)?) {
         let batcher: FeedBatcher
         do {
-            batcher = try FeedBatcher(step: step, entity: entity, feedName: feedName, resumeAt: resumeAt)
+            batcher = try FeedBatcher(step: step, entity: entity, feedName: feedName, resumeAt: resumeAt, watch: watch)
         } catch {
             _ = pipe.put(.failure(Self.message(error, feedName: feedName), rejected: 0))
             return
         }
-        read(batcher, positions: positions, into: pipe, batchSize: batchSize, prefetch: prefetch)
+        read(batcher, positions: positions, into: pipe, batchSize: batchSize, budget: watch.budget, prefetch: prefetch)
     }
 
     private static func message(_ error: any Error, feedName: String) -> String {
@@ -85,13 +86,14 @@ package enum InsertRunner {
         }
     }
 
-    private static func read(_ batcher: FeedBatcher, positions: Bool, into pipe: BatchPipe, batchSize: Int,
+    private static func read(_ batcher: FeedBatcher, positions: Bool, into pipe: BatchPipe, batchSize: Int, budget: ItemBudget?,
                              prefetch: ((RowBatch, [FeedBatcher.Layout]) -> PrefetchedRows?)?) {
         var batcher = batcher
         do {
             while true {
                 var batch = RowBatch(rows: batchSize, cellsPerRow: batcher.layouts.first?.columns.count ?? 0)
                 let more = try batcher.fill(&batch, limit: batchSize)
+                try budget?.spend(rows: batch.count)
                 if !batch.isEmpty, !pipe.put(.batch(batch, layouts: batcher.layouts, rejected: batcher.rejectedCount,
                                                     position: positions ? batcher.position : nil,
                                                     prefetched: prefetch?(batch, batcher.layouts))) {

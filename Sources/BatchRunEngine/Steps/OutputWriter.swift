@@ -12,15 +12,17 @@ protocol OutputWriter {
 }
 
 enum OutputWriters {
-    /// `confinement`: the folders a queue worker lets the item write in (nil: anywhere).
+    /// `confinement`: the folders a queue worker lets the item write in (nil: anywhere);
+    /// `budget`: a confined worker's item spends its `--max-bytes` on what it writes.
     /// A file whose name ends in `.gz` or `.zst` (after its format's suffix) is compressed.
     /// An `s3://BUCKET/KEY` output goes up to S3 (section 14), whole or not at all.
-    package static func make(_ output: FetchStep.Output, columns: [String], confinement: PathConfinement? = nil) throws -> any OutputWriter {
+    package static func make(_ output: FetchStep.Output, columns: [String], confinement: PathConfinement? = nil,
+                             budget: ItemBudget? = nil) throws -> any OutputWriter {
         switch output {
-        case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns, confinement: confinement)
-        case .json(let path): return try FileOutput(path: path, format: .json, columns: columns, confinement: confinement)
-        case .ndjson(let path): return try FileOutput(path: path, format: .ndjson, columns: columns, confinement: confinement)
-        case .table: return TableOutput(columns: columns)
+        case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns, confinement: confinement, budget: budget)
+        case .json(let path): return try FileOutput(path: path, format: .json, columns: columns, confinement: confinement, budget: budget)
+        case .ndjson(let path): return try FileOutput(path: path, format: .ndjson, columns: columns, confinement: confinement, budget: budget)
+        case .table: return TableOutput(columns: columns, budget: budget)
         }
     }
 }
@@ -38,9 +40,11 @@ struct FileOutput: OutputWriter {
     let compressor: StreamCompressor?
     package var buffer = ""
     package var rows = 0
+    let budget: ItemBudget?
 
-    package init(path: String, format: Format, columns: [String], confinement: PathConfinement? = nil) throws {
+    package init(path: String, format: Format, columns: [String], confinement: PathConfinement? = nil, budget: ItemBudget? = nil) throws {
         self.path = path
+        self.budget = budget
         self.format = format
         self.columns = columns
         sink = try OutputSinks.open(path, confinement: confinement)
@@ -78,6 +82,7 @@ struct FileOutput: OutputWriter {
 
     private mutating func flush() throws {
         let bytes = Data(buffer.utf8)
+        try budget?.spend(bytes: bytes.count)
         try sink.write(compressor.map { try $0.compress(bytes) } ?? bytes)
         buffer = ""
     }
@@ -108,9 +113,12 @@ struct FileOutput: OutputWriter {
 struct TableOutput: OutputWriter {
     package let columns: [String]
     package var rows: [[String]] = []
+    var budget: ItemBudget?
 
     package mutating func write(_ values: [StoreValue]) throws {
-        rows.append(values.map { $0 == .null ? "NULL" : $0.description })
+        let cells = values.map { $0 == .null ? "NULL" : $0.description }
+        try budget?.spend(bytes: cells.reduce(cells.count) { $0 + $1.utf8.count })
+        rows.append(cells)
     }
 
     package mutating func finish() throws {

@@ -14,6 +14,8 @@ package struct StepEnvironment: Sendable {
     package var mergePolicy: MergePolicy
     /// True once the job is cancelled; steps check it at every batch boundary.
     package var isCancelled: @Sendable () -> Bool
+    /// What a confined worker lets the item take (`--max-*`), shared by its steps; nil: no limits.
+    package var budget: ItemBudget?
     /// Called after each committed batch with the step's running totals.
     package var progress: @Sendable (RowCounts) -> Void
     /// Told, before the first batch, how many rows the step expects to change (a batch-update's
@@ -33,7 +35,7 @@ package struct StepEnvironment: Sendable {
     var checkpoint: StepCheckpoint?
 
     package init(job: String, entity: Entity, params: [String: StoreValue], batchSize: Int, mergePolicy: MergePolicy,
-                isCancelled: @escaping @Sendable () -> Bool = { false },
+                isCancelled: @escaping @Sendable () -> Bool = { false }, budget: ItemBudget? = nil,
                 progress: @escaping @Sendable (RowCounts) -> Void = { _ in }) {
         self.job = job
         self.entity = entity
@@ -41,11 +43,17 @@ package struct StepEnvironment: Sendable {
         self.batchSize = batchSize
         self.mergePolicy = mergePolicy
         self.isCancelled = isCancelled
+        self.budget = budget
         self.progress = progress
     }
 }
 
 extension StepEnvironment {
+    /// What a feed's reader asks after each chunk: this job's cancel, and the item's limits.
+    package var feedWatch: FeedWatch {
+        FeedWatch(isCancelled: isCancelled, budget: budget)
+    }
+
     /// Runs one batch, trying it again (`body` must start from a fresh read) when it failed on
     /// a busy or locked store or a conflict under `error`, up to `retries` times; `retried`
     /// is told of each new try. A batch the database rolled back for another transaction's

@@ -21,12 +21,15 @@ protocol ByteSource: AnyObject {
 /// compressed stream. Readers turn it into a `FeedError` naming the feed and the line reached.
 package struct ByteSourceError: BatchRunError {
     package var message: String
+    /// True when the read stopped because its job was cancelled (`FeedWatch`), not the feed.
+    package var cancelled = false
 
     package var code: String { "feed.bytes" }
     package var description: String { message }
 
-    package init(message: String) {
+    package init(message: String, cancelled: Bool = false) {
         self.message = message
+        self.cancelled = cancelled
     }
 }
 

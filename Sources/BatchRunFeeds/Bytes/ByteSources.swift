@@ -4,15 +4,15 @@ import BatchRunStore
 enum ByteSources {
     /// `startingAt`: the offset in the (decompressed) stream to go on from; errors name the feed
     /// as `displayPath`. `remote`: an `http(s)://` feed (then `path` is its URL), whose object
-    /// must still be its `expected` identity when it has one.
+    /// must still be its `expected` identity when it has one. `watch`: asked after each read.
     package static func open(path: String, compression: FeedCompression, displayPath: String, startingAt offset: Int64 = 0,
-                     confinement: PathConfinement? = nil, remote: RemoteFeed? = nil) throws(FeedError) -> any ByteSource {
+                     confinement: PathConfinement? = nil, remote: RemoteFeed? = nil, watch: FeedWatch? = nil) throws(FeedError) -> any ByteSource {
         let file: any ByteSource
         if let remote {
             #if NetworkFeeds
             do {
-                let http = try HTTPByteSource(feed: remote, expected: remote.expected, startingAt: compression == .none ? offset : 0)
-                if compression == .none { return http }
+                let http = try HTTPByteSource(feed: remote, expected: remote.expected, startingAt: compression == .none ? offset : 0, watch: watch)
+                if compression == .none { return watch.map { WatchedByteSource(http, watch: $0) } ?? http }
                 file = http
             } catch {
                 throw FeedError(file: displayPath, line: 0, message: error.message)
@@ -34,7 +34,7 @@ enum ByteSources {
             case .zstd: try ZstdByteSource(file)
             }
             if offset > 0 { try source.skip(to: offset) }
-            return source
+            return watch.map { WatchedByteSource(source, watch: $0) } ?? source
         } catch {
             throw FeedError(file: displayPath, line: 0, message: error.message)
         }

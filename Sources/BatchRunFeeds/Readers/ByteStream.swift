@@ -18,9 +18,9 @@ struct ByteStream {
     /// Opens a feed, with the feed's error when it cannot be read; `startingAt` goes on from
     /// that offset without handing over the bytes before it.
     package init(feed path: String, displayPath: String, compression: FeedCompression = .none, startingAt offset: Int64 = 0,
-         confinement: PathConfinement? = nil, remote: RemoteFeed? = nil, chunkSize: Int = 1 << 16) throws(FeedError) {
+         confinement: PathConfinement? = nil, remote: RemoteFeed? = nil, watch: FeedWatch? = nil, chunkSize: Int = 1 << 16) throws(FeedError) {
         source = try ByteSources.open(path: path, compression: compression, displayPath: displayPath, startingAt: offset,
-                                      confinement: confinement, remote: remote)
+                                      confinement: confinement, remote: remote, watch: watch)
         buffer = [UInt8](repeating: 0, count: chunkSize)
         bytesRead = UInt64(offset)
     }

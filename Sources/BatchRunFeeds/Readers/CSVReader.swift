@@ -85,9 +85,9 @@ package struct CSVReader: FeedReader {
     /// same file gave as `nextRecord`.
     package init(path: String, delimiter: UInt8, displayPath: String, bufferSize: Int = 1 << 18,
                 startingAt place: FeedOffset? = nil, compression: FeedCompression = .none,
-                confinement: PathConfinement? = nil, remote: RemoteFeed? = nil) throws(FeedError) {
+                confinement: PathConfinement? = nil, remote: RemoteFeed? = nil, watch: FeedWatch? = nil) throws(FeedError) {
         source = try ByteSources.open(path: path, compression: compression, displayPath: displayPath, confinement: confinement,
-                                      remote: remote)
+                                      remote: remote, watch: watch)
         self.delimiter = delimiter
         self.displayPath = displayPath
         self.buffer = [UInt8](repeating: 0, count: bufferSize)

@@ -63,16 +63,16 @@ package enum FeedReaders {
     /// offsets are then in the decompressed bytes).
     package static func open(path: String, format: FeedFormat, displayPath: String, startingAt start: FeedOffset? = nil,
                             compression: FeedCompression = .none, confinement: PathConfinement? = nil,
-                            remote: RemoteFeed? = nil) throws(FeedError) -> any FeedReader {
+                            remote: RemoteFeed? = nil, watch: FeedWatch? = nil) throws(FeedError) -> any FeedReader {
         switch format {
         case .csv: return try CSVReader(path: path, delimiter: UInt8(ascii: ","), displayPath: displayPath, startingAt: start,
-                                        compression: compression, confinement: confinement, remote: remote)
+                                        compression: compression, confinement: confinement, remote: remote, watch: watch)
         case .tsv: return try CSVReader(path: path, delimiter: UInt8(ascii: "\t"), displayPath: displayPath, startingAt: start,
-                                        compression: compression, confinement: confinement, remote: remote)
+                                        compression: compression, confinement: confinement, remote: remote, watch: watch)
         case .ndjson: return try NDJSONReader(path: path, displayPath: displayPath, startingAt: start, compression: compression,
-                                              confinement: confinement, remote: remote)
+                                              confinement: confinement, remote: remote, watch: watch)
         case .json: return try JSONArrayReader(path: path, displayPath: displayPath, startingAt: start, compression: compression,
-                                               confinement: confinement, remote: remote)
+                                               confinement: confinement, remote: remote, watch: watch)
         }
     }
 }

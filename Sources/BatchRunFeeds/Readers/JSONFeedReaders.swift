@@ -10,9 +10,9 @@ package struct NDJSONReader: FeedReader {
 
     package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
                  compression: FeedCompression = .none, confinement: PathConfinement? = nil,
-                 remote: RemoteFeed? = nil) throws(FeedError) {
+                 remote: RemoteFeed? = nil, watch: FeedWatch? = nil) throws(FeedError) {
         stream = try ByteStream(feed: path, displayPath: displayPath, compression: compression, startingAt: start?.offset ?? 0,
-                                confinement: confinement, remote: remote)
+                                confinement: confinement, remote: remote, watch: watch)
         self.displayPath = displayPath
         line = (start?.line ?? 1) - 1
     }
@@ -54,9 +54,9 @@ package struct JSONArrayReader: FeedReader {
     /// `startingAt` must be a place this reader gave as `nextRecord` (after an element).
     package init(path: String, displayPath: String, startingAt start: FeedOffset? = nil,
                  compression: FeedCompression = .none, confinement: PathConfinement? = nil,
-                 remote: RemoteFeed? = nil) throws(FeedError) {
+                 remote: RemoteFeed? = nil, watch: FeedWatch? = nil) throws(FeedError) {
         stream = try ByteStream(feed: path, displayPath: displayPath, compression: compression, startingAt: start?.offset ?? 0,
-                                confinement: confinement, remote: remote)
+                                confinement: confinement, remote: remote, watch: watch)
         self.displayPath = displayPath
         if let start, start.offset > 0 {
             line = start.line

@@ -30,13 +30,22 @@ final class HTTPByteSource: ByteSource {
     private var chunk: ByteBuffer?
     private var finished = false
     private var shutDown = false
+    /// Asked while the reader waits for bytes: a cancel or the item's limits stop a stalled read.
+    private let watch: FeedWatch?
+    /// A transfer that sends fewer than `stallBytes` in a `read_timeout` has stalled (a trickle
+    /// that resets the silence timer with every byte never trips that): when the current window
+    /// of `read_timeout` began, and the bytes that came in it.
+    private var windowStart = ContinuousClock.now
+    private var windowBytes = 0
+    static let stallBytes = 1024
 
     /// Opens the feed and waits for the first response's head, so a refused connection, a 404
     /// or an HTML page fails here. `expected`: the identity a checkpoint recorded (a changed
     /// object is an error); `startingAt`: the first byte wanted (a Range request when > 0).
     package init(feed: RemoteFeed, requests: (any RangedRequestBuilder)? = nil, expected: RemoteIdentity? = nil,
-         startingAt offset: Int64 = 0, retries: Int = 3) throws(ByteSourceError) {
+         startingAt offset: Int64 = 0, retries: Int = 3, watch: FeedWatch? = nil) throws(ByteSourceError) {
         self.feed = feed
+        self.watch = watch
         self.requests = try Self.requests(for: feed, given: requests)
         self.retries = retries
         identity = expected
@@ -65,6 +74,7 @@ final class HTTPByteSource: ByteSource {
         self.feed = feed
         self.requests = try Self.requests(for: feed, given: requests)
         retries = 0
+        watch = nil
         position = offset
         client = try Self.client(for: feed)
         do throws(ByteSourceError) {
@@ -98,12 +108,27 @@ final class HTTPByteSource: ByteSource {
                 current.moveReaderIndex(forwardBy: count)
                 chunk = current.readableBytes > 0 ? current : nil
                 position += Int64(count)
+                windowBytes += count
                 return count
             }
             if finished { return 0 }
             let broken: String
             if let channel {
-                switch channel.next() {
+                // Each read_timeout must bring stallBytes: a trickle is a stall.
+                if ContinuousClock.now - windowStart > .seconds(feed.readTimeout) {
+                    if windowBytes < Self.stallBytes {
+                        try retry(after: "fewer than \(Self.stallBytes) bytes came in \(DurationFormat.jobFile.string(feed.readTimeout)) "
+                                  + "(read_timeout)", attempt: &attempt)
+                        continue
+                    }
+                    (windowStart, windowBytes) = (ContinuousClock.now, 0)
+                }
+                // Woken every quarter second: a cancel or a limit stops a read that waits.
+                guard let event = channel.next(waitingAtMost: 0.25) else {
+                    try watch?.check(readBytes: 0)
+                    continue
+                }
+                switch event {
                 case .chunk(let buffer):
                     chunk = buffer
                     continue
@@ -124,17 +149,23 @@ final class HTTPByteSource: ByteSource {
             } else {
                 broken = "the transfer stopped"
             }
-            // A broken transfer: go on from `position` with a Range request, a few times.
-            stopTransfer()
-            guard attempt < retries else {
-                throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(broken)")
-            }
-            attempt += 1
-            // 0.2 s, 0.4 s, 0.8 s, ...: a byte source has no cancel to ask (a read is not cancelled midway).
-            Backoff.exponential(0.2).wait(before: attempt)
-            if let failure = try start(through: nil), attempt >= retries {
-                throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(failure)")
-            }
+            try retry(after: broken, attempt: &attempt)
+        }
+    }
+
+    /// A broken transfer: goes on from `position` with a Range request, a few times; throws
+    /// once `retries` did not mend it.
+    private func retry(after broken: String, attempt: inout Int) throws(ByteSourceError) {
+        stopTransfer()
+        guard attempt < retries else {
+            throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(broken)")
+        }
+        attempt += 1
+        // 0.2 s, 0.4 s, 0.8 s, ...
+        Backoff.exponential(0.2).wait(before: attempt)
+        try watch?.check(readBytes: 0)
+        if let failure = try start(through: nil), attempt >= retries {
+            throw ByteSourceError(message: "the transfer broke at byte \(position) and \(retries) retries did not finish it: \(failure)")
         }
     }
 
@@ -179,7 +210,16 @@ final class HTTPByteSource: ByteSource {
             }
         }
         self.channel = channel
-        switch channel.next() {
+        (windowStart, windowBytes) = (ContinuousClock.now, 0)
+        var event = channel.next(waitingAtMost: 0.25)
+        while event == nil {
+            do throws(ByteSourceError) { try watch?.check(readBytes: 0) } catch {
+                stopTransfer()
+                throw error
+            }
+            event = channel.next(waitingAtMost: 0.25)
+        }
+        switch event! {
         case .head(let status, let reason, let headers):
             try accept(status: status, reason: reason, headers: headers, last: last)
             return nil
@@ -239,7 +279,7 @@ final class HTTPByteSource: ByteSource {
     private func errorBody() -> String {
         var bytes: [UInt8] = []
         while bytes.count < 1024, let channel {
-            guard case .chunk(let buffer) = channel.next() else { break }
+            guard case .chunk(let buffer)? = channel.next(waitingAtMost: feed.readTimeout) else { break }
             bytes += buffer.readableBytesView.prefix(1024 - bytes.count)
         }
         return String(decoding: bytes, as: UTF8.self)

@@ -64,10 +64,17 @@ final class ResponseChannel: @unchecked Sendable {
         }
     }
 
-    /// The next event, waiting for it (the read timeout ends a stalled response with `.failed`).
-    package func next() -> Event {
+    /// The next event, waiting for it (the read timeout ends a silent response with `.failed`);
+    /// nil when none came within `seconds`, so the reader can see whether to go on waiting.
+    package func next(waitingAtMost seconds: Double) -> Event? {
         condition.lock()
-        while first == events.count { condition.wait() }
+        let deadline = Date().addingTimeInterval(seconds)
+        while first == events.count {
+            if !condition.wait(until: deadline) && first == events.count {
+                condition.unlock()
+                return nil
+            }
+        }
         let event = events[first]
         events[first] = .end
         first += 1

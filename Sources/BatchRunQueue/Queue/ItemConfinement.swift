@@ -30,7 +30,7 @@ package struct ItemConfinement: Sendable, Codable {
     /// Everything allowed: a folder queue's worker without `--root` or `--no-hooks`.
     package init() {}
 
-    /// A worker's, from its options (`allowed`: its `--allow-*`, `--item-role` and `--max-*`);
+    /// A worker's, from its options (`allowed`: its `--allow-*` and `--max-*`);
     /// throws (the worker does not start) when a PostgreSQL queue's worker has neither `--root`
     /// nor `--trust-submitters`, when both hook options are given, when a root is not a folder,
     /// or when `allowed` says something to a worker that is not confined.
@@ -60,7 +60,7 @@ package struct ItemConfinement: Sendable, Codable {
             if case .database(let url) = queue { rules.queueStore = url }
             self.rules = rules
         } else if allowed != ConfinedItemRules() {
-            throw ItemConfinementError("--allow-env, --allow-store, --allow-host, --item-role and the --max-* limits are for a confined "
+            throw ItemConfinementError("--allow-env, --allow-store and the --max-* limits are for a confined "
                                        + "worker (one given --root, or a PostgreSQL queue's worker without --trust-submitters); "
                                        + "this one lets items do what its user may")
         }

@@ -29,6 +29,8 @@ extension ReportPrinter {
             if !quiet { json(level: "warning", event: "batch_retrying", job: job, message: "retrying a batch of \(job): \(reason)") }
         case .startingOver(let job, let reason):
             json(level: "warning", event: "job_starting_over", job: job, message: "starting over job \(job): \(reason)")
+        case .limitReached(let message):
+            json(level: "error", event: "limit_reached", message: message + "; the item was stopped")
         }
     }
 

@@ -53,6 +53,8 @@ package final class ReportPrinter: Sendable {
             if !quiet { line(style.yellow("  retrying") + " a batch of \(job): \(reason)") }
         case .startingOver(let job, let reason):
             line(style.yellow("  starting over") + " job \(job): \(reason)")
+        case .limitReached(let message):
+            line(style.red("error: ") + message + "; the item was stopped", toError: true)
         }
     }
 

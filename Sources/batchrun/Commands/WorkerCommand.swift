@@ -55,12 +55,6 @@ struct WorkerCommand: ParsableCommand {
     @Option(name: .customLong("allow-store"), help: ArgumentHelp("Confined worker: let items use this store besides the queue's own database and SQLite files in the --root folders (repeatable).", valueName: "URL|PATH"))
     var allowedStores: [String] = []
 
-    @Option(help: ArgumentHelp("Confined worker: run every item's SQL as this PostgreSQL role (SET ROLE), so it reads only what the role may.", valueName: "ROLE"))
-    var itemRole: String?
-
-    @Option(name: .customLong("allow-host"), help: ArgumentHelp("Confined worker: let feeds and outputs reach this host (or HOST:PORT) although its address is loopback, link-local or private (repeatable).", valueName: "HOST[:PORT]"))
-    var allowedHosts: [String] = []
-
     @Option(help: ArgumentHelp("Confined worker: end an item that runs longer than this as failed.", valueName: "DURATION"))
     var maxItemTime: String?
 
@@ -120,13 +114,11 @@ struct WorkerCommand: ParsableCommand {
         if status != ExitStatus.ok { throw ExitCode(status) }
     }
 
-    /// What `--allow-*`, `--item-role` and `--max-*` let a confined worker's items reach.
+    /// What `--allow-*` and `--max-*` let a confined worker's items reach.
     var allowed: ConfinedItemRules {
         var rules = ConfinedItemRules()
         rules.environment = Set(allowedEnvironment)
         rules.stores = allowedStores.map { StoreSpec(location: $0).isOnServer ? $0 : URL(fileURLWithPath: $0).standardizedFileURL.path }
-        rules.itemRole = itemRole
-        rules.hosts = allowedHosts
         rules.limits = ItemLimits(seconds: maxItemTime.flatMap(JobFileLoader.seconds), rows: maxRows, bytes: maxBytes.flatMap(ByteCount.parse))
         return rules
     }
