@@ -77,8 +77,7 @@ struct SubmitCommand: ParsableCommand {
         }
         for (index, path) in files.enumerated() {
             if stop.load(ordering: .sequentiallyConsistent) {
-                FileHandle.standardError.write(Data("batchrun: interrupted; \(index) of \(files.count) files were queued (each printed above), the rest were not\n".utf8))
-                InterruptHandler.endBySIGINT()
+                InterruptHandler.endBySIGINT(saying: "interrupted; \(index) of \(files.count) files were queued (each printed above), the rest were not")
             }
             let submitted = try opened.submit(fileAt: path, params: load.paramValues, sequence: index + 1, submission: submission)
             print(submitted.existing ? "not queued again: \(path) is already queued as \(submitted.name) (--unique)"

@@ -44,8 +44,10 @@ final class InterruptHandler: Sendable {
         }
     }
 
-    /// Ends the process by SIGINT with the default action (status 130 to a shell).
-    static func endBySIGINT() -> Never {
+    /// Ends the process by SIGINT with the default action (status 130 to a shell), after
+    /// `notice` on standard error when given.
+    static func endBySIGINT(saying notice: String? = nil) -> Never {
+        if let notice { FileHandle.standardError.write(Data("batchrun: \(notice)\n".utf8)) }
         signal(SIGINT, SIG_DFL)
         kill(getpid(), SIGINT)
         // Delivery is asynchronous; should it be blocked, exit with the same status.

@@ -1,4 +1,4 @@
-import BatchRunKit
+import BatchRunStore
 import Foundation
 
 /// What a queue worker hands the process that runs one of its items besides its `batchrun run`
@@ -12,27 +12,35 @@ import Foundation
 /// let handoff = ItemHandoff(params: ["day": "2026-11-28"], confinement: ItemConfinement())
 /// let descriptor = try handoff.unlinkedFile()
 /// ```
-struct ItemHandoff: Codable {
-    var params: [String: String]
-    var confinement: ItemConfinement
-    var text: String?
-    var identity: String?
+package struct ItemHandoff: Codable, Sendable {
+    package var params: [String: String]
+    package var confinement: ItemConfinement
+    package var text: String?
+    package var identity: String?
+
+    package init(params: [String: String], confinement: ItemConfinement, text: String? = nil, identity: String? = nil) {
+        self.params = params
+        self.confinement = confinement
+        self.text = text
+        self.identity = identity
+    }
 
     /// The handoff as JSON in a file no other process can open: made by `tmpfile` (removed from
     /// its folder as it is made), read from the start. The caller closes the descriptor.
-    func unlinkedFile() throws -> Int32 {
+    package func unlinkedFile() throws -> Int32 {
         let bytes = Array(try JSONEncoder().encode(self))
-        guard let file = tmpfile() else { throw CocoaError(.fileWriteUnknown) }
+        guard let file = tmpfile() else { throw FileAccessError(.write, path: "a temporary file", errno: errno) }
         let descriptor = dup(fileno(file))
         fclose(file)
-        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        guard descriptor >= 0 else { throw FileAccessError(.write, path: "a temporary file", errno: errno) }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var written = 0
         while written < bytes.count {
             let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if count <= 0 && errno != EINTR {
+                let error = FileAccessError(.write, path: "a temporary file", errno: errno)
                 close(descriptor)
-                throw CocoaError(.fileWriteUnknown)
+                throw error
             }
             written += max(count, 0)
         }
@@ -41,7 +49,7 @@ struct ItemHandoff: Codable {
     }
 
     /// The handoff a worker left at `descriptor`, which is closed.
-    static func read(from descriptor: Int32) throws -> ItemHandoff {
+    package static func read(from descriptor: Int32) throws -> ItemHandoff {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         return try JSONDecoder().decode(ItemHandoff.self, from: handle.readDataToEndOfFile())
     }
