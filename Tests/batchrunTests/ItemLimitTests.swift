@@ -188,6 +188,18 @@ struct ItemLimitTests {
         #expect(environment.contains("FEED_TOKEN=token-FROTZ") && environment.contains("BATCHRUN_JOB=load"), "\(environment)")
     }
 
+    @Test("ca_file is confined like a feed: /etc/ssl/certs/ca-certificates.crt outside the roots makes the item invalid, naming it")
+    func caFileConfined() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("inside/ca.yaml", Self.importing("https://127.0.0.1:1/x.csv").replacingOccurrences(
+            of: "from: https://127.0.0.1:1/x.csv", with: "from: https://127.0.0.1:1/x.csv, ca_file: /etc/ssl/certs/ca-certificates.crt"))
+        #expect(try Batchrun.run(["submit", "inside/q", "inside/ca.yaml"], in: folder.url).status == 0)
+        let worked = try Batchrun.run(["worker", "inside/q", "--once", "--root", "inside"], in: folder.url)
+        #expect(worked.status == 2, "\(worked.stdout)\(worked.stderr)")
+        let log = Self.log("failed", folder)
+        #expect(log.contains("ca_file /etc/ssl/certs/ca-certificates.crt: outside the folders"), "\(log)")
+    }
+
     @Test("a folder item's params are on no process's command line while it runs")
     func paramsOffTheCommandLine() throws {
         let folder = try TemporaryFolder()

@@ -52,8 +52,9 @@ extension JobFileBuilder {
             }
         }
         if let caNode = fields["ca_file"], let text = reader.string(caNode, "ca_file") {
-            let caPath = resolve(text)
-            if !FileManager.default.isReadableFile(atPath: caPath) {
+            // Confined like a feed: a worker with --root reads no certificate file outside its roots.
+            let caPath = confined(resolve(text), caNode, "ca_file")
+            if loader.confinement?.violation(of: caPath) == nil, !FileManager.default.isReadableFile(atPath: caPath) {
                 reader.error(caNode, "ca_file \(text) cannot be read (looked for \(caPath)); name a PEM file of CA certificates")
             }
             feed.caFile = caPath
