@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Queue folders (issue 10): 1,000 items of a trivial job drained by `worker --once --workers 2`
-(target: at most 20 s, 20 ms an item), and the time from a worker's death (SIGKILL, with its
-item's process) to another, waiting worker taking its item over (target: at most 1 s).
+(target: at most 20 s, 20 ms an item), the same drained by a confined worker (`--root`, every
+`--max-*` limit and an `--allow-env`; issue 46: at most 2% slower, medians of 3 drains each,
+alternating), and the time from a worker's death (SIGKILL, with its item's process) to another,
+waiting worker taking its item over (target: at most 1 s).
 Writes .build-bench/queue.json.
     bench/queue.py [ITEMS] [TAKEOVERS]      (a release build)
 """
@@ -38,7 +40,10 @@ def fresh(path):
     os.makedirs(path)
 
 
-def drain():
+CONFINED = ["--root", ROOT, "--max-item-time", "1h", "--max-rows", "1000000", "--max-bytes", "1GiB", "--allow-env", "HOME"]
+
+
+def drain(options=()):
     queue = f"{ROOT}/drain"
     fresh(queue)
     with open(f"{ROOT}/tick.yaml", "w") as f:
@@ -46,7 +51,7 @@ def drain():
     files = [f"{ROOT}/tick.yaml"] * ITEMS
     subprocess.run([BIN, "submit", queue, *files], check=True, stdout=subprocess.DEVNULL)
     started = time.perf_counter()
-    subprocess.run([BIN, "worker", queue, "--once", "--workers", "2", "--quiet"], check=True)
+    subprocess.run([BIN, "worker", queue, "--once", "--workers", "2", "--quiet", *options], check=True)
     seconds = time.perf_counter() - started
     done = len([n for n in os.listdir(f"{queue}/done") if n.endswith(".yaml")])
     assert done == ITEMS, f"{done} of {ITEMS} items done"
@@ -95,13 +100,22 @@ def takeover():
 
 os.makedirs(ROOT, exist_ok=True)
 drain_s = drain()
+plain, confined = [], []
+for _ in range(3):
+    plain.append(drain())
+    confined.append(drain(CONFINED))
+confined_ratio = statistics.median(confined) / statistics.median(plain)
 takeovers = [takeover() for _ in range(TAKEOVERS)]
 summary = {
     "items": ITEMS, "drain_s": round(drain_s, 2), "per_item_ms": round(1000 * drain_s / ITEMS, 1),
     "takeover_ms_median": round(1000 * statistics.median(takeovers)), "takeover_ms_worst": round(1000 * max(takeovers)),
-    "targets": {"drain_s": 20, "per_item_ms": 20, "takeover_ms": 1000},
+    "drain_median_s": round(statistics.median(plain), 2), "confined_drain_median_s": round(statistics.median(confined), 2),
+    "confined_ratio": round(confined_ratio, 3),
+    "targets": {"drain_s": 20, "per_item_ms": 20, "takeover_ms": 1000, "confined_ratio": 1.02},
 }
 json.dump(summary, open(".build-bench/queue.json", "w"), indent=2)
 print(f"queue folder: {ITEMS:,} trivial items through worker --once --workers 2")
 print(f"  drained in     {drain_s:7.2f} s   {summary['per_item_ms']:5.1f} ms an item (target at most 20 s, 20 ms)")
+print(f"  confined worker {summary['confined_drain_median_s']:6.2f} s against {summary['drain_median_s']:.2f} s unconfined "
+      f"(medians of 3): ratio {summary['confined_ratio']:.3f} (target at most 1.02)")
 print(f"  orphan taken over {summary['takeover_ms_median']:4} ms after its worker's death (median of {TAKEOVERS}; worst {summary['takeover_ms_worst']} ms; target at most 1,000 ms)")

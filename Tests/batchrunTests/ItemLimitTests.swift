@@ -174,14 +174,20 @@ struct ItemLimitTests {
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT)
     }
 
-    @Test("hooks of a confined worker's item see no credential of the worker (PGPASSWORD, AWS_*), only what --allow-env names")
+    @Test("a confined worker runs hooks only with --allow-hooks; then they see no credential of the worker (PGPASSWORD, AWS_*), only what --allow-env names")
     func hookEnvironment() throws {
         let folder = try TemporaryFolder()
         try folder.write("inside/data.csv", "id,n\n1,1\n")
         try folder.write("inside/hooked.yaml", Self.importing("../data.csv", extra: "on_complete: \"env > \(folder.path("inside/hook-env.txt"))\""))
+        let secrets = ["PGPASSWORD": "pg-XYZZY", "AWS_SECRET_ACCESS_KEY": "aws-PLUGH", "FEED_TOKEN": "token-FROTZ"]
         #expect(try Batchrun.run(["submit", "inside/q", "inside/hooked.yaml"], in: folder.url).status == 0)
-        let worked = try Batchrun.run(["worker", "inside/q", "--once", "--root", "inside", "--allow-env", "FEED_TOKEN"], in: folder.url,
-                                      environment: ["PGPASSWORD": "pg-XYZZY", "AWS_SECRET_ACCESS_KEY": "aws-PLUGH", "FEED_TOKEN": "token-FROTZ"])
+        let refused = try Batchrun.run(["worker", "inside/q", "--once", "--root", "inside"], in: folder.url, environment: secrets)
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        #expect(Self.log("failed", folder).contains("a worker with --root runs them only when started with --allow-hooks"))
+        #expect(!FileManager.default.fileExists(atPath: folder.path("inside/hook-env.txt")))
+        #expect(try Batchrun.run(["submit", "inside/q", "inside/hooked.yaml"], in: folder.url).status == 0)
+        let worked = try Batchrun.run(["worker", "inside/q", "--once", "--root", "inside", "--allow-hooks", "--allow-env", "FEED_TOKEN"],
+                                      in: folder.url, environment: secrets)
         #expect(worked.status == 0, "\(worked.stdout)\(worked.stderr)")
         let environment = try String(contentsOfFile: folder.path("inside/hook-env.txt"), encoding: .utf8)
         #expect(!environment.contains("pg-XYZZY") && !environment.contains("aws-PLUGH"), "\(environment)")
@@ -198,6 +204,24 @@ struct ItemLimitTests {
         #expect(worked.status == 2, "\(worked.stdout)\(worked.stderr)")
         let log = Self.log("failed", folder)
         #expect(log.contains("ca_file /etc/ssl/certs/ca-certificates.crt: outside the folders"), "\(log)")
+    }
+
+    @Test("--allow-store: an SQLite file outside the roots is refused, naming --allow-store, and used once the worker names it")
+    func allowStore() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("inside/data.csv", "id,n\n1,1\n")
+        try folder.write("outside/keep", "")
+        try folder.write("inside/s.yaml", Self.importing("../data.csv").replacingOccurrences(of: "store: ../store.sqlite",
+                                                                                            with: "store: ../../outside/shared.sqlite"))
+        #expect(try Batchrun.run(["submit", "inside/q", "inside/s.yaml"], in: folder.url).status == 0)
+        let refused = try Batchrun.run(["worker", "inside/q", "--once", "--root", "inside"], in: folder.url)
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path("outside/shared.sqlite")))
+        #expect(try Batchrun.run(["submit", "inside/q", "inside/s.yaml"], in: folder.url).status == 0)
+        let allowed = try Batchrun.run(["worker", "inside/q", "--once", "--root", "inside", "--allow-store", "outside/shared.sqlite"],
+                                       in: folder.url)
+        #expect(allowed.status == 0, "\(allowed.stdout)\(allowed.stderr)")
+        #expect(try StoreInspector(path: folder.path("outside/shared.sqlite")).count("SELECT count(*) FROM Row") == 1)
     }
 
     @Test("a folder item's params are on no process's command line while it runs")

@@ -148,7 +148,9 @@ package struct JobFileBuilder {
             overridden.confinement = overridden.isOnServer ? nil : loader.confinement
             return overridden
         }
-        if spec?.isOnServer == false { spec?.confinement = loader.confinement }
+        if let path = spec?.path, spec?.isOnServer == false {
+            spec?.confinement = isAllowedByName(path) ? nil : loader.confinement
+        }
         return spec
     }
 
@@ -167,12 +169,15 @@ package struct JobFileBuilder {
         return nil
     }
 
+    /// True for an SQLite file a confined worker names with `--allow-store`.
+    func isAllowedByName(_ path: String) -> Bool {
+        loader.rules?.stores.contains(where: StoreSpec(kind: .sqlite, path: path).isSameConnection(as:)) == true
+    }
+
     /// `path` (resolved), with an error at `node` when it lies outside the folders the loader
     /// confines the file to, unless a confined worker names it with `--allow-store`.
     func confined(_ path: String, _ node: YAMLNode, _ what: String) -> String {
-        if what == "the store", loader.rules?.stores.contains(where: StoreSpec(kind: .sqlite, path: path).isSameConnection(as:)) == true {
-            return path
-        }
+        if what == "the store", isAllowedByName(path) { return path }
         if let violation = loader.confinement?.violation(of: path) {
             reader.error(node, "\(what) \(violation); a queue worker started with --root lets an item touch only files in those folders")
         }

@@ -120,7 +120,6 @@ public final class JobFileRun: Sendable {
                 self?.scheduler.cancelAll()
             }
         } }
-        defer { deadline?.cancel() }
         let outcomes = await scheduler.run { [weak self] event in
             guard let self else { return }
             switch event {
@@ -135,6 +134,7 @@ public final class JobFileRun: Sendable {
                 onEvent(.jobFinished(report, index: index, total: total))
             }
         }
+        deadline?.cancel()
         if let reached = state.budget?.reached { onEvent(.limitReached(message: reached.message)) }
         let jobs = outcomes.map(jobReport)
         // The steps' records, shared rather than copied when one step has them all (the usual

@@ -77,7 +77,7 @@ struct FeedBatcher {
             }
             var remote = step.remote
             if let feed = remote {
-                if remoteIdentity == nil { remoteIdentity = try RemoteFeeds.identity(of: feed, displayPath: feedName) }
+                if remoteIdentity == nil { remoteIdentity = try RemoteFeeds.identity(of: feed, displayPath: feedName, watch: watch) }
                 remote?.expected = remoteIdentity
             }
             switch format {

@@ -32,7 +32,7 @@ struct InsertWriter {
             case .failure(let message, let rejected):
                 report.rows.rejected = rejected
                 // The reader stopped for the cancel (`FeedWatch`): the step was cancelled, not the feed.
-                if environment.isCancelled() { throw StepError.cancelled(report: report) }
+                if environment.stoppedByCancel(failure: message) { throw StepError.cancelled(report: report) }
                 throw StepError(message, report: report)
             case .batch(let batch, let layouts, let rejected, let position, let prefetched):
                 // The checkpoint, in the batch's transaction: where the feed goes on, and the rows
@@ -112,7 +112,7 @@ struct InsertWriter {
                         break loop
                     case .failure(let message, let total):
                         rejected = total
-                        if environment.isCancelled() { throw StepError.cancelled(report: report) }
+                        if environment.stoppedByCancel(failure: message) { throw StepError.cancelled(report: report) }
                         throw StepError(message, report: report)
                     case .batch(let batch, let layouts, let total, _, _):
                         rejected = total

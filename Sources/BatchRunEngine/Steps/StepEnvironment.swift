@@ -49,6 +49,15 @@ package struct StepEnvironment: Sendable {
 }
 
 extension StepEnvironment {
+    /// Whether a feed's reader that failed with `message` was stopped by a cancel (this job's, or
+    /// the one a limit reached elsewhere made) rather than by its feed or by the limit itself,
+    /// which then fails the step with its place in the feed.
+    package func stoppedByCancel(failure message: String) -> Bool {
+        guard isCancelled() else { return false }
+        guard let reached = budget?.reached else { return true }
+        return !message.contains(reached.message)
+    }
+
     /// What a feed's reader asks after each chunk: this job's cancel, and the item's limits.
     package var feedWatch: FeedWatch {
         FeedWatch(isCancelled: isCancelled, budget: budget)

@@ -26,7 +26,8 @@ package struct ItemLimits: Codable, Sendable, Equatable {
 
 /// What one run of an item has spent of its `ItemLimits`, shared by all its jobs' threads: each
 /// feed's bytes and rows and each output's are added as they go, and the first limit passed
-/// stays the reason the run ends `failed`.
+/// stays the reason the run ends `failed` (every job that spends after it fails too; the time
+/// limit stops the run as a cancel does).
 ///
 /// ```swift
 /// let budget = ItemBudget(ItemLimits(rows: 1_000))

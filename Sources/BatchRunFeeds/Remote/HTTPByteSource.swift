@@ -32,11 +32,15 @@ final class HTTPByteSource: ByteSource {
     private var shutDown = false
     /// Asked while the reader waits for bytes: a cancel or the item's limits stop a stalled read.
     private let watch: FeedWatch?
-    /// A transfer that sends fewer than `stallBytes` in a `read_timeout` has stalled (a trickle
-    /// that resets the silence timer with every byte never trips that): when the current window
-    /// of `read_timeout` began, and the bytes that came in it.
-    private var windowStart = ContinuousClock.now
+    /// A transfer that sends fewer than `stallBytes` while the reader waited `read_timeout` for
+    /// them has stalled (a trickle that resets the silence timer with every byte never trips
+    /// that): how long the reader waited since `stallBytes` last came, and the bytes since.
+    /// Counted only while the reader waits, so a reader held up by its database is no stall.
+    private var waited = Duration.zero
     private var windowBytes = 0
+    /// Stalls in a row, over reconnections: a server that answers each Range request with a
+    /// byte or two ends the feed after `retries` of them.
+    private var stalls = 0
     static let stallBytes = 1024
 
     /// Opens the feed and waits for the first response's head, so a refused connection, a 404
@@ -64,17 +68,19 @@ final class HTTPByteSource: ByteSource {
     }
 
     /// The identity of the object at `feed` now, from a request for its first byte.
-    package static func identity(of feed: RemoteFeed, requests: (any RangedRequestBuilder)? = nil) throws(ByteSourceError) -> RemoteIdentity {
-        let source = try HTTPByteSource(feed: feed, requests: requests, startingAt: 0, probe: true)
+    package static func identity(of feed: RemoteFeed, requests: (any RangedRequestBuilder)? = nil,
+                                 watch: FeedWatch? = nil) throws(ByteSourceError) -> RemoteIdentity {
+        let source = try HTTPByteSource(feed: feed, requests: requests, startingAt: 0, probe: true, watch: watch)
         defer { source.close() }
         return source.identity ?? RemoteIdentity(etag: nil, lastModified: nil, length: nil)
     }
 
-    private init(feed: RemoteFeed, requests: (any RangedRequestBuilder)?, startingAt offset: Int64, probe: Bool) throws(ByteSourceError) {
+    private init(feed: RemoteFeed, requests: (any RangedRequestBuilder)?, startingAt offset: Int64, probe: Bool,
+                 watch: FeedWatch?) throws(ByteSourceError) {
         self.feed = feed
         self.requests = try Self.requests(for: feed, given: requests)
         retries = 0
-        watch = nil
+        self.watch = watch
         position = offset
         client = try Self.client(for: feed)
         do throws(ByteSourceError) {
@@ -108,29 +114,33 @@ final class HTTPByteSource: ByteSource {
                 current.moveReaderIndex(forwardBy: count)
                 chunk = current.readableBytes > 0 ? current : nil
                 position += Int64(count)
-                windowBytes += count
                 return count
             }
             if finished { return 0 }
             let broken: String
             if let channel {
-                // Each read_timeout must bring stallBytes: a trickle is a stall.
-                if ContinuousClock.now - windowStart > .seconds(feed.readTimeout) {
-                    if windowBytes < Self.stallBytes {
-                        try retry(after: "fewer than \(Self.stallBytes) bytes came in \(DurationFormat.jobFile.string(feed.readTimeout)) "
-                                  + "(read_timeout)", attempt: &attempt)
-                        continue
-                    }
-                    (windowStart, windowBytes) = (ContinuousClock.now, 0)
+                // Each read_timeout of waiting must bring stallBytes: a trickle is a stall.
+                if waited > .seconds(feed.readTimeout) {
+                    stalls += 1
+                    (waited, windowBytes) = (.zero, 0)
+                    var tries = stalls - 1
+                    try retry(after: "fewer than \(Self.stallBytes) bytes came in \(DurationFormat.jobFile.string(feed.readTimeout)) "
+                              + "(read_timeout)", attempt: &tries)
+                    continue
                 }
                 // Woken every quarter second: a cancel or a limit stops a read that waits.
-                guard let event = channel.next(waitingAtMost: 0.25) else {
+                let waitStarted = ContinuousClock.now
+                let next = channel.next(waitingAtMost: 0.25)
+                waited += ContinuousClock.now - waitStarted
+                guard let event = next else {
                     try watch?.check(readBytes: 0)
                     continue
                 }
                 switch event {
                 case .chunk(let buffer):
                     chunk = buffer
+                    windowBytes += buffer.readableBytes
+                    if windowBytes >= Self.stallBytes { (waited, windowBytes, stalls) = (.zero, 0, 0) }
                     continue
                 case .end:
                     if let end, position < end {
@@ -210,7 +220,7 @@ final class HTTPByteSource: ByteSource {
             }
         }
         self.channel = channel
-        (windowStart, windowBytes) = (ContinuousClock.now, 0)
+        (waited, windowBytes) = (.zero, 0)
         var event = channel.next(waitingAtMost: 0.25)
         while event == nil {
             do throws(ByteSourceError) { try watch?.check(readBytes: 0) } catch {

@@ -8,7 +8,8 @@ import Foundation
 /// trusts whoever may write its folder: no roots unless given, hooks run unless `--no-hooks`. A
 /// PostgreSQL queue takes items from anyone who may insert into its table: its worker needs
 /// `--root` or `--trust-submitters`, and runs hooks only with `--allow-hooks`. A worker given
-/// `--root`, or a PostgreSQL queue's worker without `--trust-submitters`, is confined.
+/// `--root`, or a PostgreSQL queue's worker without `--trust-submitters`, is confined: it runs
+/// hooks only with `--allow-hooks` too (a hook has the worker's user's rights).
 ///
 /// An item that breaks it fails as invalid when it is loaded, naming the path, variable, store or
 /// hook, before anything runs; each file is checked again as it is opened (`PathConfinement`).
@@ -50,12 +51,17 @@ package struct ItemConfinement: Sendable, Codable {
                 throw ItemConfinementError("--root \(error)")
             }
         }
+        let confined = !roots.isEmpty || (isDatabase && !trustSubmitters)
         if noHooks {
             hookRefusal = "this worker runs no shell hooks (it was started with --no-hooks)"
         } else if isDatabase && !allowHooks {
             hookRefusal = "this worker runs no shell hooks: a PostgreSQL queue's worker runs them only when started with --allow-hooks"
+        } else if confined && !allowHooks {
+            // A hook is a shell with the worker's user's rights: it could read that user's
+            // credentials (~/.pgpass, /proc/PID/environ) whatever its own environment holds.
+            hookRefusal = "this worker runs no shell hooks: a worker with --root runs them only when started with --allow-hooks"
         }
-        if !roots.isEmpty || (isDatabase && !trustSubmitters) {
+        if confined {
             var rules = allowed
             if case .database(let url) = queue { rules.queueStore = url }
             self.rules = rules

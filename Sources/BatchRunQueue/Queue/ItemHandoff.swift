@@ -30,10 +30,10 @@ package struct ItemHandoff: Codable, Sendable {
     package func unlinkedFile() throws -> Int32 {
         let bytes = Array(try JSONEncoder().encode(self))
         guard let file = tmpfile() else { throw FileAccessError(.write, path: "a temporary file", errno: errno) }
-        let descriptor = dup(fileno(file))
+        // Above 4 (a child gets its descriptors moved to 3 and 4) and close-on-exec, at once.
+        let descriptor = fcntl(fileno(file), F_DUPFD_CLOEXEC, 5)
         fclose(file)
         guard descriptor >= 0 else { throw FileAccessError(.write, path: "a temporary file", errno: errno) }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var written = 0
         while written < bytes.count {
             let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }

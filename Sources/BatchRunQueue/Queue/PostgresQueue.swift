@@ -127,10 +127,22 @@ package final class PostgresQueue: Sendable {
             + Self.checks.filter { !present.contains($0.0) }.map { name, check in
                 (name, "ALTER TABLE _batchrun_queue ADD CONSTRAINT \(name) CHECK (\(check)) NOT VALID")
             }
-        for (_, sql) in missing {
+        for (name, sql) in missing {
             // A role that may not create them leaves them to a worker's role; another worker
-            // may have made one at the same moment.
-            try? store.writeRecords { db in _ = try db.execute(sql, []) }
+            // may have made one at the same moment. A `NOT VALID` check still holds every
+            // UPDATE, so rows an older `submit` allowed (any attempts or backoff) are brought
+            // into range first: else their claim would fail, again and again.
+            try? store.writeRecords { db in
+                if name == "_batchrun_queue_attempts" {
+                    _ = try db.execute("UPDATE _batchrun_queue SET max_attempts = \(QueueSubmission.attemptRange.upperBound) "
+                                       + "WHERE max_attempts > \(QueueSubmission.attemptRange.upperBound)", [])
+                }
+                if name == "_batchrun_queue_backoff" {
+                    _ = try db.execute("UPDATE _batchrun_queue SET backoff = \(Int(QueueSubmission.longestBackoff)) "
+                                       + "WHERE backoff > \(Int(QueueSubmission.longestBackoff))", [])
+                }
+                _ = try db.execute(sql, [])
+            }
         }
     }
 

@@ -40,7 +40,7 @@ struct WorkerCommand: ParsableCommand {
     @Option(name: .customLong("root"), help: ArgumentHelp("Confine every item's feeds, outputs and SQLite stores to this folder (symlinks and .. resolved; repeatable); an item that reaches outside fails as invalid.", valueName: "DIR"))
     var roots: [String] = []
 
-    @Flag(help: "PostgreSQL queue: run the items' shell hooks (on_success, ...); without it an item with hooks fails as invalid.")
+    @Flag(help: "PostgreSQL queue, or a worker with --root: run the items' shell hooks (on_success, ...), which have this worker's user's rights; without it an item with hooks fails as invalid.")
     var allowHooks = false
 
     @Flag(help: "Folder queue: refuse the items' shell hooks (an item with hooks fails as invalid).")
