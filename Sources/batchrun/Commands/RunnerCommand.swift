@@ -115,9 +115,9 @@ struct RunnerCommand: AsyncParsableCommand {
 }
 
 /// One item for a runner: the arguments of its `batchrun run`, the file its output goes to, and
-/// what the worker hands it off the command line (`ItemHandoff`).
+/// what the worker hands it off the command line (`ItemHandoff`; none: the arguments say all).
 struct RunnerRequest: Codable {
     var arguments: [String]
     var log: String
-    var handoff: ItemHandoff
+    var handoff: ItemHandoff?
 }
