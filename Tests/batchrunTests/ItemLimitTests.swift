@@ -109,16 +109,7 @@ struct ItemLimitTests {
         let trickle = try Self.startTrickle()
         // SIGKILL: a child of the test process may have SIGTERM blocked.
         defer { kill(trickle.process.processIdentifier, SIGKILL); trickle.process.waitUntilExit() }
-        try folder.write("inside/slow.yaml", """
-            version: 1
-            store: ../store.sqlite
-            entities:
-              Row: { columns: { id: integer primary key, n: integer } }
-            jobs:
-              load:
-                steps:
-                  - insert: { entity: Row, from: "http://127.0.0.1:\(trickle.port)/slow.csv", read_timeout: 10m }
-            """)
+        try folder.write("inside/slow.yaml", Self.importing("\"http://127.0.0.1:\(trickle.port)/slow.csv\", read_timeout: 10m"))
         #expect(try Batchrun.run(["submit", "inside/q", "inside/slow.yaml"], in: folder.url).status == 0)
         let started = Date()
         let worked = try Batchrun.run(["worker", "inside/q", "--once", "--root", "inside", "--max-item-time", "2s"], in: folder.url)
@@ -134,18 +125,9 @@ struct ItemLimitTests {
         let trickle = try Self.startTrickle()
         // SIGKILL: a child of the test process may have SIGTERM blocked.
         defer { kill(trickle.process.processIdentifier, SIGKILL); trickle.process.waitUntilExit() }
-        try folder.write("slow.yaml", """
-            version: 1
-            store: store.sqlite
-            entities:
-              Row: { columns: { id: integer primary key, n: integer } }
-            jobs:
-              load:
-                steps:
-                  - insert: { entity: Row, from: "http://127.0.0.1:\(trickle.port)/slow.csv", read_timeout: 1s }
-            """)
+        try folder.write("inside/slow.yaml", Self.importing("\"http://127.0.0.1:\(trickle.port)/slow.csv\", read_timeout: 1s"))
         let started = Date()
-        let result = try Batchrun.run(["run", "slow.yaml"], in: folder.url)
+        let result = try Batchrun.run(["run", "inside/slow.yaml"], in: folder.url)
         #expect(Date().timeIntervalSince(started) < 60)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("bytes came in 1s (read_timeout)"), "\(result.stdout)")

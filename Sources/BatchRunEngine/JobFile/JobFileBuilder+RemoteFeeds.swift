@@ -80,7 +80,7 @@ extension JobFileBuilder {
             guard rest[start.upperBound...].hasPrefix("env."),
                   let end = rest[start.upperBound...].firstIndex(of: "}") else { return false }
             let name = rest[rest.index(start.upperBound, offsetBy: 4)..<end]
-            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { return false }
+            guard JobFileLoader.isEnvironmentName(String(name)) else { return false }
             rest = rest[rest.index(after: end)...]
         }
         return true
