@@ -29,8 +29,8 @@ package final class PostgresBackend: StoreBackend {
     /// `busyTimeout`: how long a write waits for a row or table lock another session holds
     /// (the writer's `lock_timeout`); then it fails as busy, and a job's retries try again.
     /// `fence`: checked as the last statement of every write transaction (`WriteFence`).
-    package static func open(location: String, busyTimeout: Double, fence: WriteFence?) throws -> PostgresBackend {
-        try PostgresBackend(url: location, busyTimeout: busyTimeout, fence: fence)
+    package static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?) throws -> PostgresBackend {
+        try PostgresBackend(url: location, busyTimeout: busyTimeout, fence: fence, role: role)
     }
 
     package static var foldsUnquotedNames: Bool { true }
@@ -45,7 +45,10 @@ package final class PostgresBackend: StoreBackend {
         try PostgresExpressionChecker(url: location, model: model)
     }
 
-    package init(url: String, busyTimeout: Double = 5, fence: WriteFence? = nil) throws {
+    /// `role`: every session's role (`SET ROLE`), so the statements run with its rights;
+    /// batchrun's own statements on its `_batchrun_` tables run as the URL's user
+    /// (`PostgresStoreConnection.itemRole`).
+    package init(url: String, busyTimeout: Double = 5, fence: WriteFence? = nil, role: String? = nil) throws {
         location = try PostgresLocation(url: url)
         self.fence = fence
         do {
@@ -63,7 +66,7 @@ package final class PostgresBackend: StoreBackend {
             if let idle = fence?.idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
             let setUp = "SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
                 .joined(separator: ", ")
-            connections = try Connections(location: location) { writer in try writer.simple(setUp) }
+            connections = try Connections(location: location, role: role) { writer in try writer.simple(setUp) }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -271,12 +274,18 @@ private final class Connections: @unchecked Sendable {
     private var controlConnection: PostgresStoreConnection?
 
     private let location: PostgresLocation
+    /// The role every session of this store takes (`--item-role`), nil: the URL's user.
+    private let role: String?
 
-    init(location: PostgresLocation, setUpWriter: @escaping @Sendable (PostgresStoreConnection) throws -> Void) throws {
+    init(location: PostgresLocation, role: String?, setUpWriter: @escaping @Sendable (PostgresStoreConnection) throws -> Void) throws {
         self.location = location
-        self.setUpWriter = setUpWriter
+        self.role = role
+        self.setUpWriter = { [role] session in
+            try setUpWriter(session)
+            try session.take(role: role)
+        }
         (writer, writerPID) = try PostgresSessionPool.session(for: location)
-        try setUpWriter(writer)
+        try self.setUpWriter(writer)
     }
 
     /// `body` on the writer, made again first when the server closed it. A new session that
@@ -303,6 +312,7 @@ private final class Connections: @unchecked Sendable {
         }
         let session = try PostgresSessionPool.session(for: location)
         if replacing { Reconnection.noteNewSession() }
+        try session.0.take(role: role)
         return session
     }
 

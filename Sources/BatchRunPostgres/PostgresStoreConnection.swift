@@ -32,6 +32,12 @@ package final class PostgresStoreConnection: StoreConnection {
     private let waiting = WaitingRequest()
     /// Set when the process's session pool took the connection over: it stays open then.
     private var isKeptOpen = false
+    /// The role the session runs statements as (`worker --item-role`; nil: the URL's user).
+    /// batchrun's own statements, the ones on its `_batchrun_` tables (run state, the queue's
+    /// fence, schema records), run as the URL's user: `RESET ROLE` goes before each and
+    /// `SET ROLE` after it, sent without waiting (`send`), so they cost no round trip. A
+    /// confined item's SQL never names a `_batchrun_` table (`JobFileBuilder` refuses it).
+    package private(set) var itemRole: String?
 
     package init(_ connection: PostgresConnection) {
         self.connection = connection
@@ -304,8 +310,37 @@ package final class PostgresStoreConnection: StoreConnection {
         return rows
     }
 
+    /// Makes `role` the session's role (nil: the URL's user), unless it is already.
+    func take(role: String?) throws {
+        guard role != itemRole else { return }
+        try simple("SELECT set_config('role', \(role.map(SQL.literal) ?? "'none'"), false)")
+        itemRole = role
+    }
+
+    /// `body`, a statement of batchrun's own when `sql` names a `_batchrun_` table: as the
+    /// URL's user when the session has an item role (see `itemRole`).
+    private func asOwner<T>(_ sql: String, _ body: () throws -> T) throws -> T {
+        guard let itemRole, sql.contains("_batchrun_") else { return try body() }
+        try send("RESET ROLE")
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            // Waited for: in a transaction the failure aborted, it fails too, and the rollback
+            // brings the role back; outside one, the role is back now.
+            try? simple("SET ROLE \(SQL.quote(itemRole))")
+            throw error
+        }
+        try send("SET ROLE \(SQL.quote(itemRole))")
+        return value
+    }
+
     /// Runs one statement with `values` for `$1`, `$2`, ...; waits for all its rows.
     package func query(_ sql: String, _ values: [StoreValue]) throws -> Rows {
+        try asOwner(sql) { try runQuery(sql, values) }
+    }
+
+    private func runQuery(_ sql: String, _ values: [StoreValue]) throws -> Rows {
         freshTransaction = nil
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { bindings.append(value) }
@@ -331,9 +366,11 @@ package final class PostgresStoreConnection: StoreConnection {
     /// call as every other statement, so a failure is a `PSQLError` with the server's fields
     /// (the older `simpleQuery` reports another error type, without them).
     package func simple(_ sql: String) throws {
-        freshTransaction = nil
-        _ = try PostgresError.translating {
-            try finished(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { _ in })
+        try asOwner(sql) {
+            freshTransaction = nil
+            _ = try PostgresError.translating {
+                try finished(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { _ in })
+            }
         }
     }
 

@@ -46,13 +46,13 @@ public final class HTTPFeedServer: Sendable {
     private let channel: any Channel
     private let group: MultiThreadedEventLoopGroup
     private let box = Box()
-    /// `http://127.0.0.1:PORT` or `https://127.0.0.1:PORT`.
+    /// `http://HOST:PORT` or `https://HOST:PORT` (`[::1]` for IPv6).
     public let url: String
     public let port: Int
 
-    /// Serves `root` on a free port of 127.0.0.1; over TLS with the PEM `certificate` and `key`
-    /// when given.
-    public init(root: String, certificate: String? = nil, key: String? = nil) throws {
+    /// Serves `root` on a free port of `host` (127.0.0.1, another loopback address, `::1`);
+    /// over TLS with the PEM `certificate` and `key` when given.
+    public init(root: String, certificate: String? = nil, key: String? = nil, host: String = "127.0.0.1") throws {
         var tls: NIOSSLContext?
         if let certificate, let key {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
@@ -72,14 +72,14 @@ public final class HTTPFeedServer: Sendable {
                         try channel.pipeline.syncOperations.addHandler(FileHandler(root: root, settings: server))
                     }
                 }
-                .bind(host: "127.0.0.1", port: 0)
+                .bind(host: host, port: 0)
                 .wait()
         } catch {
             try? group.syncShutdownGracefully()
             throw error
         }
         port = channel.localAddress?.port ?? 0
-        url = "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)"
+        url = "\(tls == nil ? "http" : "https")://\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
     deinit {
@@ -120,14 +120,14 @@ public final class HTTPFeedServer: Sendable {
         try? group.syncShutdownGracefully()
     }
 
-    /// A self-signed certificate for 127.0.0.1 and its key, made by `openssl` in `folder`:
+    /// A self-signed certificate for 127.0.0.1 and localhost, and its key, made by `openssl` in `folder`:
     /// (certificate path, key path).
     public static func makeCertificate(in folder: String) throws -> (certificate: String, key: String) {
         let certificate = folder + "/server-cert.pem", key = folder + "/server-key.pem"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
-                             "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+                             "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

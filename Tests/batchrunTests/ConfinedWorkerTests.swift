@@ -208,4 +208,114 @@ struct ConfinedWorkerTests {
         let listed = try setup.run(["queue", setup.submit], password: "subm1t-pw")
         #expect(listed.status == 0 && listed.stdout.contains("pending 1"), "\(listed.stdout)\(listed.stderr)")
     }
+
+    @Test("--item-role: an item's SQL runs as that role, reading no table of the worker's; its own tables and the run state work; set_config and _batchrun_ are refused")
+    func itemRole() throws {
+        let setup = try Self.start()
+        defer { setup.stop() }
+        try setup.cluster.psql("""
+            CREATE ROLE batchrun_items NOLOGIN;
+            GRANT batchrun_items TO batchrun_worker;
+            GRANT USAGE, CREATE ON SCHEMA public TO batchrun_items;
+            SET ROLE batchrun_worker;
+            CREATE TABLE wages (id integer primary key, wage text);
+            INSERT INTO wages VALUES (1, 'wage-XYZZY-1');
+            """, database: "jobs")
+        let wages = Self.item(store: setup.worker, entity: "wages", columns: "id: integer primary key, wage: text", select: "{ wage: wage }")
+        // Without --item-role the item reads what the worker's user may: the finding.
+        try setup.submit("before.yaml", wages)
+        let before = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path(".")])
+        #expect(before.status == 0, "\(before.stdout)\(before.stderr)")
+        #expect(try setup.cluster.psql("SELECT log FROM _batchrun_queue WHERE name = 'before.yaml'", database: "jobs").contains("wage-XYZZY-1"))
+
+        try setup.submit("wages.yaml", wages)
+        try setup.submit("mine.yaml", """
+            version: 1
+            store: { postgres: "\(setup.worker)" }
+            entities:
+              Mine: { columns: { id: integer primary key, note: text } }
+            jobs:
+              fill:
+                steps:
+                  - insert: { entity: Mine, rows: [{ id: 1, note: own-row }] }
+                  - fetch: { entity: Mine, select: { note: note, who: "current_user" }, output: "-" }
+            """)
+        try setup.submit("escape.yaml", Self.item(store: setup.worker, entity: "Mine", columns: "id: integer primary key, note: text",
+                                                  select: #"{ r: "set_config('role', 'batchrun_worker', false)" }"#))
+        try setup.submit("queue.yaml", Self.item(store: setup.worker, entity: "Mine", columns: "id: integer primary key, note: text",
+                                                 select: #"{ n: "(SELECT count(*) FROM _batchrun_queue)" }"#))
+        let worked = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path("."), "--item-role", "batchrun_items"])
+        #expect(worked.status == 2, "\(worked.stdout)\(worked.stderr)")
+        func item(_ name: String) throws -> String {
+            try setup.cluster.psql("SELECT state || ': ' || coalesce(log, '') FROM _batchrun_queue WHERE name = '\(name)'", database: "jobs")
+        }
+        let refused = try item("wages.yaml")
+        #expect(refused.hasPrefix("failed") && refused.contains("permission denied for table wages"), "\(refused)")
+        #expect(!refused.contains("wage-XYZZY-1"))
+        let mine = try item("mine.yaml")
+        #expect(mine.hasPrefix("done") && mine.contains("own-row") && mine.contains("batchrun_items"), "\(mine)")
+        #expect(try setup.cluster.psql("SELECT tableowner FROM pg_tables WHERE tablename = 'mine'", database: "jobs") == "batchrun_items")
+        #expect(try setup.cluster.psql("SELECT tableowner FROM pg_tables WHERE tablename = '_batchrun_runs'", database: "jobs")
+                == "batchrun_worker")
+        let escape = try item("escape.yaml")
+        #expect(escape.hasPrefix("failed") && escape.contains("set_config can change the role the item's SQL runs as"), "\(escape)")
+        #expect(escape.contains("nothing was run"))
+        let queue = try item("queue.yaml")
+        #expect(queue.hasPrefix("failed") && queue.contains("names starting with _batchrun_ are batchrun's own"), "\(queue)")
+    }
+
+    /// Runs `command` as the local user `nobody` (setpriv): its exit status and output.
+    static func asNobody(_ command: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", command]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    @Test("another local user (nobody) who plants symlinks in the shared temp folder gets nothing written through them, and cannot enter the worker's own folder")
+    func nobodyPlantsSymlinks() throws {
+        let setup = try Self.start()
+        defer { setup.stop() }
+        // A shared temp folder as /tmp is (1777), where nobody plants links to a file of root's,
+        // under the names the worker once used (/tmp/batchrun-queue/DATABASE/ID-NAME.log).
+        let shared = "/tmp/batchrun-shared-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o1777])
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        try setup.folder.write("victim.txt", "untouched\n")
+        chmod(setup.folder.path("."), 0o755)
+        let victim = setup.folder.path("victim.txt")
+        var plant = "mkdir -p \(shared)/batchrun-queue/jobs && cd \(shared)/batchrun-queue/jobs"
+        for id in 1...5 {
+            for suffix in ["log", "json", ""] { plant += " && ln -s \(victim) \(id)-slow.yaml\(suffix.isEmpty ? "" : "." + suffix)" }
+        }
+        let planted = try Self.asNobody(plant)
+        #expect(planted.status == 0, "\(planted.output)")
+        try setup.cluster.psql("CREATE TABLE t (id integer primary key); INSERT INTO t VALUES (1); ALTER TABLE t OWNER TO batchrun_worker",
+                               database: "jobs")
+        try setup.submit("slow.yaml", Self.item(store: setup.worker, select: #"{ id: id, mark: "'ITEM-MARK-' || pg_sleep(3)::text" }"#))
+        let worker = try Batchrun.start(["worker", setup.worker, "--once", "--root", setup.folder.path(".")], in: setup.folder,
+                                        environment: setup.environment.merging(["TMPDIR": shared]) { $1 })
+        // While the item runs: the worker's own folder is 0700, root's, and nobody cannot list it.
+        var scratch: String?
+        let deadline = Date().addingTimeInterval(60)
+        while scratch == nil, Date() < deadline, worker.isRunning {
+            scratch = (try? FileManager.default.contentsOfDirectory(atPath: shared))?.first { $0.hasPrefix("batchrun-") && $0 != "batchrun-queue" }
+            if scratch == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let folder = try #require(scratch.map { "\(shared)/\($0)" }, "the worker made no folder of its own under TMPDIR")
+        var info = stat()
+        #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700 && info.st_uid == 0)
+        let listed = try Self.asNobody("ls \(folder)")
+        #expect(listed.status != 0 && listed.output.contains("Permission denied"), "\(listed)")
+        worker.waitUntilExit()
+        #expect(worker.terminationStatus == 0)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "untouched\n")
+        #expect(try setup.cluster.psql("SELECT log FROM _batchrun_queue WHERE name = 'slow.yaml'", database: "jobs").contains("ITEM-MARK-"))
+    }
 }

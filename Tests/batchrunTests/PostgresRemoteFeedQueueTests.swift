@@ -36,7 +36,7 @@ extension PostgresQueueTests {
         for name in ["csv-feed.csv.gz", "tsv-feed.tsv", "data/csv-feed.csv.gz", "data/tsv-feed.tsv"] {
             #expect(!FileManager.default.fileExists(atPath: worker.path(name)))
         }
-        let worked = try Batchrun.run(["worker", url, "--once", "--root", worker.url.path], in: worker.url)
+        let worked = try Batchrun.run(["worker", url, "--once", "--root", worker.url.path, "--allow-host", "127.0.0.1"], in: worker.url)
         #expect(worked.status == 0, "\(worked.stdout)\(worked.stderr)")
         let log = try Batchrun.run(["queue", url, "--log", "1"], in: worker.url).stdout
         #expect(try PostgresServer.psql(url, "SELECT state FROM _batchrun_queue") == "done", "\(log)")

@@ -4,7 +4,7 @@ import Foundation
 
 /// What a confined worker (JOBFILE.md section 15, "A confined worker") lets an item reach
 /// besides the folders of its `--root`s: the environment variables `${env.NAME}` may read, the
-/// stores it may open, and how long, how many rows and how many bytes it may take. An item that asks for more is invalid when it is
+/// stores it may open, the hosts it may reach, and how long, how many rows and how many bytes it may take. An item that asks for more is invalid when it is
 /// loaded, naming what it asked for and the worker option that would allow it.
 ///
 /// ```swift
@@ -19,6 +19,10 @@ package struct ConfinedItemRules: Codable, Sendable, Equatable {
     package var queueStore: String?
     /// `--allow-store URL`: other stores an item may name.
     package var stores: [String] = []
+    /// `--item-role`: the PostgreSQL role items' SQL runs as (nil: the worker's user).
+    package var itemRole: String?
+    /// `--allow-host`: where feeds and outputs may connect besides public addresses.
+    package var network = NetworkRules()
     /// `--max-item-time`, `--max-rows`, `--max-bytes`.
     package var limits = ItemLimits()
 

@@ -59,6 +59,14 @@ extension JobFileBuilder {
             }
             feed.caFile = caPath
         }
+        if let network = loader.rules?.network {
+            // Checked now, so the item is invalid before anything runs; checked again as each
+            // request (and redirect) connects, where the address is pinned.
+            feed.network = network
+            if !feed.isS3, let (host, port) = NetworkRules.hostAndPort(of: url), let refusal = network.refusal(host: host, port: port) {
+                reader.error(node, "from: \(feed.displayURL): \(refusal)")
+            }
+        }
         if let timeout = fields["connect_timeout"], let seconds = reader.duration(timeout, "connect_timeout") { feed.connectTimeout = seconds }
         if let timeout = fields["read_timeout"], let seconds = reader.duration(timeout, "read_timeout") { feed.readTimeout = seconds }
         return feed

@@ -113,6 +113,7 @@ extension JobFileBuilder {
                 // An s3:// output is no path of the worker's: neither resolved nor confined.
                 let path = if case .s3 = FeedLocation(text) { text } else { confined(resolve(text), node, "output") }
                 step.confinement = loader.confinement
+                step.network = loader.rules?.network
                 switch URL(fileURLWithPath: FeedCompression.strip(text)).pathExtension.lowercased() {
                 case "csv": step.output = .csv(path)
                 case "json": step.output = .json(path)

@@ -62,7 +62,9 @@ package struct JobFileBuilder {
             }
             version = 1
         }
+        refuseRoleEscapes(root)
         store = top["store"].flatMap(storeSpec)
+        if let role = loader.rules?.itemRole, store?.isOnServer == true { store?.role = role }
         if let node = top["entities"] { model = entities(node) }
         if let node = top["defaults"] { defaults = jobDefaults(node) }
         params = fileParams(top["params"])

@@ -12,7 +12,8 @@ package enum FetchRunner {
         let columns = step.resultColumns(of: environment.entity)
         var report = StepReport(kind: .fetch, entity: environment.entity.name)
         var firstRow: [StoreValue]?
-        var writer = try step.output.map { try OutputWriters.make($0, columns: columns, confinement: step.confinement, budget: environment.budget) }
+        var writer = try step.output.map { try OutputWriters.make($0, columns: columns, confinement: step.confinement,
+                                                                          network: step.network, budget: environment.budget) }
         do {
             // A read whose connection to the server was lost is read again once a new one is
             // made, unless rows already went to the output (PostgreSQL reads all of a result

@@ -1,3 +1,4 @@
+import BatchRunFeeds
 import BatchRunStore
 import BatchRunContext
 
@@ -26,6 +27,8 @@ package struct FetchStep: Sendable, Hashable {
     package var batchSize: Int?
     /// The folders a queue worker lets the item write its output in (nil: anywhere).
     package var confinement: PathConfinement?
+    /// Where a confined worker lets an `s3://` output connect (nil: anywhere).
+    package var network: NetworkRules?
 
     package init(entity: String) {
         self.entity = entity

@@ -17,11 +17,12 @@ enum OutputWriters {
     /// A file whose name ends in `.gz` or `.zst` (after its format's suffix) is compressed.
     /// An `s3://BUCKET/KEY` output goes up to S3 (section 14), whole or not at all.
     package static func make(_ output: FetchStep.Output, columns: [String], confinement: PathConfinement? = nil,
-                             budget: ItemBudget? = nil) throws -> any OutputWriter {
+                             network: NetworkRules? = nil, budget: ItemBudget? = nil) throws -> any OutputWriter {
+        let sink = { (path: String) throws in try OutputSinks.open(path, confinement: confinement, network: network) }
         switch output {
-        case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns, confinement: confinement, budget: budget)
-        case .json(let path): return try FileOutput(path: path, format: .json, columns: columns, confinement: confinement, budget: budget)
-        case .ndjson(let path): return try FileOutput(path: path, format: .ndjson, columns: columns, confinement: confinement, budget: budget)
+        case .csv(let path): return try FileOutput(path: path, format: .csv, columns: columns, sink: sink(path), budget: budget)
+        case .json(let path): return try FileOutput(path: path, format: .json, columns: columns, sink: sink(path), budget: budget)
+        case .ndjson(let path): return try FileOutput(path: path, format: .ndjson, columns: columns, sink: sink(path), budget: budget)
         case .table: return TableOutput(columns: columns, budget: budget)
         }
     }
@@ -42,12 +43,13 @@ struct FileOutput: OutputWriter {
     package var rows = 0
     let budget: ItemBudget?
 
-    package init(path: String, format: Format, columns: [String], confinement: PathConfinement? = nil, budget: ItemBudget? = nil) throws {
+    /// `sink`: where the bytes go (`OutputSinks.open(path, ...)`).
+    package init(path: String, format: Format, columns: [String], sink: any OutputSink, budget: ItemBudget? = nil) throws {
         self.path = path
         self.budget = budget
         self.format = format
         self.columns = columns
-        sink = try OutputSinks.open(path, confinement: confinement)
+        self.sink = sink
         compressor = try StreamCompressor(FeedCompression(path: path))
         switch format {
         case .csv: buffer = columns.map(Self.csvField).joined(separator: ",") + "\n"

@@ -14,8 +14,15 @@ import NIOSSL
 /// the byte reached with `Range: bytes=N-` and `If-Range`, up to `retries` times with backoff;
 /// the object's identity (`ETag` and length, or `Last-Modified`) must match the first
 /// response's, so no byte is read twice or from another version of the object.
+///
+/// Redirects (up to 5) are followed here, not by the HTTP client, so each one is checked: no
+/// `https` to `http`, the feed's headers dropped on the way to another origin, and for a
+/// confined item (`RemoteFeed.network`) each host's address checked and connected to as checked.
 final class HTTPByteSource: ByteSource {
-    private let client: HTTPClient
+    /// The client's settings (TLS, timeouts); a client is made from them per host and port.
+    private let configuration: HTTPClient.Configuration
+    /// The clients made so far, by `HOST:PORT` (one, keyed "", when addresses are not checked).
+    private var clients: [String: HTTPClient] = [:]
     private let requests: any RangedRequestBuilder
     private let feed: RemoteFeed
     private let retries: Int
@@ -54,7 +61,7 @@ final class HTTPByteSource: ByteSource {
         self.retries = retries
         identity = expected
         position = offset
-        client = try Self.client(for: feed)
+        configuration = try Self.configuration(for: feed)
         do throws(ByteSourceError) {
             if let failure = try start(through: nil) { throw ByteSourceError(message: failure) }
         } catch {
@@ -82,7 +89,7 @@ final class HTTPByteSource: ByteSource {
         retries = 0
         self.watch = watch
         position = offset
-        client = try Self.client(for: feed)
+        configuration = try Self.configuration(for: feed)
         do throws(ByteSourceError) {
             if let failure = try start(through: 0) { throw ByteSourceError(message: failure) }
         } catch {
@@ -192,22 +199,52 @@ final class HTTPByteSource: ByteSource {
         if let failure = try start(through: nil) { throw ByteSourceError(message: failure) }
     }
 
-    /// Sends the request for the bytes from `position` and waits for its head: checks the
-    /// status, the content type, and the object's identity against what was read so far.
-    /// Returns why no response came (a retry may help); throws what a retry cannot mend.
+    /// Sends the request for the bytes from `position` (following its redirects) and waits for
+    /// its head: checks the status, the content type, and the object's identity against what was
+    /// read so far. Returns why no response came (a retry may help); throws what a retry cannot mend.
     @discardableResult
     private func start(through last: Int64?) throws(ByteSourceError) -> String? {
         let ifRange = position > 0 ? identity?.ifRange : nil
-        let ranged = try requests.request(from: position, through: last, ifRange: ifRange)
-        var request = HTTPClientRequest(url: ranged.url)
-        request.method = .GET
-        for header in ranged.headers { request.headers.add(name: header.name, value: header.value) }
+        var request = try requests.request(from: position, through: last, ifRange: ifRange)
+        var visited: Set<String> = [request.url]
+        while true {
+            let event = try send(request)
+            switch event {
+            case .head(let status, let reason, let headers):
+                if let location = Self.redirectLocation(status: status, headers: headers) {
+                    stopTransfer()
+                    guard visited.count <= Self.maxRedirects else {
+                        throw ByteSourceError(message: "\(requests.displayName): more than \(Self.maxRedirects) redirects")
+                    }
+                    request = try Self.redirect(request, to: location, displayName: requests.displayName)
+                    guard visited.insert(request.url).inserted else {
+                        throw ByteSourceError(message: "\(requests.displayName): the redirects go round in a cycle")
+                    }
+                    continue
+                }
+                try accept(status: status, reason: reason, headers: headers, last: last)
+                return nil
+            case .failed(let failure):
+                stopTransfer()
+                return Self.describe(failure, feed: feed)
+            case .chunk, .end:
+                stopTransfer()
+                return "no response"
+            }
+        }
+    }
+
+    /// Sends `request` and waits for its first event (a head, or why none came), watched.
+    private func send(_ request: RangedRequest) throws(ByteSourceError) -> ResponseChannel.Event {
+        let client = try client(for: request.url)
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = .GET
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
         let channel = ResponseChannel()
-        let client = self.client, feed = self.feed
         let deadline = NIODeadline.now() + Self.amount(feed.connectTimeout + feed.readTimeout)
         task = Task {
             do {
-                let response = try await client.execute(request, deadline: deadline)
+                let response = try await client.execute(outgoing, deadline: deadline)
                 let headers = response.headers.map { (name: $0.name, value: $0.value) }
                 guard await channel.send(.head(status: Int(response.status.code), reason: response.status.reasonPhrase,
                                                headers: headers)) else { return }
@@ -229,17 +266,19 @@ final class HTTPByteSource: ByteSource {
             }
             event = channel.next(waitingAtMost: 0.25)
         }
-        switch event! {
-        case .head(let status, let reason, let headers):
-            try accept(status: status, reason: reason, headers: headers, last: last)
-            return nil
-        case .failed(let failure):
-            stopTransfer()
-            return Self.describe(failure, feed: feed)
-        case .chunk, .end:
-            stopTransfer()
-            return "no response"
-        }
+        return event!
+    }
+
+    /// The client for `url`'s host and port. For a confined item the host's address is checked
+    /// here (`NetworkRules`) and the client connects to that address only, whatever the name
+    /// resolves to later; the certificate is still checked against the name.
+    private func client(for url: String) throws(ByteSourceError) -> HTTPClient {
+        let key = feed.network == nil ? "" : NetworkRules.hostAndPort(of: url).map { "\($0.host):\($0.port)" } ?? url
+        if let client = clients[key] { return client }
+        let settings = try feed.network?.pinned(configuration, for: url) ?? configuration
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+        clients[key] = client
+        return client
     }
 
     private func accept(status: Int, reason: String, headers: [(name: String, value: String)], last: Int64?) throws(ByteSourceError) {
@@ -303,12 +342,13 @@ final class HTTPByteSource: ByteSource {
         chunk = nil
     }
 
-    /// Ends every transfer and the client (its connections); called at the end and by deinit.
+    /// Ends every transfer and the clients (their connections); called at the end and by deinit.
     package func close() {
         stopTransfer()
         guard !shutDown else { return }
         shutDown = true
-        try? client.syncShutdown()
+        for client in clients.values { try? client.syncShutdown() }
+        clients = [:]
     }
 
     /// `bytes 100-199/1000` gives 100; `rangeEnd` 199.
@@ -326,7 +366,7 @@ final class HTTPByteSource: ByteSource {
         .milliseconds(Int64(seconds * 1000))
     }
 
-    private static func client(for feed: RemoteFeed) throws(ByteSourceError) -> HTTPClient {
+    private static func configuration(for feed: RemoteFeed) throws(ByteSourceError) -> HTTPClient.Configuration {
         if let name = feed.unsetVariables().first {
             throw ByteSourceError(message: "a header uses ${env.\(name)}, which is not set in the environment")
         }
@@ -339,12 +379,12 @@ final class HTTPByteSource: ByteSource {
         }
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls,
-            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            redirectConfiguration: .disallow,
             timeout: .init(connect: amount(feed.connectTimeout), read: amount(feed.readTimeout)),
             decompression: .disabled)
         // A refused connection is an answer: fail at once rather than retry until the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return configuration
     }
 
     /// What went wrong, in words that say what to do; never the URL's query nor a header.
@@ -355,8 +395,6 @@ final class HTTPByteSource: ByteSource {
             case .connectTimeout: return "no connection within \(feed.connectTimeout) s (connect_timeout)"
             case .deadlineExceeded: return "no answer within \(feed.connectTimeout + feed.readTimeout) s (connect_timeout + read_timeout)"
             case .remoteConnectionClosed: return "the server closed the connection"
-            case .redirectLimitReached: return "more than 5 redirects"
-            case .redirectCycleDetected: return "the redirects go round in a cycle"
             default: break
             }
         }

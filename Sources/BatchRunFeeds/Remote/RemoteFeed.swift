@@ -17,6 +17,9 @@ package struct RemoteFeed: Sendable, Hashable {
     /// Where `bad_rows: skip` writes the rejected rows: the job file's folder, with the name
     /// the URL's path ends with (`flights.csv.gz` gives `flights.rejected.csv` there).
     package var rejectedBase: String
+    /// Where a confined worker's item may connect (`worker --allow-host`); nil: anywhere (a
+    /// worker's own job files, a trusting worker's items).
+    package var network: NetworkRules?
     /// The object's identity an import expects (set when it runs, from the first request or a
     /// checkpoint): a response for another object is an error.
     package var expected: RemoteIdentity?

@@ -28,13 +28,23 @@ final class S3Upload {
     private var parts: [String] = []
     private var closed = false
 
-    /// `environment`: where credentials, region and endpoint come from (`S3Configuration`).
+    /// `environment`: where credentials, region and endpoint come from (`S3Configuration`);
+    /// `network`: where a confined item's upload may connect (nil: anywhere). Redirects are
+    /// not followed: S3 answers one only for a bucket in another region, an error here.
     package init(location: S3Location, environment: [String: String] = ProcessInfo.processInfo.environment,
-         partSize: Int = S3Upload.defaultPartSize) throws(S3Error) {
+         partSize: Int = S3Upload.defaultPartSize, network: NetworkRules? = nil) throws(S3Error) {
         requests = S3Requests(configuration: try S3Configuration(environment: environment), location: location)
         self.partSize = max(partSize, 5 << 20)
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(120)))
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(120)))
         configuration.connectionPool.retryConnectionEstablishment = false
+        if let network {
+            let url = requests.signed(method: "PUT", query: [], headers: [], payload: .empty).url
+            do {
+                configuration = try network.pinned(configuration, for: url)
+            } catch {
+                throw S3Error(message: "cannot write \(location): \(error.message)")
+            }
+        }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

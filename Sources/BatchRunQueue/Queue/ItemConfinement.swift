@@ -66,7 +66,7 @@ package struct ItemConfinement: Sendable, Codable {
             if case .database(let url) = queue { rules.queueStore = url }
             self.rules = rules
         } else if allowed != ConfinedItemRules() {
-            throw ItemConfinementError("--allow-env, --allow-store and the --max-* limits are for a confined "
+            throw ItemConfinementError("--allow-env, --allow-store, --allow-host, --item-role and the --max-* limits are for a confined "
                                        + "worker (one given --root, or a PostgreSQL queue's worker without --trust-submitters); "
                                        + "this one lets items do what its user may")
         }

@@ -16,8 +16,10 @@ package protocol StoreBackend: Sendable {
     /// Opens the database at `location` (an SQLite file is created with its folder when
     /// missing); `Store` then makes its tables hold the model (`SchemaMigration`).
     /// `fence`: a condition every write transaction must meet as it commits; a database that
-    /// cannot fence writes throws when given one.
-    static func open(location: String, busyTimeout: Double, fence: WriteFence?) throws -> Self
+    /// cannot fence writes throws when given one. `role`: the database role the statements run
+    /// as, batchrun's own on its run-state tables excepted (`worker --item-role`); a database
+    /// without roles throws when given one.
+    static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?) throws -> Self
 
     /// Where the store is, as messages and reports name it (a PostgreSQL URL without its password).
     var locationDescription: String { get }

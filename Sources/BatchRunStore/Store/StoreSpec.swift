@@ -34,6 +34,10 @@ public struct StoreSpec: Sendable, Hashable {
     /// (nil: anywhere).
     package var confinement: PathConfinement?
 
+    /// PostgreSQL: the role a confined worker's item runs its SQL as (`worker --item-role`),
+    /// batchrun's own statements on its `_batchrun_` tables excepted; nil: the URL's user.
+    package var role: String?
+
     /// PostgreSQL: how long a lost connection to the server is made again for, from the
     /// first loss, before the work in flight fails (`store: { postgres: URL, reconnect: 60s }`).
     package var reconnect: Double = StoreSpec.defaultReconnect

@@ -55,6 +55,12 @@ struct WorkerCommand: ParsableCommand {
     @Option(name: .customLong("allow-store"), help: ArgumentHelp("Confined worker: let items use this store besides the queue's own database and SQLite files in the --root folders (repeatable).", valueName: "URL|PATH"))
     var allowedStores: [String] = []
 
+    @Option(help: ArgumentHelp("Confined worker: run items' SQL on PostgreSQL as this role (SET ROLE), so they read and write only what it may; batchrun's own run state stays the worker's.", valueName: "ROLE"))
+    var itemRole: String?
+
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp("Confined worker: let items' feeds and outputs reach this host although its address is loopback, link-local or private (repeatable; without :PORT every port).", valueName: "HOST[:PORT]"))
+    var allowedHosts: [String] = []
+
     @Option(help: ArgumentHelp("Confined worker: end an item that runs longer than this as failed.", valueName: "DURATION"))
     var maxItemTime: String?
 
@@ -74,23 +80,14 @@ struct WorkerCommand: ParsableCommand {
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if JobFileLoader.seconds(lease) == nil { throw ValidationError("--lease must be a duration like 500ms, 30s or 5m, found '\(lease)'") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if let maxItemTime, JobFileLoader.seconds(maxItemTime).map({ $0 > 0 }) != true {
-            throw ValidationError("--max-item-time must be a duration like 90s or 10m, found '\(maxItemTime)'")
-        }
-        if let maxRows, maxRows < 1 { throw ValidationError("--max-rows must be at least 1") }
-        if let maxBytes, ByteCount.parse(maxBytes) == nil {
-            throw ValidationError("--max-bytes must be a size like 500MB, 2GiB or 1048576, found '\(maxBytes)'")
-        }
-        for name in allowedEnvironment where !JobFileLoader.isEnvironmentName(name) {
-            throw ValidationError("--allow-env takes a variable's name (letters, digits, _), found '\(name)'")
-        }
+        do { _ = try allowed() } catch { throw ValidationError(error.message) }
         if let metrics, ListenAddress(metrics) == nil { throw ValidationError("--metrics takes HOST:PORT, like 127.0.0.1:9464") }
     }
 
     func run() throws {
         let confinement = try Self.orExit(ExitStatus.invalid) {
             try ItemConfinement(queue: QueueLocation(queue), roots: roots, allowHooks: allowHooks, noHooks: noHooks,
-                                trustSubmitters: trustSubmitters, allowed: allowed)
+                                trustSubmitters: trustSubmitters, allowed: allowed())
         }
         let opened = try Self.orExit(ExitStatus.failed) { try openQueue(at: queue) }
         let exporter = try Self.orExit(ExitStatus.failed, "cannot serve metrics on \(metrics ?? ""): ") {
@@ -114,13 +111,10 @@ struct WorkerCommand: ParsableCommand {
         if status != ExitStatus.ok { throw ExitCode(status) }
     }
 
-    /// What `--allow-*` and `--max-*` let a confined worker's items reach.
-    var allowed: ConfinedItemRules {
-        var rules = ConfinedItemRules()
-        rules.environment = Set(allowedEnvironment)
-        rules.stores = allowedStores.map { StoreSpec(location: $0).isOnServer ? $0 : URL(fileURLWithPath: $0).standardizedFileURL.path }
-        rules.limits = ItemLimits(seconds: maxItemTime.flatMap(JobFileLoader.seconds), rows: maxRows, bytes: maxBytes.flatMap(ByteCount.parse))
-        return rules
+    /// What `--allow-*`, `--item-role` and `--max-*` let a confined worker's items reach.
+    func allowed() throws(ItemConfinementError) -> ConfinedItemRules {
+        try ConfinedItemRules(allowEnv: allowedEnvironment, allowStores: allowedStores, itemRole: itemRole, allowHosts: allowedHosts,
+                              maxItemTime: maxItemTime, maxRows: maxRows, maxBytes: maxBytes)
     }
 
     /// `body`'s value; its error thrown as a `CommandFailure` (after `prefix`) with exit status `status`.
