@@ -33,11 +33,17 @@ package final class PostgresStoreConnection: StoreConnection {
     /// Set when the process's session pool took the connection over: it stays open then.
     private var isKeptOpen = false
     /// The role the session runs statements as (`worker --item-role`; nil: the URL's user).
-    /// batchrun's own statements, the ones on its `_batchrun_` tables (run state, the queue's
-    /// fence, schema records), run as the URL's user: `RESET ROLE` goes before each and
-    /// `SET ROLE` after it, sent without waiting (`send`), so they cost no round trip. A
-    /// confined item's SQL never names a `_batchrun_` table (`JobFileBuilder` refuses it).
+    /// batchrun's own statements, the ones naming its tables (`ownTables`: run state, the
+    /// queue's fence, schema records), run as the URL's user: `RESET ROLE` is sent before each
+    /// (without waiting), `SET ROLE` after it (waited for: a session whose role could not be
+    /// taken back is closed). A confined item's SQL never names them (`JobFileBuilder` refuses
+    /// `_batchrun_` in an item); a table of batchrun's missing from the list fails as the item
+    /// role, never the other way round.
     package private(set) var itemRole: String?
+
+    /// batchrun's own tables.
+    static let ownTables = ["_batchrun_queue", "_batchrun_runs", "_batchrun_jobs", "_batchrun_progress", "_batchrun_checkpoints",
+                            "_batchrun_schedule", "_batchrun_schema"]
 
     package init(_ connection: PostgresConnection) {
         self.connection = connection
@@ -310,29 +316,51 @@ package final class PostgresStoreConnection: StoreConnection {
         return rows
     }
 
-    /// Makes `role` the session's role (nil: the URL's user), unless it is already.
+    /// Makes `role` the session's role (nil: the URL's user), unless it is already. A role
+    /// that leaves the session as its user (the user's own name) is refused: it would confine
+    /// nothing.
     func take(role: String?) throws {
         guard role != itemRole else { return }
-        try simple("SELECT set_config('role', \(role.map(SQL.literal) ?? "'none'"), false)")
+        let rows = try query("SELECT set_config('role', \(role.map(SQL.literal) ?? "'none'"), false), (current_user = session_user)::int", [])
+        if let role, rows.values.first?.last == .integer(1) {
+            try? simple("RESET ROLE")
+            throw PostgresError(sqlState: "42501", message: "--item-role \(role) is the worker's own user: items would run with all "
+                                + "its rights; name a role of their own (docs/postgresql.md)")
+        }
         itemRole = role
     }
 
-    /// `body`, a statement of batchrun's own when `sql` names a `_batchrun_` table: as the
-    /// URL's user when the session has an item role (see `itemRole`).
+    /// `body`, a statement of batchrun's own when `sql` names one of `ownTables`: as the URL's
+    /// user when the session has an item role (see `itemRole`).
     private func asOwner<T>(_ sql: String, _ body: () throws -> T) throws -> T {
-        guard let itemRole, sql.contains("_batchrun_") else { return try body() }
+        guard let itemRole, Self.ownTables.contains(where: sql.contains) else { return try body() }
         try send("RESET ROLE")
         let value: T
         do {
             value = try body()
         } catch {
-            // Waited for: in a transaction the failure aborted, it fails too, and the rollback
-            // brings the role back; outside one, the role is back now.
-            try? simple("SET ROLE \(SQL.quote(itemRole))")
+            try restoreRole(itemRole, after: error)
             throw error
         }
-        try send("SET ROLE \(SQL.quote(itemRole))")
+        try restoreRole(itemRole, after: nil)
         return value
+    }
+
+    /// `SET ROLE role` again after one of batchrun's own statements, waited for. In a
+    /// transaction that `failure` aborted it fails, and the rollback brings the role back;
+    /// any other failure leaves the session as its user, so it is closed.
+    private func restoreRole(_ role: String, after failure: (any Error)?) throws {
+        do {
+            freshTransaction = nil
+            _ = try PostgresError.translating {
+                try finished(connection.query(PostgresQuery(unsafeSQL: "SET ROLE \(SQL.quote(role))"), logger: logger) { _ in })
+            }
+        } catch let error as PostgresError where failure != nil && error.sqlState == "25P02" {
+            return
+        } catch {
+            _ = try? connection.close().wait()
+            throw failure ?? error
+        }
     }
 
     /// Runs one statement with `values` for `$1`, `$2`, ...; waits for all its rows.

@@ -120,14 +120,14 @@ public final class HTTPFeedServer: Sendable {
         try? group.syncShutdownGracefully()
     }
 
-    /// A self-signed certificate for 127.0.0.1 and localhost, and its key, made by `openssl` in `folder`:
+    /// A self-signed certificate for 127.0.0.1, 127.0.0.2 and localhost, and its key, made by `openssl` in `folder`:
     /// (certificate path, key path).
     public static func makeCertificate(in folder: String) throws -> (certificate: String, key: String) {
         let certificate = folder + "/server-cert.pem", key = folder + "/server-key.pem"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
-                             "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]
+                             "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,IP:127.0.0.2,DNS:localhost"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -244,6 +244,18 @@ struct ConfinedWorkerTests {
                                                   select: #"{ r: "set_config('role', 'batchrun_worker', false)" }"#))
         try setup.submit("queue.yaml", Self.item(store: setup.worker, entity: "Mine", columns: "id: integer primary key, note: text",
                                                  select: #"{ n: "(SELECT count(*) FROM _batchrun_queue)" }"#))
+        // A batch-update's expressions are the item's SQL too (its statement has batchrun's own aliases).
+        try setup.submit("update.yaml", """
+            version: 1
+            store: { postgres: "\(setup.worker)" }
+            entities:
+              Mine: { columns: { id: integer primary key, note: text } }
+            jobs:
+              steal:
+                steps:
+                  - batch-update: { entity: Mine, set: { note: "(SELECT string_agg(wage, ',') FROM wages)" } }
+                  - fetch: { entity: Mine, select: { note: note }, output: "-" }
+            """)
         let worked = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path("."), "--item-role", "batchrun_items"])
         #expect(worked.status == 2, "\(worked.stdout)\(worked.stderr)")
         func item(_ name: String) throws -> String {
@@ -262,6 +274,18 @@ struct ConfinedWorkerTests {
         #expect(escape.contains("nothing was run"))
         let queue = try item("queue.yaml")
         #expect(queue.hasPrefix("failed") && queue.contains("names starting with _batchrun_ are batchrun's own"), "\(queue)")
+        let update = try item("update.yaml")
+        #expect(update.hasPrefix("failed") && update.contains("permission denied for table wages"), "\(update)")
+        #expect(!update.contains("wage-XYZZY-1"))
+        #expect(try setup.cluster.psql("SELECT count(*) FROM mine WHERE note LIKE '%wage%'", database: "jobs") == "0")
+
+        // A role that would confine nothing: refused when the worker starts, or when the item's store opens.
+        let none = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path("."), "--item-role", "none"])
+        #expect(none.status == 2 && none.stderr.contains("--item-role takes the name of a role items run as, found 'none'"), "\(none.stderr)")
+        try setup.submit("own.yaml", Self.item(store: setup.worker, entity: "Mine", columns: "id: integer primary key, note: text"))
+        let own = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path("."), "--item-role", "batchrun_worker"])
+        #expect(own.status == 1, "\(own.stdout)\(own.stderr)")
+        #expect(try item("own.yaml").contains("--item-role batchrun_worker is the worker's own user"))
     }
 
     /// Runs `command` as the local user `nobody` (setpriv): its exit status and output.
@@ -298,21 +322,23 @@ struct ConfinedWorkerTests {
         #expect(planted.status == 0, "\(planted.output)")
         try setup.cluster.psql("CREATE TABLE t (id integer primary key); INSERT INTO t VALUES (1); ALTER TABLE t OWNER TO batchrun_worker",
                                database: "jobs")
-        try setup.submit("slow.yaml", Self.item(store: setup.worker, select: #"{ id: id, mark: "'ITEM-MARK-' || pg_sleep(3)::text" }"#))
+        try setup.submit("slow.yaml", Self.item(store: setup.worker, select: #"{ id: id, mark: "'ITEM-MARK-' || id" }"#))
+        // The item's process pauses once its item is loaded (BATCHRUN_TEST_PAUSE_AFTER_CHECK), until `go`.
+        let pause = setup.folder.path("pause")
+        try FileManager.default.createDirectory(atPath: pause, withIntermediateDirectories: true)
         let worker = try Batchrun.start(["worker", setup.worker, "--once", "--root", setup.folder.path(".")], in: setup.folder,
-                                        environment: setup.environment.merging(["TMPDIR": shared]) { $1 })
-        // While the item runs: the worker's own folder is 0700, root's, and nobody cannot list it.
-        var scratch: String?
+                                        environment: setup.environment.merging(["TMPDIR": shared, "BATCHRUN_TEST_PAUSE_AFTER_CHECK": pause]) { $1 })
+        defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
         let deadline = Date().addingTimeInterval(60)
-        while scratch == nil, Date() < deadline, worker.isRunning {
-            scratch = (try? FileManager.default.contentsOfDirectory(atPath: shared))?.first { $0.hasPrefix("batchrun-") && $0 != "batchrun-queue" }
-            if scratch == nil { Thread.sleep(forTimeInterval: 0.05) }
-        }
+        while Date() < deadline, worker.isRunning, !FileManager.default.fileExists(atPath: pause + "/paused") { Thread.sleep(forTimeInterval: 0.05) }
+        // While the item runs: the worker's own folder is 0700, root's, and nobody cannot list it.
+        let scratch = (try? FileManager.default.contentsOfDirectory(atPath: shared))?.first { $0.hasPrefix("batchrun-") && $0 != "batchrun-queue" }
         let folder = try #require(scratch.map { "\(shared)/\($0)" }, "the worker made no folder of its own under TMPDIR")
         var info = stat()
         #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700 && info.st_uid == 0)
         let listed = try Self.asNobody("ls \(folder)")
         #expect(listed.status != 0 && listed.output.contains("Permission denied"), "\(listed)")
+        FileManager.default.createFile(atPath: pause + "/go", contents: nil)
         worker.waitUntilExit()
         #expect(worker.terminationStatus == 0)
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "untouched\n")

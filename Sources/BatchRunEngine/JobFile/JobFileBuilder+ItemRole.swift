@@ -20,21 +20,40 @@ extension JobFileBuilder {
         ("u&'", "a U&'...' string can spell any text unseen"),
     ]
 
-    /// An error at each scalar of the file (key or value) that holds one of `roleEscapes`,
-    /// when the worker runs items with `--item-role`.
+    /// Keys whose values never reach SQL as text: data (bound as values), paths, URLs, headers, hooks.
+    static let keysWithoutSQL: Set<String> = ["rows", "from", "headers", "params", "store", "ca_file", "output", "nulls",
+                                              "on_success", "on_failure", "on_complete", "description"]
+
+    /// An error at each scalar of the file (key or value, outside `keysWithoutSQL`) that holds
+    /// one of `roleEscapes` (a function's name as a whole word), when the worker runs items
+    /// with `--item-role`.
     func refuseRoleEscapes(_ root: YAMLNode) {
         guard let role = loader.rules?.itemRole else { return }
         var pending = [root]
         while let node = pending.popLast() {
             if let pairs = node.mapping {
-                for pair in pairs { pending += [pair.value, pair.key] }
+                for pair in pairs where !Self.keysWithoutSQL.contains(pair.key.scalarText ?? "") { pending += [pair.value, pair.key] }
             } else if let items = node.sequence {
                 pending += items.reversed()
-            } else if let text = node.scalarText?.lowercased(),
-                      let escape = Self.roleEscapes.first(where: { text.contains($0.text) }) {
+            } else if let text = node.scalarText?.lowercased(), let escape = Self.roleEscapes.first(where: { Self.holds(text, $0.text) }) {
                 reader.error(node, "\(escape.why): this worker runs items' SQL as the role \(role) (--item-role) and refuses "
                     + "'\(escape.text)' in an item")
             }
         }
+    }
+
+    /// True when `text` holds `escape`: anywhere for `_batchrun_` and the `U&` escapes, as a
+    /// whole word (not part of a longer name) for a function's name.
+    static func holds(_ text: String, _ escape: String) -> Bool {
+        guard escape.first?.isLetter == true, escape.last?.isLetter == true else { return text.contains(escape) }
+        var rest = text[...]
+        while let found = rest.range(of: escape) {
+            let before = found.lowerBound == text.startIndex ? nil : text[text.index(before: found.lowerBound)]
+            let after = found.upperBound == text.endIndex ? nil : text[found.upperBound]
+            let isNamePart = { (character: Character?) in character.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" } ?? false }
+            if !isNamePart(before) && !isNamePart(after) { return true }
+            rest = text[found.upperBound...]
+        }
+        return false
     }
 }

@@ -17,7 +17,7 @@ extension JobFileBuilder {
         let path = RemoteFeed.withoutQuery(url)
         let location = FeedLocation(url)
         if case .s3WithoutObject = location {
-            reader.error(node, "from: \(url) names no object; write s3://BUCKET/KEY (s3://feeds/2026/flights.csv.gz)")
+            reader.error(node, "from: \(url) names no object; write s3://BUCKET/KEY, the bucket's name letters, digits, ., - or _ (s3://feeds/2026/flights.csv.gz)")
             return nil
         }
         if case .s3 = location {

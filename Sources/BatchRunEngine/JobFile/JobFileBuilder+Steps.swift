@@ -345,7 +345,7 @@ extension JobFileBuilder {
         switch FeedLocation(text) {
         case .s3: return true
         case .s3WithoutObject:
-            reader.error(node, "output: \(text) names no object; write s3://BUCKET/KEY (s3://exports/daily/flights.csv.gz)")
+            reader.error(node, "output: \(text) names no object; write s3://BUCKET/KEY, the bucket's name letters, digits, ., - or _ (s3://exports/daily/flights.csv.gz)")
             return false
         case .file, .http: break
         }

@@ -14,7 +14,7 @@ package enum FeedLocation: Sendable, Hashable {
     case http(String)
     /// `s3://BUCKET/KEY`.
     case s3(S3Location)
-    /// An `s3://` URL that names no object (no bucket or no key): an error wherever it is written.
+    /// An `s3://` URL that names no object (no key, or no valid bucket name): an error wherever it is written.
     case s3WithoutObject(String)
 
     /// The schemes a location may start with, as written in messages.

@@ -7,7 +7,8 @@ import Musl
 /// An IPv4 or IPv6 address a request would connect to, and what kind it is: a confined worker's
 /// items reach only public ones unless `--allow-host` names them (JOBFILE.md section 15,
 /// "Network"). An IPv6 address that carries an IPv4 one (mapped `::ffff:a.b.c.d`, compatible
-/// `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) is the kind of the IPv4 address.
+/// `::a.b.c.d`, translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) is the
+/// kind of the IPv4 address; a local NAT64 prefix (`64:ff9b:1::/48`) is private.
 ///
 /// ```swift
 /// NetworkAddress(numeric: "169.254.169.254")?.privateKind   // "link-local"
@@ -82,6 +83,7 @@ package struct NetworkAddress: Sendable, Hashable, CustomStringConvertible {
         if b[0] == 0xff { return "multicast" }
         if b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8 { return "reserved" }   // 2001:db8::/32
         if b[0] == 0x01 && b[1...7].allSatisfy({ $0 == 0 }) { return "reserved" }              // 100::/64, discard
+        if [0x00, 0x64, 0xff, 0x9b, 0x00, 0x01].elementsEqual(b[0..<6]) { return "private" }   // 64:ff9b:1::/48, local NAT64
         return nil
     }
 
@@ -92,7 +94,8 @@ package struct NetworkAddress: Sendable, Hashable, CustomStringConvertible {
         let mapped = b[0..<10].allSatisfy { $0 == 0 } && b[10] == 0xff && b[11] == 0xff
         let compatible = b[0..<12].allSatisfy { $0 == 0 } && !(b[12] == 0 && b[13] == 0 && b[14] == 0 && b[15] <= 1)
         let nat64 = [0x00, 0x64, 0xff, 0x9b].elementsEqual(b[0..<4]) && b[4..<12].allSatisfy { $0 == 0 }
-        if mapped || compatible || nat64 { return NetworkAddress(bytes: Array(b[12..<16])) }
+        let translated = b[0..<8].allSatisfy { $0 == 0 } && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0   // ::ffff:0:a.b.c.d
+        if mapped || compatible || nat64 || translated { return NetworkAddress(bytes: Array(b[12..<16])) }
         if b[0] == 0x20 && b[1] == 0x02 { return NetworkAddress(bytes: Array(b[2..<6])) }        // 2002:V4ADDR::/48
         return nil
     }

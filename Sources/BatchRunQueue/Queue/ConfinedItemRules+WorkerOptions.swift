@@ -18,7 +18,9 @@ extension ConfinedItemRules {
         }
         environment = Set(allowEnv)
         stores = allowStores.map { StoreSpec(location: $0).isOnServer ? $0 : URL(fileURLWithPath: $0).standardizedFileURL.path }
-        if let itemRole, itemRole.isEmpty { throw ItemConfinementError("--item-role takes a role's name, found ''") }
+        if let itemRole, itemRole.isEmpty || ["none", "public", "current_user", "session_user"].contains(itemRole.lowercased()) {
+            throw ItemConfinementError("--item-role takes the name of a role items run as, found '\(itemRole)'")
+        }
         self.itemRole = itemRole
         var hosts: [AllowedHost] = []
         for text in allowHosts {

@@ -129,6 +129,11 @@ struct S3ConfigurationTests {
         #expect(S3Location(url: "s3://bucket/") == nil)
         #expect(S3Location(url: "https://bucket/key") == nil)
         #expect(S3Location(url: "S3://b/k/with/slashes")?.key == "k/with/slashes")
+        // A bucket's name becomes part of a host name: nothing in it may make another host.
+        for url in ["s3://attacker.example#/x.csv", "s3://u@evil/x", "s3://evil:9/x", "s3://a?b/x", "s3://a b/x", "s3://\(String(repeating: "a", count: 64))/x"] {
+            #expect(S3Location(url: url) == nil, "\(url)")
+        }
+        #expect(S3Location(url: "s3://my-bucket.v2_old/k")?.bucket == "my-bucket.v2_old")
     }
 
     @Test("a feed location is read once: a file, an http(s) URL, an S3 object, or an s3:// URL naming none")
