@@ -182,6 +182,31 @@ extension HTTPFeedRunTests {
         }
     }
 
+    @Test("on every run, not only a confined worker's: no redirect from https to http, and headers: stay with their origin")
+    func redirectsKeepSecrets() throws {
+        let folder = try TemporaryFolder()
+        try CompressedFeedRunTests.prepareFeeds(folder)
+        let (certificate, key) = try HTTPFeedServer.makeCertificate(in: folder.url.path)
+        let secure = try HTTPFeedServer(root: folder.path("data"), certificate: certificate, key: key)
+        let plain = try HTTPFeedServer(root: folder.path("data"), host: "127.0.0.2")
+        defer { secure.stop(); plain.stop() }
+        secure.redirect("/down.csv", to: "\(plain.url)/csv-feed.csv")
+        try folder.write("down.yaml", FeedJobs.singleFeed("\(secure.url)/down.csv", extra: ", ca_file: server-cert.pem"))
+        let down = try Batchrun.run(["down.yaml"], in: folder.url)
+        #expect(down.status == 1)
+        #expect((down.stdout + down.stderr).contains("redirects from https to http"), "\(down.stdout)\(down.stderr)")
+        #expect(plain.requests.isEmpty)
+
+        let away = try HTTPFeedServer(root: folder.path("data"))
+        defer { away.stop() }
+        away.redirect("/away.csv", to: "\(plain.url)/csv-feed.csv")
+        try folder.write("away.yaml", FeedJobs.singleFeed("\(away.url)/away.csv", extra: ", headers: { X-Api-Key: key-123 }"))
+        let moved = try Batchrun.run(["away.yaml", "--quiet"], in: folder.url)
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(away.requests.allSatisfy { $0.header("X-Api-Key") == "key-123" })
+        #expect(!plain.requests.isEmpty && plain.requests.allSatisfy { $0.header("X-Api-Key") == nil }, "\(plain.requests.map(\.headers))")
+    }
+
     @Test("https with ca_file: works; without it the run fails with a message saying certificate")
     func https() throws {
         let folder = try TemporaryFolder()

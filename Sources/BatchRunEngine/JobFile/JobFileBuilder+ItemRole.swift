@@ -50,10 +50,14 @@ extension JobFileBuilder {
         while let found = rest.range(of: escape) {
             let before = found.lowerBound == text.startIndex ? nil : text[text.index(before: found.lowerBound)]
             let after = found.upperBound == text.endIndex ? nil : text[found.upperBound]
-            let isNamePart = { (character: Character?) in character.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" } ?? false }
             if !isNamePart(before) && !isNamePart(after) { return true }
             rest = text[found.upperBound...]
         }
         return false
+    }
+
+    /// True for a character that may be part of an SQL name (so `ts_stats` does not hold `ts_stat`).
+    private static func isNamePart(_ character: Character?) -> Bool {
+        character.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" } ?? false
     }
 }
