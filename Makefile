@@ -5,8 +5,10 @@ JOB     ?= jobs/nightly.yaml
 RELEASE := .build/release/batchrun
 # Release builds link the Swift runtime into the binary (it runs where Swift is not installed) and
 # pack its relative relocations (DT_RELR, glibc 2.36 or later): 6 MB less resident memory for
-# serve (docs/benchmarks.md).
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
+# serve (docs/benchmarks.md). Symbols are bound at load (-z now: the whole GOT read-only, full
+# RELRO), as Debian's hardening asks of a service.
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
+	-Xlinker -z -Xlinker now
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # System packages the build and tests need (the tests drive the sqlite3 program as an outside
 # writer), installed with apt-get when missing.
@@ -22,6 +24,13 @@ TEST_PACKAGES += openssl
 # The S3 tests make a virtual environment with moto's server in it (Tests/TestSupport/moto-throwaway.sh).
 TEST_PACKAGES += python3-venv
 
+# `make deb` (docs/operations.md): dpkg-shlibdeps (dpkg-dev) computes Depends; `make deb-test`
+# checks the package with lintian and its units with systemd-analyze, and renders the man pages.
+PACKAGING_PACKAGES := dpkg-dev lintian systemd man-db sqlite3
+# swift-argument-parser's generate-manual tool makes the man pages from the commands themselves.
+GENERATE_MANUAL := .build/release/generate-manual
+DEB_DIR := .build-deb
+
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180
 FUZZ_TEST_SECONDS ?= 30
@@ -32,7 +41,7 @@ FUZZ_TARGETS += gzip zstd
 FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz --disable-default-traits \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
 
-.PHONY: all deps test-deps bench-deps build debug run test bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo
+.PHONY: all deps test-deps bench-deps packaging-deps build debug run test bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo deb deb-test
 
 all: build
 
@@ -45,7 +54,9 @@ help:
 	@echo "make fuzz     fuzz the job-file loader and the feed readers, FUZZ_SECONDS (default $(FUZZ_SECONDS)) each; finds kept in fuzz/corpus"
 	@echo "make bench    build (release) and run the benchmarks (docs/benchmarks.md); figures in .build-bench/*.json"
 	@echo "make bench-html  the HTML report of a 50-job run: size, load time in headless Chromium (installs chromium)"
-	@echo "make install  install batchrun into $(PREFIX)/bin (PREFIX=... to change)"
+	@echo "make install  install batchrun (stripped), its man pages and completions into $(PREFIX) (PREFIX=... to change)"
+	@echo "make deb      build $(DEB_DIR)/batchrun_VERSION_ARCH.deb: binary, man pages, completions, systemd units (docs/operations.md)"
+	@echo "make deb-test build the package and check it: lintian, man pages, completion, units, a worker stopped by SIGTERM, dpkg -i and --purge"
 	@echo "make data     regenerate the example feeds in examples/data"
 	@echo "make clean    remove build products, the example store and reports"
 
@@ -141,15 +152,33 @@ queue-demo: build
 	$(RELEASE) queue var/queue
 	cat var/queue/stats.csv
 
-install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(RELEASE) $(DESTDIR)$(PREFIX)/bin/batchrun
+packaging-deps:
+	@missing=""; for p in $(PACKAGING_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing with apt-get"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(GENERATE_MANUAL): build
+	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
+
+install: build $(GENERATE_MANUAL)
+	packaging/stage.sh $(RELEASE) $(GENERATE_MANUAL) "$(DESTDIR)" $(PREFIX)
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/batchrun
+	rm -f $(DESTDIR)$(PREFIX)/bin/batchrun $(DESTDIR)$(PREFIX)/share/man/man1/batchrun.1.gz \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/batchrun-*.1.gz $(DESTDIR)$(PREFIX)/share/bash-completion/completions/batchrun \
+	  $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_batchrun $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_batchrun \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/batchrun.fish
+
+deb: build $(GENERATE_MANUAL) packaging-deps
+	packaging/build-deb.sh $(RELEASE) $(GENERATE_MANUAL) $(DEB_DIR)
+
+deb-test: deb
+	$(SUDO) packaging/test-deb.sh $(DEB_DIR)/batchrun_*.deb
 
 data:
 	python3 examples/generate_data.py
 
 clean:
-	rm -rf .build .build-bench .build-fuzz var reports
+	rm -rf .build .build-bench .build-fuzz .build-deb var reports

@@ -136,8 +136,11 @@ let package = Package(
                 "BatchRunRender",
                 "BatchRunServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // `batchrun --version` gives the commit it was built from (Plugins/BuildInfo).
+            plugins: ["BuildInfo"]
         ),
+        .plugin(name: "BuildInfo", capability: .buildTool(), path: "Plugins/BuildInfo"),
         .executableTarget(
             name: "batchrun-bench-scheduler",
             dependencies: ["BatchRunKit"],

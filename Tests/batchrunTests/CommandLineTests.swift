@@ -160,6 +160,48 @@ struct CommandLineTests {
         #expect(missing.status == 2 && missing.stderr.contains("missing.yaml: no such file"))
     }
 
+    @Test("--version names the version, the commit it was built from and its traits")
+    func versionNamesCommit() throws {
+        let folder = try TemporaryFolder()
+        let lines = try Batchrun.run(["--version"], in: folder.url).stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.first?.wholeMatch(of: /batchrun [0-9][A-Za-z0-9.+~]*/) != nil, "\(lines)")
+        let git = Process()
+        git.executableURL = URL(filePath: "/usr/bin/git")
+        git.arguments = ["-C", Batchrun.packageRoot.path, "rev-parse", "HEAD"]
+        let output = Pipe()
+        git.standardOutput = output
+        try git.run()
+        let head = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        git.waitUntilExit()
+        #expect(lines.dropFirst().first == "commit \(head)")
+        #expect(lines.last == "traits NetworkFeeds PostgreSQL")
+    }
+
+    @Test("Tab offers the job names of the file on the line after --select, and a queue folder's waiting items after cancel")
+    func shellCompletion() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", Self.model + """
+            jobs:
+              import_users: { steps: [ { fetch: { entity: Session } } ] }
+              import_sessions: { steps: [ { fetch: { entity: Session } } ] }
+              stats: { steps: [ { fetch: { entity: Session } } ] }
+            """)
+        // What the generated scripts run: ---completion COMMAND -- OPTION WORD-INDEX CURSOR WORDS...
+        let select = try Batchrun.run(["---completion", "run", "--", "--select", "4", "3",
+                                       "batchrun", "run", "job.yaml", "--select", "imp"], in: folder.url)
+        #expect(select.stdout.split(separator: "\n").sorted() == ["import_sessions", "import_users"], "\(select.stderr)")
+        let needs = try Batchrun.run(["---completion", "run", "--", "--exclude", "4", "2",
+                                      "batchrun", "run", "job.yaml", "--exclude", "+s"], in: folder.url)
+        #expect(needs.stdout == "+stats\n")
+        #expect(try Batchrun.run(["submit", "queue", "job.yaml"], in: folder.url).status == 0)
+        let waiting = try FileManager.default.contentsOfDirectory(atPath: folder.path("queue/pending"))
+        let items = try Batchrun.run(["---completion", "cancel", "--", "positional@1", "3", "0",
+                                      "batchrun", "cancel", "queue", ""], in: folder.url)
+        #expect(items.stdout.split(separator: "\n").map(String.init) == waiting && waiting.count == 1, "\(items.stderr)")
+    }
+
     @Test("bad_rows: skip writes the rejected rows with their reasons and counts them")
     func badRowsSkip() throws {
         let folder = try TemporaryFolder()

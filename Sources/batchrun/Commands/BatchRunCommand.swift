@@ -13,7 +13,7 @@ struct BatchRunCommand: AsyncParsableCommand {
             2 the job file or the command line is invalid (nothing was run); 130 the run was interrupted.
             The job-file reference is docs/jobfile.md.
             """,
-        version: BatchRunVersion.current,
+        version: VersionText.text,
         subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, RunsCommand.self, ReportCommand.self,
                       SubmitCommand.self, CancelCommand.self, ScheduleCommand.self, WorkerCommand.self, QueueCommand.self, ServeCommand.self, RunnerCommand.self],
         defaultSubcommand: RunCommand.self

@@ -9,10 +9,10 @@ struct CancelCommand: ParsableCommand {
         abstract: "Cancel items of a queue: a pending, scheduled or retryable one ends cancelled; a running one is cancelled as Ctrl-C cancels a run (the batch in flight rolled back) by its worker, which goes on.",
         discussion: "Items are named as `batchrun queue` prints them: a folder item's file name, a PostgreSQL item's id. Exit 2 when an item is not in the queue.")
 
-    @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.")
+    @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
 
-    @Argument(help: "The items to cancel.")
+    @Argument(help: "The items to cancel.", completion: ShellCompletion.queueItems)
     var items: [String]
 
     func run() throws {

@@ -8,7 +8,7 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Validate job files (keys, types, job graph, entities, expressions) and list the schema changes a run would make, without touching the store.")
 
-    @Argument(help: "Job files to check.")
+    @Argument(help: "Job files to check.", completion: .file(extensions: ["yaml", "yml"]))
     var files: [String]
 
     @OptionGroup var load: LoadOptions

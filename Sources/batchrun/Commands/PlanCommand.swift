@@ -12,7 +12,7 @@ struct PlanCommand: ParsableCommand {
         case text, dot, json
     }
 
-    @Argument(help: "The job file.")
+    @Argument(help: "The job file.", completion: .file(extensions: ["yaml", "yml"]))
     var file: String
 
     @Option(help: "Output format: text, dot (Graphviz) or json.")

@@ -14,7 +14,7 @@ struct QueueCommand: ParsableCommand {
         case text, json
     }
 
-    @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.")
+    @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
 
     @Option(help: "Output format: text or json.")

@@ -10,16 +10,18 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Run the jobs of one or more job files (several files run one after another).")
 
-    @Argument(help: "Job files to run, in order.")
+    @Argument(help: "Job files to run, in order.", completion: .file(extensions: ["yaml", "yml"]))
     var files: [String]
 
     @Option(name: [.short, .long], help: "How many jobs may run at once (default: the number of cores).")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("select"), help: ArgumentHelp("Run only these jobs: NAME, NAME+ (and what comes after it), +NAME (and what it needs); repeatable.", valueName: "SEL"))
+    @Option(name: .customLong("select"), help: ArgumentHelp("Run only these jobs: NAME, NAME+ (and what comes after it), +NAME (and what it needs); repeatable.", valueName: "SEL"),
+            completion: ShellCompletion.jobNames)
     var select: [String] = []
 
-    @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave these jobs out (same forms as --select); repeatable.", valueName: "SEL"))
+    @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave these jobs out (same forms as --select); repeatable.", valueName: "SEL"),
+            completion: ShellCompletion.jobNames)
     var exclude: [String] = []
 
     @Flag(help: "Cancel everything at the first failure.")

@@ -13,7 +13,7 @@ struct RunsCommand: ParsableCommand {
         case text, json
     }
 
-    @Argument(help: "The job file.")
+    @Argument(help: "The job file.", completion: .file(extensions: ["yaml", "yml"]))
     var file: String
 
     @Option(help: "How many runs to list.")

@@ -13,10 +13,10 @@ struct ScheduleCommand: ParsableCommand {
             no worker ran is queued once (only the latest) when one starts. The file is checked as submit checks it.
             """)
 
-    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.")
+    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
 
-    @Argument(help: "The job file to queue at each due time.")
+    @Argument(help: "The job file to queue at each due time.", completion: .file(extensions: ["yaml", "yml"]))
     var file: String?
 
     @Option(help: ArgumentHelp("Five fields (MIN HOUR DOM MON DOW) or @hourly, @daily, @weekly, @monthly, @yearly.", valueName: "LINE"))

@@ -9,7 +9,7 @@ struct ServeCommand: ParsableCommand {
         commandName: "serve",
         abstract: "Serve a live, read-only web page of a queue: counts, running items with their progress, waiting items, schedules, the last finished and failed items with their report and log.")
 
-    @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.")
+    @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
 
     @Option(help: ArgumentHelp("Where to listen: loopback by default; 0.0.0.0:PORT exposes the page, with every finished item's report and log, to the network.", valueName: "HOST:PORT"))

@@ -13,10 +13,10 @@ struct SubmitCommand: ParsableCommand {
             own folder (which every worker must be able to read at that path). Any invalid file: exit 2, nothing queued.
             """)
 
-    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.")
+    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
 
-    @Argument(help: "Job files to queue, in order.")
+    @Argument(help: "Job files to queue, in order.", completion: .file(extensions: ["yaml", "yml"]))
     var files: [String]
 
     @Option(help: ArgumentHelp("Not run before this time: 2026-12-01T03:00Z, 2026-12-01T04:00+01:00 (UTC when no zone is given).", valueName: "TIME"))

@@ -19,7 +19,7 @@ struct WorkerCommand: ParsableCommand {
             cancelled and go back to pending; exit 130.
             """)
 
-    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.")
+    @Argument(help: "The queue folder (made when missing), or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
 
     @Option(help: ArgumentHelp("PostgreSQL queue: how long a claim holds an item without renewal (renewed every third of it).", valueName: "DURATION"))

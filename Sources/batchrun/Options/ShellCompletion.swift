@@ -1,0 +1,35 @@
+import ArgumentParser
+import BatchRunKit
+import Foundation
+
+/// What Tab offers beyond file names, where it is cheap to find: the jobs of the job files
+/// already on the command line, and the items of a queue folder that have not ended. A
+/// PostgreSQL queue's items are not offered: completing would connect to the database.
+///
+/// ```
+/// $ batchrun run jobs/nightly.yaml --select im<Tab>     # import_airports import_flights ...
+/// $ batchrun cancel var/queue <Tab>                     # 0001-import.yaml 0002-stats.yaml
+/// ```
+enum ShellCompletion {
+    /// The job names of every `.yaml` or `.yml` word on the line, in the forms `--select`
+    /// takes (`NAME`, `+NAME` when the word begins with `+`).
+    static let jobNames = CompletionKind.custom { words, _, prefix in
+        var loader = JobFileLoader()
+        loader.checksExpressionsOnServer = false
+        let names = words.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
+            .flatMap { path in (try? loader.load(path: path))?.jobs.map(\.name) ?? [] }
+        let plus = prefix.hasPrefix("+") ? "+" : ""
+        return names.map { plus + $0 }.filter { $0.hasPrefix(prefix) }
+    }
+
+    /// The items of the queue folder named by the word after the subcommand (`cancel QUEUE`)
+    /// that are waiting or running.
+    static let queueItems = CompletionKind.custom { words, index, prefix in
+        guard let command = words.firstIndex(where: { $0 == "cancel" }), command + 1 < index else { return [] }
+        var isFolder: ObjCBool = false
+        let queue = words[command + 1]
+        guard FileManager.default.fileExists(atPath: queue, isDirectory: &isFolder), isFolder.boolValue,
+              let entries = try? openQueue(at: queue).list() else { return [] }
+        return entries.filter { $0.state.isWaiting || $0.state == .running }.map(\.id).filter { $0.hasPrefix(prefix) }
+    }
+}
