@@ -27,6 +27,8 @@ TEST_PACKAGES += python3-venv
 # `make deb` (docs/operations.md): dpkg-shlibdeps (dpkg-dev) computes Depends; `make deb-test`
 # checks the package with lintian and its units with systemd-analyze, and renders the man pages.
 PACKAGING_PACKAGES := dpkg-dev lintian systemd man-db sqlite3
+# ... and boots a container with systemd as init to run the worker's unit for real.
+PACKAGING_PACKAGES += systemd-container
 # swift-argument-parser's generate-manual tool makes the man pages from the commands themselves.
 GENERATE_MANUAL := .build/release/generate-manual
 DEB_DIR := .build-deb
@@ -56,7 +58,7 @@ help:
 	@echo "make bench-html  the HTML report of a 50-job run: size, load time in headless Chromium (installs chromium)"
 	@echo "make install  install batchrun (stripped), its man pages and completions into $(PREFIX) (PREFIX=... to change)"
 	@echo "make deb      build $(DEB_DIR)/batchrun_VERSION_ARCH.deb: binary, man pages, completions, systemd units (docs/operations.md)"
-	@echo "make deb-test build the package and check it: lintian, man pages, completion, units, a worker stopped by SIGTERM, dpkg -i and --purge"
+	@echo "make deb-test build the package and check it: lintian, man pages, completion, units, dpkg -i and --purge, the worker's unit under systemd"
 	@echo "make data     regenerate the example feeds in examples/data"
 	@echo "make clean    remove build products, the example store and reports"
 
@@ -176,6 +178,7 @@ deb: build $(GENERATE_MANUAL) packaging-deps
 
 deb-test: deb
 	$(SUDO) packaging/test-deb.sh $(DEB_DIR)/batchrun_*.deb
+	$(SUDO) packaging/boot-test.sh $(DEB_DIR)/batchrun_*.deb
 
 data:
 	python3 examples/generate_data.py

@@ -6,9 +6,7 @@
 #  3. every man page renders without a warning; bash completes a subcommand, an option,
 #     a job name and a queue item with the packaged completion script;
 #  4. the services score under 4 in `systemd-analyze security`;
-#  5. a worker started with the unit's command line and the example settings takes an item,
-#     and SIGTERM (what `systemctl stop` sends) puts it back to pending;
-#  6. installed with dpkg, it adds nothing outside the paths it lists and the system user; the
+#  5. installed with dpkg, it adds nothing outside the paths it lists and the system user; the
 #     units pass `systemd-analyze verify`; purged, its files are gone.
 #
 #   packaging/test-deb.sh PACKAGE.deb
@@ -16,9 +14,7 @@ set -euo pipefail
 package=$(realpath "$1")
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-worker_pid=
 cleanup() {
-    [ -z "$worker_pid" ] || kill -9 "$worker_pid" 2>/dev/null || true
     if dpkg -s batchrun >/dev/null 2>&1 && [ -n "${installed_here:-}" ]; then dpkg --purge batchrun >/dev/null 2>&1 || true; fi
     rm -rf "$work"
 }
@@ -78,7 +74,8 @@ complete_words batchrun worker --max-i | grep -qx -- --max-item-time || fail "ba
 [ "$(complete_words batchrun cancel "$work/queue" "")" = "$item" ] || fail "bash does not complete the queue's item"
 pass "bash completes a subcommand, an option, a job name and a queue item"
 
-# 4. The units' sandbox (systemd-analyze verify runs on them once installed, in 6).
+# 4. The units' sandbox (systemd-analyze verify runs on them once installed, in 5; they run
+#    under systemd in boot-test.sh).
 units="$root/lib/systemd/system"
 for unit in batchrun-worker@ batchrun-serve@ batchrun-run@; do
     score=$(systemd-analyze security --offline=true "$units/$unit.service" 2>&1 | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
@@ -86,65 +83,7 @@ for unit in batchrun-worker@ batchrun-serve@ batchrun-run@; do
     pass "$unit.service: exposure $score (systemd-analyze security)"
 done
 
-# 5. The worker's unit: its ExecStart with the example settings, then the SIGTERM stop sends.
-state="$work/state"
-mkdir -p "$state/data"
-sed -e "s|/var/lib/batchrun/NAME|$state|g" "$root/usr/share/doc/batchrun/examples/worker-NAME.env" > "$work/worker.env"
-awk 'BEGIN { for (i = 1; i <= 1500000; i++) print i "," i % 97 }' > "$state/data/big.csv"
-sed -i '1i id,n' "$state/data/big.csv"
-cat > "$work/slow.yaml" <<'YAML'
-version: 1
-store: ../data/slow.sqlite
-entities:
-  Number:
-    columns:
-      id: integer primary key
-      n: integer
-jobs:
-  load:
-    batch_size: 500
-    steps:
-      - insert: { entity: Number, from: ../data/big.csv }
-YAML
-"$batchrun" submit "$state/queue" "$work/slow.yaml" > /dev/null
-# ExecStart as systemd reads it: EnvironmentFile lines are NAME=VALUE to the line's end;
-# ${NAME} is one word, $NAME is split at spaces.
-declare -A settings=()
-while IFS= read -r line; do
-    case "$line" in ''|'#'*) continue ;; esac
-    settings[${line%%=*}]=${line#*=}
-done < "$work/worker.env"
-command=()
-for word in $(sed -n 's/^ExecStart=//p' "$units/batchrun-worker@.service"); do
-    case "$word" in
-        /usr/bin/batchrun) command+=("$batchrun") ;;
-        '${'*'}') name=${word:2:-1}; command+=("${settings[$name]}") ;;
-        '$'*) read -ra split <<< "${settings[${word:1}]}"; command+=("${split[@]}") ;;
-        *) command+=("$word") ;;
-    esac
-done
-environment=()
-for name in "${!settings[@]}"; do environment+=("$name=${settings[$name]}"); done
-echo "  worker: ${command[*]}"
-(cd "$state" && exec env "${environment[@]}" "${command[@]}" > "$work/worker.log" 2>&1) &
-worker_pid=$!
-for _ in $(seq 1 600); do [ -n "$(ls "$state/queue/running" 2>/dev/null)" ] && break; sleep 0.1; done
-item_running=$(ls "$state/queue/running"/*.yaml 2>/dev/null)
-[ -n "$item_running" ] || { cat "$work/worker.log"; fail "the worker took no item"; }
-rows() { sqlite3 "$state/data/slow.sqlite" "select count(*) from Number" 2>/dev/null || echo 0; }
-for _ in $(seq 1 600); do [ "$(rows)" -gt 0 ] && break; sleep 0.1; done
-kill -TERM "$worker_pid"
-status=0; wait "$worker_pid" || status=$?
-worker_pid=
-[ "$status" = 130 ] || { cat "$work/worker.log"; fail "the worker exited $status on SIGTERM, not 130 (the unit's SuccessExitStatus)"; }
-loaded=$(rows)
-[ "$loaded" -gt 0 ] && [ "$loaded" -lt 1500000 ] || fail "the item was not stopped midway: $loaded rows"
-[ "$(ls "$state/queue/pending")" = "$(basename "$item_running")" ] && [ -z "$(ls "$state/queue/running" | grep '\.yaml$')" ] \
-    || { cat "$work/worker.log"; ls -R "$state/queue"; fail "the item did not go back to pending"; }
-grep -q '^SuccessExitStatus=130$' "$units/batchrun-worker@.service" || fail "the unit does not count 130 as a clean stop"
-pass "a worker with the unit's command line took an item; SIGTERM after $loaded rows put it back to pending, exit 130"
-
-# 6. Installed for real, then purged.
+# 5. Installed for real, then purged.
 snapshot() { find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/tmp \
     -o -path /var/lib/dpkg -o -path /var/log -o -path /var/cache -o -path /root -o -path /home -o -path /work \) -prune -o -print | LC_ALL=C sort; }
 snapshot > "$work/before.txt"
