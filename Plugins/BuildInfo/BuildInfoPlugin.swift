@@ -25,7 +25,11 @@ struct BuildInfoPlugin: BuildToolPlugin {
     /// `$1` the package's folder, `$2` the file. Outside a git checkout (a source tarball) both
     /// are "unknown".
     static let script = #"""
-        describe=$(git -C "$1" describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null) || describe=unknown
+        # Without a version tag: untagged-COUNT-gHASH, COUNT the commits so far, so versions still
+        # sort in the order they were built.
+        describe=$(git -C "$1" describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) ||
+            describe=untagged-$(git -C "$1" rev-list --count HEAD 2>/dev/null)-g$(git -C "$1" describe --always --dirty 2>/dev/null) ||
+            describe=unknown
         commit=$(git -C "$1" rev-parse HEAD 2>/dev/null) || commit=unknown
         text="// Written by the BuildInfo plugin (Plugins/BuildInfo) when git's state changes; not in git.
         enum BuildInfo {

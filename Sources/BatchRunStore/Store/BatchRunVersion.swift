@@ -9,8 +9,9 @@ package enum BatchRunVersion {
     package static let current = "0.1.0"
 
     /// `v0.1.0` is `0.1.0`; `v0.1.0-3-g2976f97` (3 commits after the tag) is `0.1.0+3.g2976f97`,
-    /// which a package manager sorts after `0.1.0`; without a tag (`2976f97`) it is the
-    /// source's version with the commit, `0.1.0+g2976f97`; `-dirty` (uncommitted changes) is
+    /// which a package manager sorts after `0.1.0`; without a tag (`untagged-523-g2976f97`, 523
+    /// commits so far) it is the source's version with the count and the commit,
+    /// `0.1.0+523.g2976f97`, so builds still sort in order; `-dirty` (uncommitted changes) is
     /// `.dirty`, and outside a checkout (`unknown`) the source's version alone. A hyphen in the
     /// tag is `~` (`v1.2.0-rc1` is `1.2.0~rc1`, before `1.2.0`): in a native Debian package's
     /// version a hyphen would start a revision.
@@ -20,6 +21,11 @@ package enum BatchRunVersion {
         if rest.hasSuffix("-dirty") {
             rest = rest.dropLast("-dirty".count)
             dirty = ".dirty"
+        }
+        if rest.hasPrefix("untagged-") {
+            let parts = rest.dropFirst("untagged-".count).split(separator: "-")
+            guard parts.count == 2, Int(parts[0]) != nil, parts[1].first == "g" else { return current }
+            return current + "+\(parts[0]).\(parts[1])" + dirty
         }
         guard rest.first == "v", rest.dropFirst().first?.isNumber == true else {
             guard !rest.isEmpty, rest != "unknown" else { return current }
