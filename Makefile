@@ -26,7 +26,7 @@ TEST_PACKAGES += python3-venv
 
 # `make deb` (docs/operations.md): dpkg-shlibdeps (dpkg-dev) computes Depends; `make deb-test`
 # checks the package with lintian and its units with systemd-analyze, and renders the man pages.
-PACKAGING_PACKAGES := dpkg-dev lintian systemd man-db sqlite3
+PACKAGING_PACKAGES := dpkg-dev lintian systemd man-db sqlite3 zsh fish
 # ... and boots a container with systemd as init to run the worker's unit for real.
 PACKAGING_PACKAGES += systemd-container
 # swift-argument-parser's generate-manual tool makes the man pages from the commands themselves.

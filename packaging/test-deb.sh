@@ -4,7 +4,8 @@
 #     says why each one kept is);
 #  2. extracted: the binary is stripped, names this commit, and runs the examples;
 #  3. every man page renders without a warning; bash completes a subcommand, an option,
-#     a job name and a queue item with the packaged completion script;
+#     a job name and a queue item with the packaged completion script, fish a subcommand and
+#     an option, and zsh loads its function;
 #  4. the services score under 4 in `systemd-analyze security`;
 #  5. installed with dpkg, it adds nothing outside the paths it lists and the system user; the
 #     units pass `systemd-analyze verify`; purged, its files are gone.
@@ -73,6 +74,16 @@ complete_words batchrun worker --max-i | grep -qx -- --max-item-time || fail "ba
     || fail "bash does not complete a job name after --select"
 [ "$(complete_words batchrun cancel "$work/queue" "")" = "$item" ] || fail "bash does not complete the queue's item"
 pass "bash completes a subcommand, an option, a job name and a queue item"
+# fish completes the same way (its `complete -C` cannot run the custom completions, which ask
+# the interactive command line); zsh's function loads through compinit from where zsh looks.
+fish_complete() {
+    PATH="$root/usr/bin:$PATH" fish --no-config -c "source $root/usr/share/fish/vendor_completions.d/batchrun.fish; complete -C'$1'" | cut -f1
+}
+[ "$(fish_complete 'batchrun wor')" = worker ] || fail "fish does not complete 'batchrun wor' to worker"
+fish_complete 'batchrun worker --max-i' | grep -qx -- --max-item-time || fail "fish does not complete --max-i"
+zsh -f -c "fpath=($root/usr/share/zsh/vendor-completions \$fpath); autoload -U compinit; compinit -u; autoload -U +X _batchrun" \
+    || fail "zsh cannot load _batchrun"
+pass "fish completes a subcommand and an option; zsh loads _batchrun"
 
 # 4. The units' sandbox (systemd-analyze verify runs on them once installed, in 5; they run
 #    under systemd in boot-test.sh).

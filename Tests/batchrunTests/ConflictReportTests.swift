@@ -144,7 +144,11 @@ struct ConflictReportTests {
     @Test("an optimistic conflict under error in a batch-update (another program wrote the row meanwhile) is reported as failed")
     func optimisticConflictThatFailed() throws {
         let folder = try TemporaryFolder()
-        let queue = try DatabaseQueue(path: folder.path("store.sqlite"))
+        // The other program waits for the run's write lock rather than failing at once: on a busy
+        // machine its write can meet the run's save ("database is locked" at BEGIN IMMEDIATE).
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(120)
+        let queue = try DatabaseQueue(path: folder.path("store.sqlite"), configuration: configuration)
         try queue.write { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "CREATE TABLE T (id INTEGER PRIMARY KEY, v TEXT)")
