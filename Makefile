@@ -10,6 +10,12 @@ RELEASE := .build/release/batchrun
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
 	-Xlinker -z -Xlinker now
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# $(call apt_install,PACKAGES): installs those of PACKAGES that are missing, with apt-get.
+apt_install = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing with apt-get"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
 # System packages the build and tests need (the tests drive the sqlite3 program as an outside
 # writer), installed with apt-get when missing.
 SYSTEM_PACKAGES := libsqlite3-dev sqlite3
@@ -24,11 +30,12 @@ TEST_PACKAGES += openssl
 # The S3 tests make a virtual environment with moto's server in it (Tests/TestSupport/moto-throwaway.sh).
 TEST_PACKAGES += python3-venv
 
-# `make deb` (docs/operations.md): dpkg-shlibdeps (dpkg-dev) computes Depends; `make deb-test`
-# checks the package with lintian and its units with systemd-analyze, and renders the man pages.
-PACKAGING_PACKAGES := dpkg-dev lintian systemd man-db sqlite3 zsh fish
-# ... and boots a container with systemd as init to run the worker's unit for real.
-PACKAGING_PACKAGES += systemd-container
+# `make deb` (docs/operations.md): dpkg-shlibdeps (dpkg-dev) computes Depends.
+DEB_PACKAGES := dpkg-dev
+# `make deb-test` checks the package with lintian, renders its man pages, completes in bash, zsh
+# and fish, scores its units with systemd-analyze, and boots a container with systemd as init
+# (systemd-container) to install it and run its units for real.
+PACKAGING_PACKAGES := lintian systemd systemd-container man-db sqlite3 zsh fish
 # swift-argument-parser's generate-manual tool makes the man pages from the commands themselves.
 GENERATE_MANUAL := .build/release/generate-manual
 DEB_DIR := .build-deb
@@ -63,18 +70,10 @@ help:
 	@echo "make clean    remove build products, the example store and reports"
 
 deps:
-	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing with apt-get"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(SYSTEM_PACKAGES))
 
 test-deps: deps
-	@missing=""; for p in $(TEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing with apt-get"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(TEST_PACKAGES))
 
 build: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun
@@ -155,11 +154,7 @@ queue-demo: build
 	cat var/queue/stats.csv
 
 packaging-deps:
-	@missing=""; for p in $(PACKAGING_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing with apt-get"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(PACKAGING_PACKAGES))
 
 $(GENERATE_MANUAL): build
 	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
@@ -173,10 +168,11 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_batchrun $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_batchrun \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/batchrun.fish
 
-deb: build $(GENERATE_MANUAL) packaging-deps
+deb: build $(GENERATE_MANUAL)
+	@$(call apt_install,$(DEB_PACKAGES))
 	packaging/build-deb.sh $(RELEASE) $(GENERATE_MANUAL) $(DEB_DIR)
 
-deb-test: deb
+deb-test: deb packaging-deps
 	$(SUDO) packaging/test-deb.sh $(DEB_DIR)/batchrun_*.deb
 	$(SUDO) packaging/boot-test.sh $(DEB_DIR)/batchrun_*.deb
 

@@ -14,6 +14,10 @@ version=$("$binary" --version | sed -n '1s/^batchrun //p')
 # The maintainer: DEB_MAINTAINER, or the author of the commit it is built from.
 maintainer=${DEB_MAINTAINER:-$(git -C "$repo" log -1 --format='%an <%ae>')}
 commit=$("$binary" --version | sed -n 's/^commit //p')
+# A package's version must sort after the one it upgrades: it needs the commit and git's history.
+[ "$commit" != unknown ] || { echo "build-deb: $binary does not know its commit (built outside a git checkout?)" >&2; exit 1; }
+[ "$(git -C "$repo" rev-parse --is-shallow-repository)" = false ] \
+    || { echo "build-deb: a shallow clone has no history to number the version by; fetch it (git fetch --unshallow)" >&2; exit 1; }
 arch=$(dpkg --print-architecture)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -48,7 +52,7 @@ install -d "$root/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" -e "s/@DEPENDS@/$depends/" -e "s|@MAINTAINER@|$maintainer|" \
     "$here/debian/control.in" > "$root/DEBIAN/control"
-install -m 755 "$here/debian/postinst" "$here/debian/postrm" "$root/DEBIAN/"
+install -m 755 "$here/debian/postinst" "$here/debian/prerm" "$here/debian/postrm" "$root/DEBIAN/"
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\n' | LC_ALL=C sort | xargs md5sum) > "$root/DEBIAN/md5sums"
 chmod 644 "$root/DEBIAN/md5sums"
 

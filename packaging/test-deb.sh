@@ -7,8 +7,8 @@
 #     a job name and a queue item with the packaged completion script, fish a subcommand and
 #     an option, and zsh loads its function;
 #  4. the services score under 4 in `systemd-analyze security`;
-#  5. installed with dpkg, it adds nothing outside the paths it lists and the system user; the
-#     units pass `systemd-analyze verify`; purged, its files are gone.
+# Installing it for real, and its units under systemd, are boot-test.sh's: in a container, so
+# this machine is left as it was.
 #
 #   packaging/test-deb.sh PACKAGE.deb
 set -euo pipefail
@@ -16,7 +16,6 @@ package=$(realpath "$1")
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 cleanup() {
-    if dpkg -s batchrun >/dev/null 2>&1 && [ -n "${installed_here:-}" ]; then dpkg --purge batchrun >/dev/null 2>&1 || true; fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -81,43 +80,14 @@ fish_complete() {
 }
 [ "$(fish_complete 'batchrun wor')" = worker ] || fail "fish does not complete 'batchrun wor' to worker"
 fish_complete 'batchrun worker --max-i' | grep -qx -- --max-item-time || fail "fish does not complete --max-i"
-zsh -f -c "fpath=($root/usr/share/zsh/vendor-completions \$fpath); autoload -U compinit; compinit -u; autoload -U +X _batchrun" \
+zsh -f -c "fpath=($root/usr/share/zsh/vendor-completions \$fpath); autoload -U compinit; compinit -u -D; autoload -U +X _batchrun" \
     || fail "zsh cannot load _batchrun"
 pass "fish completes a subcommand and an option; zsh loads _batchrun"
 
-# 4. The units' sandbox (systemd-analyze verify runs on them once installed, in 5; they run
-#    under systemd in boot-test.sh).
+# 4. The units' sandbox (they are verified and run under systemd in boot-test.sh).
 units="$root/lib/systemd/system"
 for unit in batchrun-worker@ batchrun-serve@ batchrun-run@; do
     score=$(systemd-analyze security --offline=true "$units/$unit.service" 2>&1 | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
     awk -v s="$score" 'BEGIN { exit !(s != "" && s < 4) }' || fail "$unit.service exposure $score"
     pass "$unit.service: exposure $score (systemd-analyze security)"
 done
-
-# 5. Installed for real, then purged.
-snapshot() { find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/tmp \
-    -o -path /var/lib/dpkg -o -path /var/log -o -path /var/cache -o -path /root -o -path /home -o -path /work \) -prune -o -print | LC_ALL=C sort; }
-snapshot > "$work/before.txt"
-installed_here=1
-dpkg -i "$package" > "$work/dpkg.txt" 2>&1 || { cat "$work/dpkg.txt"; fail "dpkg -i"; }
-snapshot > "$work/after.txt"
-# On a merged /usr, /lib is /usr/lib: compare the paths as the file system has them.
-dpkg -L batchrun | xargs -d '\n' readlink -m | LC_ALL=C sort -u > "$work/listed.txt"
-LC_ALL=C comm -13 "$work/before.txt" "$work/after.txt" | LC_ALL=C comm -23 - "$work/listed.txt" > "$work/unlisted.txt"
-# systemd-sysusers keeps the old account files as NAME- (as useradd does).
-grep -v -x -e /etc/passwd- -e /etc/group- -e /etc/shadow- -e /etc/gshadow- "$work/unlisted.txt" > "$work/extra.txt" || true
-[ ! -s "$work/extra.txt" ] || { cat "$work/extra.txt"; fail "the install added paths it does not list"; }
-if command -v systemd-sysusers >/dev/null; then getent passwd batchrun > /dev/null || fail "no batchrun user"; fi
-[ "$(/usr/bin/batchrun --version | head -1)" = "$(echo "$version" | head -1)" ] || fail "the installed batchrun is another version"
-man -w batchrun-worker | grep -q '^/usr/share/man/man1/batchrun-worker.1.gz$' || fail "man does not find batchrun-worker"
-# verify wants an instance of a template; it also checks ExecStart's binary and the man pages
-# Documentation= names, which are now installed.
-for unit in batchrun-worker@check.service batchrun-serve@check.service batchrun-run@check.service batchrun-run@check.timer; do
-    SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "$unit" > "$work/verify.txt" 2>&1 || { cat "$work/verify.txt"; fail "systemd-analyze verify $unit"; }
-    [ ! -s "$work/verify.txt" ] || { cat "$work/verify.txt"; fail "systemd-analyze verify $unit warns"; }
-done
-pass "systemd-analyze verify: the four units"
-dpkg --purge batchrun > /dev/null 2>&1 || fail "dpkg --purge"
-installed_here=
-while read -r path; do [ -d "$path" ] || [ ! -e "$path" ] || fail "$path is left after the purge"; done < "$work/listed.txt"
-pass "dpkg -i added only its listed files (and the batchrun user); dpkg --purge removed them"

@@ -3,16 +3,16 @@ import PackagePlugin
 
 /// Writes `BuildInfo.swift` (the checkout's `git describe` and commit) for the target that uses
 /// it, so `batchrun --version` names what it was built from. The command runs again whenever
-/// git's reflog or index changes (a commit, a checkout, `git add`), and rewrites the file only
-/// when its text changes, so an unchanged checkout recompiles nothing. (A prebuild command would
-/// not do: SwiftPM runs those only when it re-plans the build, not at every build.)
+/// git's reflog, index, tags or packed refs change (a commit, a checkout, `git add`, a tag), and
+/// rewrites the file only when its text changes, so an unchanged checkout recompiles nothing.
+/// (A prebuild command would not do: SwiftPM runs those only when it re-plans the build.)
 @main
 struct BuildInfoPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let package = context.package.directoryURL
         let output = context.pluginWorkDirectoryURL.appending(path: "BuildInfo.swift")
         let git = package.appending(path: ".git")
-        let inputs = ["logs/HEAD", "HEAD", "index"].map { git.appending(path: $0) }
+        let inputs = ["logs/HEAD", "HEAD", "index", "packed-refs", "refs/tags"].map { git.appending(path: $0) }
             .filter { FileManager.default.fileExists(atPath: $0.path()) }
         return [.buildCommand(
             displayName: "Writing BuildInfo.swift from git describe",

@@ -200,6 +200,12 @@ struct CommandLineTests {
         let items = try Batchrun.run(["---completion", "cancel", "--", "positional@1", "3", "0",
                                       "batchrun", "cancel", "queue", ""], in: folder.url)
         #expect(items.stdout.split(separator: "\n").map(String.init) == waiting && waiting.count == 1, "\(items.stderr)")
+        // A folder that is not a queue is only read: Tab makes no queue folders in it.
+        try FileManager.default.createDirectory(atPath: folder.path("plain"), withIntermediateDirectories: true)
+        let none = try Batchrun.run(["---completion", "cancel", "--", "positional@1", "3", "0",
+                                     "batchrun", "cancel", "plain", ""], in: folder.url)
+        #expect(none.stdout.isEmpty && none.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("plain")).isEmpty)
     }
 
     @Test("bad_rows: skip writes the rejected rows with their reasons and counts them")

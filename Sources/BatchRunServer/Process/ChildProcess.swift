@@ -57,7 +57,10 @@ package enum ChildProcess {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        // The running binary itself, not the path it was started from: after a package upgrade
+        // replaced that file, a worker still starts runners of its own version (the kernel keeps
+        // the old file while it runs), and the new binary is used once the worker is restarted.
+        let result = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv, environ)
         return result == 0 ? pid : nil
     }
 
@@ -68,7 +71,7 @@ package enum ChildProcess {
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     }()
 
-    /// This program's own binary.
+    /// This program's own binary, as its children's `argv[0]` (what `ps` shows).
     package static let executable: String = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         ?? CommandLine.arguments[0]
 }

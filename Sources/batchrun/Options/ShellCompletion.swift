@@ -22,14 +22,17 @@ enum ShellCompletion {
         return names.map { plus + $0 }.filter { $0.hasPrefix(prefix) }
     }
 
-    /// The items of the queue folder named by the word after the subcommand (`cancel QUEUE`)
-    /// that are waiting or running.
+    /// The items of the queue folder named by the word after `cancel` that are waiting or
+    /// running: the names in its `pending/`, `scheduled/`, `retryable/` and `running/` folders.
+    /// Read directly, so Tab neither makes a queue's folders in a folder that is not one nor
+    /// reads the finished items.
     static let queueItems = CompletionKind.custom { words, index, prefix in
         guard let command = words.firstIndex(where: { $0 == "cancel" }), command + 1 < index else { return [] }
-        var isFolder: ObjCBool = false
         let queue = words[command + 1]
-        guard FileManager.default.fileExists(atPath: queue, isDirectory: &isFolder), isFolder.boolValue,
-              let entries = try? openQueue(at: queue).list() else { return [] }
-        return entries.filter { $0.state.isWaiting || $0.state == .running }.map(\.id).filter { $0.hasPrefix(prefix) }
+        let states: [QueueItemState] = [.pending, .scheduled, .retryable, .running]
+        return states.flatMap { state in
+            ((try? FileManager.default.contentsOfDirectory(atPath: queue + "/" + state.rawValue)) ?? [])
+                .filter { $0.hasSuffix(".yaml") && $0.hasPrefix(prefix) }
+        }.sorted()
     }
 }
