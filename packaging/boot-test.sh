@@ -136,7 +136,7 @@ echo "ok: batchrun-run@nightly ran /etc/batchrun/jobs/nightly.yaml into /var/lib
 dpkg --purge batchrun > /srv/test/purge.txt 2>&1 || { cat /srv/test/purge.txt; fail "dpkg --purge"; }
 [ "$(systemctl is-active batchrun-serve@t)" != active ] || fail "batchrun-serve@t still runs after the purge"
 while read -r path; do [ -d "$path" ] || [ ! -e "$path" ] || fail "$path is left after the purge"; done < /srv/test/listed.txt
-[ -z "$(find /etc/systemd/system -name 'batchrun-*')" ] || fail "links left: $(find /etc/systemd/system -name 'batchrun-*')"
+[ -z "$(find /etc/systemd/system -name 'batchrun-*@*')" ] || fail "links left: $(find /etc/systemd/system -name 'batchrun-*@*')"
 echo "ok: dpkg --purge stopped the live page and removed the files and the enable links"
 systemctl poweroff
 EOF
@@ -160,7 +160,7 @@ timeout -k 30 600 systemd-nspawn --quiet -D "$root" --boot --register=no --keep-
 log="$work/upper/srv/test/log.txt"
 [ -f "$log" ] || { tail -30 "$work/boot.txt"; echo "FAIL: the container did not run the test"; exit 1; }
 cat "$log"
-if grep -q '^FAIL' "$log" || [ "$(grep -c '^ok:' "$log")" != 5 ]; then
+if grep -q '^FAIL' "$log" || [ "$(grep -c '^ok:' "$log")" != 7 ]; then
     tail -30 "$work/boot.txt"
     echo "FAIL: the test inside the container did not pass"
     exit 1
