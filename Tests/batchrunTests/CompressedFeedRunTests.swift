@@ -152,7 +152,19 @@ struct CompressedFeedRunTests {
         let (interruptions, committed, endedOK) = try runs.run()
         #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 6 && committed >= 3, "\(interruptions) interruptions, \(committed) with committed rows")
-        #expect(try Self.tables(folder) == expected)
+        let found = try Self.tables(folder)
+        #expect(found == expected, "\(Self.difference(found, expected))")
+    }
+
+    /// For a failure's message: per table, the rows missing and the rows that should not be there.
+    static func difference(_ found: [String: [String]], _ expected: [String: [String]]) -> String {
+        Set(found.keys).union(expected.keys).sorted().compactMap { table in
+            let have = found[table] ?? [], want = expected[table] ?? []
+            let missing = Set(want).subtracting(have), extra = Set(have).subtracting(want)
+            guard !missing.isEmpty || !extra.isEmpty || have.count != want.count else { return nil }
+            return "\(table): \(have.count) rows for \(want.count); missing \(missing.sorted().prefix(3)) of \(missing.count), "
+                + "extra \(extra.sorted().prefix(3)) of \(extra.count)"
+        }.joined(separator: "; ")
     }
 
     @Test("a .gz feed changed since the interrupted run stops --resume: exit 2, naming the feed; the store untouched")
