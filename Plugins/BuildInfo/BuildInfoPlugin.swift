@@ -31,6 +31,10 @@ struct BuildInfoPlugin: BuildToolPlugin {
             describe=untagged-$(git -C "$1" rev-list --count HEAD 2>/dev/null)-g$(git -C "$1" describe --always --dirty 2>/dev/null) ||
             describe=unknown
         commit=$(git -C "$1" rev-parse HEAD 2>/dev/null) || commit=unknown
+        # Into a Swift string literal: only what a version and a commit are made of (a tag may
+        # hold a quote or a backslash, which would be Swift code here).
+        describe=$(printf '%s' "$describe" | tr -cd 'A-Za-z0-9._+~-'); [ -n "$describe" ] || describe=unknown
+        commit=$(printf '%s' "$commit" | tr -cd '0-9a-z'); [ -n "$commit" ] || commit=unknown
         text="// Written by the BuildInfo plugin (Plugins/BuildInfo) when git's state changes; not in git.
         enum BuildInfo {
             static let describe = \"$describe\"

@@ -14,14 +14,14 @@ import Foundation
 package struct FeedGlob: Sendable, Hashable {
     /// The pattern as written.
     package let pattern: String
-    /// The pattern as a regular expression over a whole path (`/` separates names).
-    private let expression: String
+    /// The pattern taken apart, matched against a path by `matchesWhole(_:)`.
+    private let tokens: [GlobToken]
 
     /// Nil when `pattern` has no wildcard (`*`, `?` or `[`): a plain path, not a glob.
     package init?(_ pattern: String) {
         guard Self.isGlob(pattern) else { return nil }
         self.pattern = pattern
-        self.expression = Self.expression(for: pattern)
+        self.tokens = GlobToken.tokens(of: pattern)
     }
 
     /// True when `text` has a wildcard: `*`, `?` or `[`.
@@ -36,9 +36,8 @@ package struct FeedGlob: Sendable, Hashable {
 
     /// The paths of `paths` the pattern matches, in name order (byte order, as S3 lists keys).
     package func filter(_ paths: [String]) -> [String] {
-        guard let regex = try? Regex(expression) else { return [] }
-        return paths.filter { path in
-            path.wholeMatch(of: regex) != nil && !path.split(separator: "/").contains { $0.hasPrefix(".") && $0 != "." && $0 != ".." }
+        paths.filter { path in
+            !path.split(separator: "/").contains { $0.hasPrefix(".") && $0 != "." && $0 != ".." } && matchesWhole(path)
         }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
@@ -78,10 +77,60 @@ package struct FeedGlob: Sendable, Hashable {
         }
     }
 
-    /// `**/` any folders (none included), `**` anything, `*` and `?` within a name, `[!...]` a
-    /// negated class; everything else literally.
-    private static func expression(for pattern: String) -> String {
-        var result = ""
+    /// The pattern against the whole of `path`, as a set of pattern positions advanced one
+    /// character at a time: time in proportion to the pattern's length times the path's, whatever
+    /// the stars (a pattern from a stranger's item cannot make it backtrack for ever).
+    private func matchesWhole(_ path: String) -> Bool {
+        var positions = closure([0])
+        for character in path {
+            var next = Set<Int>()
+            for position in positions where position < tokens.count {
+                switch tokens[position] {
+                case .literal(let expected): if character == expected { next.insert(position + 1) }
+                case .anyCharacter: if character != "/" { next.insert(position + 1) }
+                case .characterClass(let members, let negated):
+                    if character != "/" && members.contains(where: { $0.contains(character) }) != negated { next.insert(position + 1) }
+                case .anyInName: if character != "/" { next.insert(position) }
+                case .anything: next.insert(position)
+                case .anyFolders:
+                    next.insert(position)
+                    if character == "/" { next.insert(position + 1) }
+                }
+            }
+            positions = closure(next)
+            if positions.isEmpty { return false }
+        }
+        return positions.contains(tokens.count)
+    }
+
+    /// The positions, with those a star may skip to by matching nothing.
+    private func closure(_ positions: Set<Int>) -> Set<Int> {
+        var result = positions
+        var pending = Array(positions)
+        while let position = pending.popLast() {
+            guard position < tokens.count else { continue }
+            switch tokens[position] {
+            case .anyInName, .anything, .anyFolders:
+                if result.insert(position + 1).inserted { pending.append(position + 1) }
+            default: break
+            }
+        }
+        return result
+    }
+}
+
+/// One element of a glob: `**/` any folders (none included), `**` anything, `*` and `?` within
+/// a name, `[a-c]` and `[!a-c]` a class, any other character itself.
+private enum GlobToken: Sendable, Hashable {
+    case literal(Character)
+    case anyCharacter
+    case anyInName
+    case anything
+    case anyFolders
+    case characterClass([ClosedRange<Character>], negated: Bool)
+
+    static func tokens(of pattern: String) -> [GlobToken] {
+        var tokens: [GlobToken] = []
         var characters = Array(pattern)[...]
         while let character = characters.popFirst() {
             switch character {
@@ -89,25 +138,38 @@ package struct FeedGlob: Sendable, Hashable {
                 characters.removeFirst()
                 if characters.first == "/" {
                     characters.removeFirst()
-                    result += "(?:[^/]*/)*"
+                    tokens.append(.anyFolders)
                 } else {
-                    result += ".*"
+                    tokens.append(.anything)
                 }
-            case "*": result += "[^/]*"
-            case "?": result += "[^/]"
+            case "*": tokens.append(.anyInName)
+            case "?": tokens.append(.anyCharacter)
             case "[":
-                guard let close = characters.dropFirst().firstIndex(of: "]") else {
-                    result += "\\["
+                // A `]` right after `[` (or `[!`) is a member; an unclosed `[` is itself.
+                let start = characters.first == "!" || characters.first == "^" ? characters.index(after: characters.startIndex) : characters.startIndex
+                guard start < characters.endIndex,
+                      let close = characters[characters.index(after: start)...].firstIndex(of: "]") else {
+                    tokens.append(.literal("["))
                     continue
                 }
-                var members = String(characters[..<close])
+                let negated = start != characters.startIndex
+                let members = Array(characters[start..<close])
                 characters = characters[(close + 1)...]
-                if members.hasPrefix("!") { members = "^" + members.dropFirst() }
-                result += "[" + members.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "[", with: "\\[") + "]"
-            default:
-                result += "\\^$.|+(){}\\".contains(character) ? "\\\(character)" : String(character)
+                var ranges: [ClosedRange<Character>] = []
+                var index = 0
+                while index < members.count {
+                    if index + 2 < members.count, members[index + 1] == "-", members[index] <= members[index + 2] {
+                        ranges.append(members[index]...members[index + 2])
+                        index += 3
+                    } else {
+                        ranges.append(members[index]...members[index])
+                        index += 1
+                    }
+                }
+                tokens.append(.characterClass(ranges, negated: negated))
+            default: tokens.append(.literal(character))
             }
         }
-        return result
+        return tokens
     }
 }

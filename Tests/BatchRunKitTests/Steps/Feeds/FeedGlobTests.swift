@@ -35,6 +35,16 @@ struct FeedGlobTests {
         #expect(glob.matches(path) == expected, "\(pattern) against \(path)")
     }
 
+    @Test("many stars against a long name that almost matches end at once (no backtracking), and a class may hold ]")
+    func manyStars() throws {
+        let glob = try #require(FeedGlob("data/" + String(repeating: "*a", count: 12) + "*b"))
+        let name = "data/" + String(repeating: "a", count: 250)
+        #expect(!glob.matches(name))
+        #expect(glob.matches(name + "b"))
+        #expect(try #require(FeedGlob("data/[]x].csv")).matches("data/].csv"))
+        #expect(try #require(FeedGlob("data/[.csv")).matches("data/[.csv"))
+    }
+
     @Test("the literal prefix is what comes before the first wildcard (an S3 listing's Prefix)")
     func literalPrefix() {
         #expect(FeedGlob("exports/2026-11-28/part-*.csv.gz")?.literalPrefix == "exports/2026-11-28/part-")
