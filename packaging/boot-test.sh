@@ -8,6 +8,7 @@
 #  2. a worker instance with the example settings (NAME replaced, nothing else) is started
 #     with systemctl and takes a 3,000,000-row item; `systemctl stop` puts the item back to
 #     pending with the unit's result success; started again, it finishes the item, every row once;
+#     an upgrade restarts it; a worker with bad settings (exit 2) is not restarted;
 #  3. batchrun-serve@ serves the queue's page; batchrun-run@ runs a job file, its timer is set;
 #  4. dpkg --purge stops what runs, removes the files and `systemctl enable`'s links.
 #
@@ -100,6 +101,23 @@ for _ in $(seq 1 1200); do [ -n "$(ls /var/lib/batchrun/t/queue/done | grep '\.y
 [ "$(rows)" = 3000000 ] || fail "after the restart the table has $(rows) rows, not 3000000"
 echo "ok: started again, the worker resumed $item: 3000000 rows, each once; $(systemd-analyze security batchrun-worker@t --no-pager | tail -1)"
 
+# An upgrade (the same package again: postinst's configure with the old version) restarts the
+# running worker onto the new binary.
+before=$(systemctl show batchrun-worker@t -p MainPID --value)
+dpkg -i /srv/test/batchrun.deb > /srv/test/upgrade.txt 2>&1 || { cat /srv/test/upgrade.txt; fail "dpkg -i over itself"; }
+after=$(systemctl show batchrun-worker@t -p MainPID --value)
+[ "$(systemctl is-active batchrun-worker@t)" = active ] && [ "$after" != "$before" ] && [ "$after" != 0 ] \
+    || fail "the upgrade did not restart the worker (process $before, then $after)"
+echo "ok: an upgrade restarted the running worker (process $before, then $after)"
+# Bad settings (exit 2) are not retried every 5 s: the unit stays failed.
+printf 'BATCHRUN_QUEUE=/var/lib/batchrun/bad/queue\nBATCHRUN_OPTIONS=--no-such-option\n' > /etc/batchrun/worker-bad.env
+systemctl start batchrun-worker@bad || true
+sleep 7
+[ "$(systemctl show batchrun-worker@bad -p NRestarts --value)" = 0 ] && [ "$(systemctl is-active batchrun-worker@bad)" = failed ] \
+    || fail "a worker with bad settings was restarted ($(systemctl show batchrun-worker@bad -p NRestarts --value) times)"
+echo "ok: a worker that exits 2 on bad settings is not restarted: failed, 0 restarts after 7 s"
+systemctl reset-failed batchrun-worker@bad
+
 # 3. The live page's unit, and the timed run's.
 sed -e 's|/NAME/|/t/|g' -e 's|127.0.0.1:8080|127.0.0.1:8765|' /usr/share/doc/batchrun/examples/serve-NAME.env > /etc/batchrun/serve-t.env
 systemctl start batchrun-serve@t || fail "systemctl start batchrun-serve@t"
@@ -160,7 +178,7 @@ timeout -k 30 600 systemd-nspawn --quiet -D "$root" --boot --register=no --keep-
 log="$work/upper/srv/test/log.txt"
 [ -f "$log" ] || { tail -30 "$work/boot.txt"; echo "FAIL: the container did not run the test"; exit 1; }
 cat "$log"
-if grep -q '^FAIL' "$log" || [ "$(grep -c '^ok:' "$log")" != 7 ]; then
+if grep -q '^FAIL' "$log" || [ "$(grep -c '^ok:' "$log")" != 9 ]; then
     tail -30 "$work/boot.txt"
     echo "FAIL: the test inside the container did not pass"
     exit 1
