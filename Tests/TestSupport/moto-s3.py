@@ -6,7 +6,7 @@ reads and writes what batchrun is checked against, independently of batchrun's s
         moto's authentication on. Writes their keys to FOLDER/credentials.json.
     python moto-s3.py FOLDER COMMAND   (as `allowed`; no secret on the command line)
         mb BUCKET | put BUCKET KEY FILE | get BUCKET KEY FILE | ls BUCKET | uploads BUCKET
-        | head BUCKET KEY
+        | head BUCKET KEY | putmany BUCKET PREFIX COUNT (COUNT small objects PREFIX0000.txt ...)
 
 FOLDER is the server's (moto-throwaway.sh start): its `endpoint` file has the URL.
 """
@@ -64,6 +64,9 @@ def main(command, *arguments):
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=arguments[0]):
             for item in page.get("Contents", []):
                 print(item["Key"])
+    elif command == "putmany":
+        for index in range(int(arguments[2])):
+            s3.put_object(Bucket=arguments[0], Key=f"{arguments[1]}{index:04d}.txt", Body=b"x")
     elif command == "uploads":
         print(len(s3.list_multipart_uploads(Bucket=arguments[0]).get("Uploads", [])))
     elif command == "head":

@@ -192,7 +192,10 @@ extension JobFileBuilder {
         case (let rows?, nil):
             source = inlineRows(rows, entity: entity, columnMap: columnMap).map(InsertStep.Source.rows)
         case (nil, let from?):
-            if let text = reader.string(from, "from (a feed file)"), FeedLocation(text).isRemote {
+            if let text = reader.string(from, "from (a feed file)"), FeedLocation(text).isRemote,
+               FeedGlob.isGlob(RemoteFeed.withoutQuery(text)) {
+                (source, remote) = remoteParts(text, from, fields)
+            } else if let text = reader.string(from, "from (a feed file)"), FeedLocation(text).isRemote {
                 feedName = RemoteFeed.withoutQuery(text)
                 remote = remoteFeed(text, from, fields)
                 if let format = feedFormat(fields, named: feedName) {
@@ -201,6 +204,8 @@ extension JobFileBuilder {
                     reader.error(from, "feed \(RemoteFeed.redacted(text)) must end in .csv, .tsv, .json, .ndjson or .jsonl (before an "
                         + "optional .gz or .zst and the query string), or say which with format: csv, tsv, json or ndjson")
                 }
+            } else if let text = reader.string(from, "from (a feed file)"), FeedGlob.isGlob(text), remoteRefused(text, from, "from") {
+                source = localParts(text, from, fields)
             } else if let text = reader.string(from, "from (a feed file)"), remoteRefused(text, from, "from") {
                 let path = resolve(text)
                 let outside = loader.confinement?.violation(of: path)
@@ -237,6 +242,47 @@ extension JobFileBuilder {
         }
         if let node = fields["replace"], let value = reader.bool(node, "replace") { step.replace = value }
         return source == nil ? nil : step
+    }
+
+    /// A local glob's source: its parts listed now, so that a pattern that matches nothing (or
+    /// reaches outside the worker's roots) is an error at `check` and `submit`; the run lists
+    /// them again when it starts and records that list.
+    func localParts(_ text: String, _ node: YAMLNode, _ fields: Fields) -> InsertStep.Source? {
+        let pattern = resolve(text)
+        guard let format = feedFormat(fields, named: text) else {
+            reader.error(node, "feed parts \(text) must end in .csv, .tsv, .json, .ndjson or .jsonl (before an optional "
+                + ".gz or .zst), or say which with format: csv, tsv, json or ndjson")
+            return nil
+        }
+        guard let glob = FeedGlob(pattern) else { return nil }
+        do {
+            _ = try FeedParts.local(glob, confinement: loader.confinement)
+        } catch let error as PathConfinementError {
+            reader.error(node, "feed part \(error); a queue worker started with --root lets an item touch only files in those folders")
+        } catch {
+            reader.error(node, "from: \(error)")
+        }
+        let compression = fields["compression"] == nil ? nil : feedCompression(fields, named: text)
+        return .parts(pattern: pattern, format: format, compression: compression)
+    }
+
+    /// An `s3://` glob's source and feed (its parts are listed when the run starts: a prefix
+    /// that lists nothing fails the run, not `check`); an `http(s)://` glob is an error, since
+    /// HTTP has no listing.
+    func remoteParts(_ text: String, _ node: YAMLNode, _ fields: Fields) -> (InsertStep.Source?, RemoteFeed?) {
+        guard case .s3 = FeedLocation(text) else {
+            reader.error(node, "from: \(RemoteFeed.redacted(text)) has a wildcard, but HTTP has no listing to match it against; "
+                + "name each file, or put the parts in an S3 bucket (s3://BUCKET/PREFIX/*.csv.gz) or a local folder")
+            return (nil, nil)
+        }
+        guard let feed = remoteFeed(text, node, fields) else { return (nil, nil) }
+        guard let format = feedFormat(fields, named: text) else {
+            reader.error(node, "feed parts \(text) must end in .csv, .tsv, .json, .ndjson or .jsonl (before an optional "
+                + ".gz or .zst), or say which with format: csv, tsv, json or ndjson")
+            return (nil, feed)
+        }
+        let compression = fields["compression"] == nil ? nil : feedCompression(fields, named: text)
+        return (.parts(pattern: text, format: format, compression: compression), feed)
     }
 
     func inlineRows(_ node: YAMLNode, entity: Entity, columnMap: [String: String?]) -> [[(field: String, value: StoreValue)]]? {

@@ -302,11 +302,21 @@ public final class JobFileRun: Sendable {
             environment.expecting = { rows in state.setLiveEstimate(rows, step: index, for: job.name) }
             if !job.atomic, let recording {
                 environment.resumeAt = earlier?.position
+                environment.parts = earlier?.parts
                 let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
                 var checkpoint = StepCheckpoint { db, position, rows in
                     let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
                     try recording.ledger.saveCheckpoint(run: id, job: job.name, step: index, position: position, rows: rows, in: db)
-                    if case .feed(let feed) = position { state.setLiveFeed(read: feed.offset, size: feed.feedSize, step: index, for: job.name) }
+                    switch position {
+                    case .feed(let feed): state.setLiveFeed(read: feed.offset, size: feed.feedSize, step: index, for: job.name)
+                    case .part(let part):
+                        state.setLiveFeed(read: part.bytesBefore + part.feed.offset, size: part.bytesTotal, step: index, for: job.name)
+                    default: break
+                    }
+                }
+                checkpoint.recordParts = { db, parts in
+                    let id = try recording.recordJob(job.name, definition: definition, over: over, in: db)
+                    try recording.ledger.recordParts(run: id, job: job.name, step: index, parts: parts, in: db)
                 }
                 // Read after a lost connection, so that a batch that committed is not applied twice.
                 checkpoint.stored = { [name = job.name] in

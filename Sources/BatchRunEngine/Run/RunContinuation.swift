@@ -44,6 +44,11 @@ package struct RunContinuation: Sendable {
             guard let record = jobs[job.name], record.status != .ok,
                   record.definition == JobFileRun.definition(of: job, in: file) else { continue }
             for (index, step) in job.steps.enumerated() {
+                if case .insert(let insert) = step, case .parts(let pattern, _, _) = insert.source,
+                   let progress = steps[job.name]?[index], !progress.done, let parts = progress.parts {
+                    try checkParts(parts, of: insert, pattern: pattern, position: progress.position, job: job.name)
+                    continue
+                }
                 guard case .insert(let insert) = step, case .file(let path, _) = insert.source,
                       let progress = steps[job.name]?[index], !progress.done, case .feed(let position)? = progress.position else { continue }
                 if let remote = insert.remote {
@@ -63,6 +68,28 @@ package struct RunContinuation: Sendable {
                     throw ResumeError.feedChanged(path: path, job: job.name, run: runID, detail: nil)
                 }
             }
+        }
+    }
+}
+
+extension RunContinuation {
+    /// A feed in parts: every part the run recorded is still as listed (size and modification
+    /// time, or ETag), and the part the step stopped in has the fingerprint of its checkpoint.
+    private func checkParts(_ parts: [FeedPart], of insert: InsertStep, pattern: String, position: StepPosition?, job: String) throws {
+        let change: (part: FeedPart, change: String)?
+        do {
+            change = try FeedParts.firstChange(in: parts, pattern: pattern, remote: insert.remote, confinement: insert.confinement)
+        } catch {
+            throw ResumeError.feedChanged(path: pattern, job: job, run: runID, detail: "its parts cannot be listed now: \(error.message)")
+        }
+        if let change {
+            throw ResumeError.feedChanged(path: change.part.name, job: job, run: runID, detail: "a part of \(displayPath(pattern)): \(change.change)")
+        }
+        guard insert.remote == nil, case .part(let stopped)? = position, stopped.part < parts.count else { return }
+        let part = parts[stopped.part]
+        if !FeedFingerprint.matches(stopped.feed, path: part.name, compressed: insert.reading(part: part).compression != .none,
+                                    confinement: insert.confinement) {
+            throw ResumeError.feedChanged(path: part.name, job: job, run: runID, detail: "a part of \(displayPath(pattern))")
         }
     }
 }

@@ -1,5 +1,6 @@
 import BatchRunStore
 import BatchRunContext
+import BatchRunFeeds
 import Foundation
 
 /// The run state a job-file run keeps in its store, in tables batchrun owns:
@@ -11,7 +12,9 @@ import Foundation
 ///   this attempt and of all attempts, published `as:` outputs and error;
 /// - `_batchrun_progress`: per run, job and step, the step's checkpoint (where it continues),
 ///   whether it is done, and the rows counted over all attempts, written in the transaction
-///   of every batch.
+///   of every batch;
+/// - `_batchrun_parts`: per run, job and step, the parts of a feed given as a glob, as listed
+///   when the step first committed.
 package final class RunLedger: Sendable {
     package let store: Store
 
@@ -38,6 +41,8 @@ package final class RunLedger: Sendable {
             try db.execute("ALTER TABLE _batchrun_jobs ADD COLUMN seq INTEGER")
             try db.execute("UPDATE _batchrun_jobs SET seq = rowid")
         }
+        // Added with feeds in parts; a ledger made before has none.
+        if try !db.tableExists(RunLedgerTables.parts.tableName) { try db.createTable(RunLedgerTables.parts) }
     }
 
     /// How a run's jobs are ordered: by `seq`, or by rowid in a ledger no run of this version
@@ -122,6 +127,10 @@ package final class RunLedger: Sendable {
                 SELECT ?, job, step, checkpoint, done, fetched, inserted, updated, deleted, rejected
                 FROM _batchrun_progress WHERE run_id = ?
                 """, [.integer(id), .integer(previous)])
+            try db.execute("""
+                INSERT INTO _batchrun_parts (run_id, job, step, part, name, size, modified, etag)
+                SELECT ?, job, step, part, name, size, modified, etag FROM _batchrun_parts WHERE run_id = ?
+                """, [.integer(id), .integer(previous)])
         }
         return id
     }
@@ -183,6 +192,8 @@ package final class RunLedger: Sendable {
         package var position: StepPosition?
         package var done: Bool
         package var rows: RowCounts
+        /// A feed in parts: the parts as the run recorded them; nil for any other step.
+        package var parts: [FeedPart]?
     }
 
     package func steps(of id: Int64, job: String) throws -> [Int: StepRecord] {
@@ -195,6 +206,15 @@ package final class RunLedger: Sendable {
                     fetched: row["fetched"].int ?? 0, inserted: row["inserted"].int ?? 0, updated: row["updated"].int ?? 0,
                     deleted: row["deleted"].int ?? 0, rejected: row["rejected"].int ?? 0))
             }
+            guard try db.tableExists(RunLedgerTables.parts.tableName) else { return steps }
+            var parts: [Int: [FeedPart]] = [:]
+            for row in try db.namedRows("SELECT * FROM _batchrun_parts WHERE run_id = ? AND job = ? ORDER BY step, part",
+                                        [.integer(id), .text(job)]) {
+                parts[row["step"].int ?? 0, default: []].append(FeedPart(
+                    name: row["name"].string ?? "", size: Int64(row["size"].int ?? 0), modified: row["modified"].double ?? 0,
+                    etag: row["etag"].string))
+            }
+            for (step, list) in parts { steps[step, default: StepRecord(position: nil, done: false, rows: RowCounts())].parts = list }
             return steps
         }
     }
@@ -202,7 +222,10 @@ package final class RunLedger: Sendable {
     /// A job's record says `running` with its definition; when it starts over, its steps'
     /// earlier checkpoints and counts are dropped in the same transaction.
     func startJob(run id: Int64, job: String, definition: String, over: Bool, in db: any StoreConnection) throws {
-        if over { try db.execute("DELETE FROM _batchrun_progress WHERE run_id = ? AND job = ?", [.integer(id), .text(job)]) }
+        if over {
+            try db.execute("DELETE FROM _batchrun_progress WHERE run_id = ? AND job = ?", [.integer(id), .text(job)])
+            try db.execute("DELETE FROM _batchrun_parts WHERE run_id = ? AND job = ?", [.integer(id), .text(job)])
+        }
         try db.execute("""
             INSERT INTO _batchrun_jobs (run_id, job, definition, status, seq)
             VALUES (?, ?, ?, 'running', (SELECT coalesce(max(seq), 0) + 1 FROM _batchrun_jobs WHERE run_id = ?))
@@ -223,6 +246,17 @@ package final class RunLedger: Sendable {
                 updated = _batchrun_progress.updated + excluded.updated, deleted = _batchrun_progress.deleted + excluded.deleted, rejected = _batchrun_progress.rejected + excluded.rejected
             """, [.integer(id), .text(job), StoreValue(step), .text(encoded), StoreValue(position == .done), StoreValue(rows.fetched),
                   StoreValue(rows.inserted), StoreValue(rows.updated), StoreValue(rows.deleted), StoreValue(rows.rejected)])
+    }
+
+    /// A step's parts (a feed in parts), in the transaction of its first batch: the list a
+    /// resumed run goes on with.
+    func recordParts(run id: Int64, job: String, step: Int, parts: [FeedPart], in db: any StoreConnection) throws {
+        try db.execute("DELETE FROM _batchrun_parts WHERE run_id = ? AND job = ? AND step = ?", [.integer(id), .text(job), StoreValue(step)])
+        for (index, part) in parts.enumerated() {
+            try db.execute("INSERT INTO _batchrun_parts (run_id, job, step, part, name, size, modified, etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           [.integer(id), .text(job), StoreValue(step), StoreValue(index), .text(part.name), .integer(part.size),
+                            .real(part.modified), part.etag.map(StoreValue.text) ?? .null])
+        }
     }
 
     /// Marks a step done (its last batch already carries its checkpoint; a fetch's rows are

@@ -38,7 +38,21 @@ enum RunLedgerTables {
         counter("done"), counter("fetched"), counter("inserted"), counter("updated"), counter("deleted"), counter("rejected"),
     ], primaryKey: ["run_id", "job", "step"])
 
-    package static let all = [runs, jobs, progress]
+    /// The parts of a feed given as a glob (section 17), as the run listed them when the step
+    /// first committed: `part` numbers them from 0 in name order; a resumed run reads this list,
+    /// not a new listing.
+    package static let parts = Entity(name: "_batchrun_parts", columns: [
+        Column(name: "run_id", type: .integer, notNull: true),
+        text("job"),
+        Column(name: "step", type: .integer, notNull: true),
+        Column(name: "part", type: .integer, notNull: true),
+        text("name"),
+        Column(name: "size", type: .integer, notNull: true),
+        Column(name: "modified", type: .real, notNull: true),
+        Column(name: "etag", type: .text),
+    ], primaryKey: ["run_id", "job", "step", "part"])
+
+    package static let all = [runs, jobs, progress, parts]
 
     private static func text(_ name: String) -> Column {
         Column(name: name, type: .text, notNull: true)

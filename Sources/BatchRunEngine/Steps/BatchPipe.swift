@@ -9,8 +9,10 @@ import Synchronization
 final class BatchPipe: Sendable {
     package enum Item: Sendable {
         /// `rejected`: rows skipped so far; `position`: where the feed goes on after the batch
-        /// (for its checkpoint, when the step saves them); `prefetched`: its stored rows, read ahead.
-        case batch(RowBatch, layouts: [FeedBatcher.Layout], rejected: Int, position: StepPosition?, prefetched: PrefetchedRows?)
+        /// (for its checkpoint, when the step saves them); `prefetched`: its stored rows, read ahead;
+        /// `source`: the part of a feed in parts its rows come from (nil: the step's one feed).
+        case batch(RowBatch, layouts: [FeedBatcher.Layout], rejected: Int, position: StepPosition?, prefetched: PrefetchedRows?,
+                   source: String? = nil)
         /// The feed is done; `rejected` rows were skipped in all.
         case end(rejected: Int)
         /// The feed stopped at a bad row or a malformed line.
@@ -51,7 +53,7 @@ final class BatchPipe: Sendable {
     /// The rows of the batch the writer takes next, when the reader has put it already.
     func rowsWaiting() -> Int? {
         items.withLock { state in
-            guard case .batch(let batch, _, _, _, _)? = state.queue.first else { return nil }
+            guard case .batch(let batch, _, _, _, _, _)? = state.queue.first else { return nil }
             return batch.count
         }
     }

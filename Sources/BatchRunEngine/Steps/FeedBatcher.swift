@@ -63,6 +63,9 @@ struct FeedBatcher {
             source = .inline(rows.enumerated().dropFirst(done).map { index, row in
                 FeedRecord(line: index + 1, fields: row.map(\.field), values: row.map(\.value))
             }.makeIterator())
+        case .parts:
+            // `InsertRunner` reads a feed in parts one part at a time (`InsertStep.reading(part:)`).
+            throw FeedFailure(message: "\(feedName): a feed in parts is read one part at a time")
         case .file(let path, let format):
             nulls = NullMarkers(step.nulls ?? (format == .csv || format == .tsv ? [""] : []))
             var start: FeedOffset?
@@ -77,7 +80,8 @@ struct FeedBatcher {
             }
             var remote = step.remote
             if let feed = remote {
-                if remoteIdentity == nil { remoteIdentity = try RemoteFeeds.identity(of: feed, displayPath: feedName, watch: watch) }
+                // A part of a listing is expected as listed (`InsertStep.reading(part:)`).
+                if remoteIdentity == nil { remoteIdentity = try feed.expected ?? RemoteFeeds.identity(of: feed, displayPath: feedName, watch: watch) }
                 remote?.expected = remoteIdentity
             }
             switch format {

@@ -7,10 +7,15 @@ package struct InsertStep: Sendable, Hashable {
         /// Inline rows: field name to value, in the order written.
         case rows([[(field: String, value: StoreValue)]])
         case file(path: String, format: FeedFormat)
+        /// A glob (section 17): the parts it lists, read in name order as one feed. `pattern`:
+        /// an absolute path pattern or an `s3://` one; `compression`: nil when each part's
+        /// name says it.
+        case parts(pattern: String, format: FeedFormat, compression: FeedCompression?)
 
         package static func == (lhs: Source, rhs: Source) -> Bool {
             switch (lhs, rhs) {
             case (.file(let a, let b), .file(let c, let d)): return a == c && b == d
+            case (.parts(let a, let b, let c), .parts(let d, let e, let f)): return a == d && b == e && c == f
             case (.rows(let a), .rows(let b)):
                 return a.count == b.count && zip(a, b).allSatisfy { x, y in
                     x.count == y.count && zip(x, y).allSatisfy { $0.field == $1.field && $0.value == $1.value }
@@ -22,6 +27,7 @@ package struct InsertStep: Sendable, Hashable {
         package func hash(into hasher: inout Hasher) {
             switch self {
             case .file(let path, let format): hasher.combine(path); hasher.combine(format)
+            case .parts(let pattern, let format, _): hasher.combine(pattern); hasher.combine(format)
             case .rows(let rows): hasher.combine(rows.count)
             }
         }
@@ -58,6 +64,31 @@ package struct InsertStep: Sendable, Hashable {
     package var isInline: Bool {
         if case .rows = source { return true }
         return false
+    }
+
+    /// The glob of a feed in parts; nil for one file or inline rows.
+    package var glob: FeedGlob? {
+        if case .parts(let pattern, _, _) = source { return FeedGlob(pattern) }
+        return nil
+    }
+
+    /// The step as it reads one of its parts: that file (or object) alone, compressed as its
+    /// name says unless `compression:` said otherwise.
+    package func reading(part: FeedPart) -> InsertStep {
+        let name = part.name
+        guard case .parts(_, let format, let compression) = source else { return self }
+        var step = self
+        step.source = .file(path: name, format: format)
+        step.compression = compression ?? FeedCompression(path: name)
+        if var feed = remote {
+            // The object as listed: a GET that finds another is refused.
+            feed.url = name
+            feed.expected = RemoteIdentity(etag: part.etag, lastModified: nil, length: part.size)
+            let folder = feed.rejectedBase.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            feed.rejectedBase = folder + "/" + FeedCompression.strip(name).split(separator: "/").last.map(String.init)!
+            step.remote = feed
+        }
+        return step
     }
 
     /// The column a feed field goes to (nil: dropped), following `columns`.

@@ -1,5 +1,6 @@
 import BatchRunStore
 import BatchRunContext
+import BatchRunFeeds
 import Foundation
 
 /// The writing side of an insert: takes the feed's batches from the pipe and hands each to
@@ -11,9 +12,13 @@ struct InsertWriter {
     /// The import path's state, kept from batch to batch.
     private var importer: RowImporter
 
-    package init(environment: StepEnvironment, context: Context, place: FeedPlace) {
+    /// A feed's parts listed by this attempt, recorded with the first batch that commits.
+    private var unrecordedParts: [FeedPart]?
+
+    package init(environment: StepEnvironment, context: Context, place: FeedPlace, recording parts: [FeedPart]? = nil) {
         self.environment = environment
         self.place = place
+        unrecordedParts = parts
         importer = context.makeImporter(for: environment.entity, policy: environment.mergePolicy, job: environment.job)
     }
 
@@ -34,12 +39,13 @@ struct InsertWriter {
                 // The reader stopped for the cancel (`FeedWatch`): the step was cancelled, not the feed.
                 if environment.stoppedByCancel(failure: message) { throw StepError.cancelled(report: report) }
                 throw StepError(message, report: report)
-            case .batch(let batch, let layouts, let rejected, let position, let prefetched):
+            case .batch(let batch, let layouts, let rejected, let position, let prefetched, let source):
                 // The checkpoint, in the batch's transaction: where the feed goes on, and the rows
-                // rejected since the last one.
+                // rejected since the last one (with the first, a feed's parts).
                 let checkpoint = position.flatMap { position in
-                    environment.checkpoint?.at(position, rejected: rejected - report.rows.rejected)
+                    environment.checkpoint?.at(position, rejected: rejected - report.rows.rejected, recording: unrecordedParts)
                 }
+                let place = source.map { FeedPlace(feedName: $0, inline: false) } ?? self.place
                 report.rows.rejected = rejected
                 if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
                 let columns = layouts.map(\.columns)
@@ -71,9 +77,10 @@ struct InsertWriter {
                     swap(&records, &report.conflictRecords)
                     report.retries += retries
                     report.batches.rolledBack += 1 + retries
-                    throw failure(error, report: report)
+                    throw failure(error, report: report, place: place)
                 }
                 swap(&records, &report.conflictRecords)
+                if checkpoint != nil { unrecordedParts = nil }
                 committedAt = position ?? committedAt
                 // The rows as the save counted them, once.
                 report.rows.inserted += result.inserted
@@ -114,7 +121,7 @@ struct InsertWriter {
                         rejected = total
                         if environment.stoppedByCancel(failure: message) { throw StepError.cancelled(report: report) }
                         throw StepError(message, report: report)
-                    case .batch(let batch, let layouts, let total, _, _):
+                    case .batch(let batch, let layouts, let total, _, _, _):
                         rejected = total
                         try write(batch, layouts.map(\.columns))
                     }
@@ -139,7 +146,8 @@ struct InsertWriter {
 
     /// The step's error for a failed batch: a row's failure names its place in the feed, and a
     /// conflict under `error` keeps its record.
-    private func failure(_ error: any Error, report: StepReport) -> any Error {
+    private func failure(_ error: any Error, report: StepReport, place: FeedPlace? = nil) -> any Error {
+        let place = place ?? self.place
         switch error {
         case ImportRowFailure.refused(let line, let message):
             return StepError("\(place(line)): \(message)", report: report)

@@ -33,6 +33,9 @@ package struct StepEnvironment: Sendable {
     var resumeAt: StepPosition?
     /// Writes the step's checkpoint in the transaction of each batch (set by a job-file run).
     var checkpoint: StepCheckpoint?
+    /// A feed in parts: the list an earlier attempt of the run recorded, which a resumed step
+    /// reads on (nil: the step lists its parts afresh and records them with its first batch).
+    var parts: [FeedPart]?
 
     package init(job: String, entity: Entity, params: [String: StoreValue], batchSize: Int, mergePolicy: MergePolicy,
                 isCancelled: @escaping @Sendable () -> Bool = { false }, budget: ItemBudget? = nil,
@@ -205,6 +208,8 @@ package func displayPath(_ path: String) -> String {
 /// rows this batch adds to the step's totals.
 struct StepCheckpoint: Sendable {
     package let write: @Sendable (any StoreConnection, StepPosition, RowCounts) throws -> Void
+    /// Records a feed's parts (`RunLedger.recordParts`), in the transaction of the step's first batch.
+    var recordParts: @Sendable (any StoreConnection, [FeedPart]) throws -> Void = { _, _ in }
     /// The step's checkpoint as the store holds it now (its position, and its rows over every
     /// attempt), read outside any batch; nil when there is none.
     package var stored: @Sendable () throws -> (position: StepPosition?, rows: RowCounts)? = { nil }
@@ -212,8 +217,10 @@ struct StepCheckpoint: Sendable {
     var earlierRows = RowCounts()
 
     /// The same, as the save path takes it.
-    package func at(_ position: StepPosition, rejected: Int = 0) -> CheckpointWrite {
-        { db, changes in
+    /// `parts`: a feed's parts, recorded in the same transaction (the step's first batch).
+    package func at(_ position: StepPosition, rejected: Int = 0, recording parts: [FeedPart]? = nil) -> CheckpointWrite {
+        { [recordParts] db, changes in
+            if let parts { try recordParts(db, parts) }
             try write(db, position, RowCounts(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted,
                                               rejected: rejected))
         }

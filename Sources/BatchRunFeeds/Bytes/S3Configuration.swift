@@ -88,7 +88,9 @@ package struct S3Configuration: Sendable {
         guard let endpoint else {
             return S3Address(scheme: "https", host: "\(location.bucket).s3.\(region).amazonaws.com", path: "/" + location.key)
         }
-        return S3Address(scheme: endpoint.scheme, host: endpoint.host, path: endpoint.path + "/" + location.bucket + "/" + location.key)
+        // A bucket's own address (a listing's, no key) has no slash after the bucket's name.
+        let key = location.key.isEmpty ? "" : "/" + location.key
+        return S3Address(scheme: endpoint.scheme, host: endpoint.host, path: endpoint.path + "/" + location.bucket + key)
     }
 
     private static func credentials(in section: [String: String]?) -> AWSCredentials? {

@@ -19,6 +19,12 @@ package struct S3Location: Sendable, Hashable, CustomStringConvertible {
         else { return nil }
     }
 
+    /// A bucket and key already checked (a listing's bucket, with no key).
+    package init(bucket: String, key: String) {
+        self.bucket = bucket
+        self.key = key
+    }
+
     package var description: String { "s3://\(bucket)/\(key)" }
 }
 

@@ -46,23 +46,41 @@ package struct FeedGlob: Sendable, Hashable {
         !filter([path]).isEmpty
     }
 
+    /// The most folder entries a walk reads before it gives up (`FeedGlobError.tooManyEntries`):
+    /// a stranger's `/**/*.csv` must not walk a whole machine.
+    package static let maximumEntries = 200_000
+
     /// The regular files (or links to them) the pattern names, as paths in the pattern's own
     /// form (relative stays relative), in name order; `base` is the folder a relative pattern
-    /// is read against. Throws when a folder on the way cannot be read.
-    package func localParts(relativeTo base: String?) throws -> [String] {
-        let prefix = literalPrefix
-        let folder = prefix.contains("/") ? String(prefix[...prefix.lastIndex(of: "/")!]) : ""
-        let root: String
-        if folder.hasPrefix("/") { root = folder } else { root = (base.map { $0.hasSuffix("/") ? $0 : $0 + "/" } ?? "") + folder }
-        let depth = pattern.contains("**") ? Int.max : pattern.dropFirst(folder.count).split(separator: "/").count
+    /// is read against. Throws when a folder on the way cannot be read, or the walk reads more
+    /// than `limit` entries.
+    package func localParts(relativeTo base: String?, limit: Int = maximumEntries) throws -> [String] {
+        let depth = pattern.contains("**") ? Int.max : pattern.dropFirst(literalFolder.count).split(separator: "/").count
         var found: [String] = []
-        try Self.walk(root.isEmpty ? "." : root, written: folder, depth: depth, into: &found)
+        var budget = limit
+        try Self.walk(walkRoot(relativeTo: base), written: literalFolder, depth: depth, into: &found, budget: &budget, limit: limit)
         return filter(found)
     }
 
-    private static func walk(_ directory: String, written: String, depth: Int, into found: inout [String]) throws {
+    /// The folder a walk starts from (the literal prefix's folder), against `base` when relative.
+    package func walkRoot(relativeTo base: String?) -> String {
+        if literalFolder.hasPrefix("/") { return literalFolder }
+        let root = (base.map { $0.hasSuffix("/") ? $0 : $0 + "/" } ?? "") + literalFolder
+        return root.isEmpty ? "." : root
+    }
+
+    /// The literal prefix up to its last `/` (empty when it has none).
+    private var literalFolder: String {
+        let prefix = literalPrefix
+        return prefix.contains("/") ? String(prefix[...prefix.lastIndex(of: "/")!]) : ""
+    }
+
+    private static func walk(_ directory: String, written: String, depth: Int, into found: inout [String], budget: inout Int,
+                             limit: Int) throws {
         guard depth > 0 else { return }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        budget -= names.count
+        guard budget >= 0 else { throw FeedGlobError.tooManyEntries(folder: directory, limit: limit) }
         for name in names where !name.hasPrefix(".") {
             let path = (directory.hasSuffix("/") ? directory : directory + "/") + name
             var isFolder: ObjCBool = false
@@ -70,7 +88,7 @@ package struct FeedGlob: Sendable, Hashable {
             if isFolder.boolValue {
                 // A link to a folder is not followed: it could lead back up the tree.
                 let isLink = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
-                if !isLink { try walk(path, written: written + name + "/", depth: depth - 1, into: &found) }
+                if !isLink { try walk(path, written: written + name + "/", depth: depth - 1, into: &found, budget: &budget, limit: limit) }
             } else {
                 found.append(written + name)
             }

@@ -1,4 +1,5 @@
 @testable import BatchRunFeeds
+import BatchRunStore
 import Foundation
 import Testing
 
@@ -79,4 +80,76 @@ struct FeedGlobTests {
         #expect(try #require(FeedGlob("data/none-*.csv")).localParts(relativeTo: base).isEmpty)
         #expect(throws: (any Error).self) { try #require(FeedGlob("missing/*.csv")).localParts(relativeTo: base) }
     }
+}
+
+/// A glob's parts with what a resumed run compares (section 17), and an S3 listing's answer read.
+@Suite("feed parts")
+struct FeedPartsTests {
+    @Test("local parts: absolute names in name order with their sizes; none matching names the pattern and the folder; a link out of the roots refused")
+    func localParts() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("feedparts-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileManager.default.createDirectory(atPath: base + "/data", withIntermediateDirectories: true)
+        try Data("id\n1\n".utf8).write(to: URL(fileURLWithPath: base + "/data/part-2.csv"))
+        try Data("id\n1\n2\n".utf8).write(to: URL(fileURLWithPath: base + "/data/part-1.csv"))
+        let parts = try FeedParts.local(try #require(FeedGlob(base + "/data/part-*.csv")), confinement: nil)
+        #expect(parts.map(\.name) == [base + "/data/part-1.csv", base + "/data/part-2.csv"])
+        #expect(parts.map(\.size) == [7, 5])
+        #expect(parts.allSatisfy { $0.modified > 0 && $0.etag == nil })
+
+        #expect(throws: FeedGlobError.noMatch(pattern: base + "/data/none-*.csv", lookedIn: base + "/data/")) {
+            try FeedParts.local(try #require(FeedGlob(base + "/data/none-*.csv")), confinement: nil)
+        }
+        let error = #expect(throws: FeedError.self) { try FeedParts.list(pattern: base + "/data/none-*.csv", remote: nil, confinement: nil) }
+        #expect(error?.message.contains("no feed part matches \(base)/data/none-*.csv") == true, "\(String(describing: error))")
+
+        // A part that is a link to a file outside the worker's roots is refused, not skipped.
+        let outside = base + "-outside.csv"
+        try Data("id\n9\n".utf8).write(to: URL(fileURLWithPath: outside))
+        defer { try? FileManager.default.removeItem(atPath: outside) }
+        try FileManager.default.createSymbolicLink(atPath: base + "/data/part-3.csv", withDestinationPath: outside)
+        let confinement = try PathConfinement(roots: [base])
+        #expect(throws: PathConfinementError.self) {
+            try FeedParts.local(try #require(FeedGlob(base + "/data/part-*.csv")), confinement: confinement)
+        }
+    }
+
+    @Test("a part changed since it was listed: another size, another time, gone; the same part is unchanged")
+    func changes() throws {
+        let part = FeedPart(name: "/x/part-1.csv", size: 10, modified: 1_000)
+        #expect(part.changes(now: part) == nil)
+        #expect(part.changes(now: FeedPart(name: part.name, size: 11, modified: 1_000))?.contains("size was 10 bytes, it is 11") == true)
+        #expect(part.changes(now: FeedPart(name: part.name, size: 10, modified: 1_001)) == "it was modified since")
+        #expect(part.changes(now: nil) == "it is gone")
+        let object = FeedPart(name: "s3://b/k", size: 10, etag: "\"a\"")
+        #expect(object.changes(now: FeedPart(name: "s3://b/k", size: 10, etag: "\"b\""))?.contains("ETag") == true)
+    }
+
+    @Test("a walk that reads more entries than its limit stops, naming the folder")
+    func walkLimit() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("feedwalk-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        for index in 0..<30 {
+            try FileManager.default.createDirectory(atPath: base + "/d\(index)", withIntermediateDirectories: true)
+        }
+        let glob = try #require(FeedGlob(base + "/**/*.csv"))
+        #expect(throws: FeedGlobError.tooManyEntries(folder: base + "/", limit: 20)) { try glob.localParts(relativeTo: nil, limit: 20) }
+        #expect(try glob.localParts(relativeTo: nil, limit: 100).isEmpty)
+    }
+
+    #if NetworkFeeds
+    @Test("a ListObjectsV2 answer: each object's key (entities decoded), size and ETag")
+    func listingAnswer() {
+        let body = """
+            <?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>feeds</Name><Prefix>in/</Prefix><KeyCount>2</KeyCount>\
+            <IsTruncated>true</IsTruncated><NextContinuationToken>abc</NextContinuationToken>\
+            <Contents><Key>in/a&amp;b.csv</Key><LastModified>2026-11-28T00:00:00.000Z</LastModified><ETag>&quot;e1&quot;</ETag><Size>12</Size></Contents>\
+            <Contents><Key>in/c.csv</Key><ETag>"e2"</ETag><Size>7</Size><StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>
+            """
+        let objects = S3Listing.objects(in: body)
+        #expect(objects.map(\.key) == ["in/a&b.csv", "in/c.csv"])
+        #expect(objects.map(\.size) == [12, 7])
+        #expect(objects.map(\.etag) == ["\"e1\"", "\"e2\""])
+    }
+    #endif
 }
