@@ -59,7 +59,7 @@ struct ExampleRunTests {
                 == kept.filter { $0.duration == nil }.count)
         // batchrun adds nothing to user tables and keeps only declared tables plus its own.
         let tables = try store.strings("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        #expect(tables == ["Session", "_batchrun_jobs", "_batchrun_progress", "_batchrun_runs"])
+        #expect(tables == ["Session", "_batchrun_jobs", "_batchrun_parts", "_batchrun_progress", "_batchrun_runs"])
         #expect(try store.strings("SELECT name FROM pragma_table_info('Session') ORDER BY cid")
                 == ["id", "user", "started_at", "duration", "status"])
 

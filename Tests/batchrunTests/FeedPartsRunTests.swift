@@ -68,22 +68,33 @@ struct FeedPartsRunTests {
         #expect((failed.stdout + failed.stderr).contains("data/part-003.csv:3"), "\(failed.stdout)\(failed.stderr)")
     }
 
-    @Test("killed (SIGKILL, SIGINT) and resumed until ok: every row once, each attempt going on in the part it stopped in")
-    func killedAndResumed() throws {
+    @Test("killed (SIGKILL, SIGINT) and resumed until ok, one part at a time and three: every row once, each attempt going on in the parts it stopped in",
+          arguments: [1, 3])
+    func killedAndResumed(parallel: Int) throws {
         let folder = try TemporaryFolder()
         try Self.prepareParts(folder)
-        try folder.write("job.yaml", FeedJobs.singleFeed("data/part-*.csv*", batchSize: 100, extra: ", format: csv"))
+        let job = FeedJobs.singleFeed("data/part-*.csv*", batchSize: 100, extra: ", format: csv, parallel: \(parallel)")
+        try folder.write("job.yaml", job)
         let started = Date()
         let reference = try TemporaryFolder()
         try Self.prepareParts(reference)
-        try reference.write("job.yaml", FeedJobs.singleFeed("data/part-*.csv*", batchSize: 100, extra: ", format: csv"))
+        try reference.write("job.yaml", job)
         #expect(try Batchrun.run(["job.yaml", "--quiet"], in: reference.url).status == 0)
-        let runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet"], interruptions: 8,
+        var runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet"], interruptions: 8,
                                    wholeRun: Date().timeIntervalSince(started))
+        // After each attempt: how many parts its checkpoint had begun and not finished.
+        var mostOpen = 0
+        runs.afterAttempt = {
+            let checkpoint = try StoreInspector(path: folder.path("store.sqlite")).strings("SELECT checkpoint FROM _batchrun_progress "
+                + "WHERE run_id = (SELECT max(id) FROM _batchrun_runs) AND checkpoint IS NOT NULL").first ?? ""
+            mostOpen = max(mostOpen, checkpoint.components(separatedBy: "\"part\":").count - 1)
+        }
         let (interruptions, committed, endedOK) = try runs.run()
         #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 6 && committed >= 3, "\(interruptions) interruptions, \(committed) with committed rows")
         try Self.expectAllRowsOnce(folder)
+        // One part at a time keeps one begun; three at once were seen with more than one.
+        #expect(parallel == 1 ? mostOpen <= 1 : mostOpen >= 2, "at most \(mostOpen) parts open in a checkpoint")
         // One list, recorded once, whatever the attempts.
         #expect(try Self.partNames(folder).count == Self.partCount)
     }
@@ -101,6 +112,20 @@ struct FeedPartsRunTests {
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("part-005.csv") && result.stderr.contains("changed since run"), "\(result.stderr)")
         #expect(try FeedJobs.csvRows(folder) == before)
+    }
+
+    @Test("parallel: outside 1 to 64, or on a feed that is one file, is exit 2 at its line")
+    func badParallel() throws {
+        let folder = try TemporaryFolder()
+        try Self.prepareParts(folder)
+        for (from, parallel, expected) in [("data/part-*.csv*", "0", "parallel must be between 1 and 64, found 0"),
+                                           ("data/part-*.csv*", "65", "parallel must be between 1 and 64, found 65"),
+                                           ("data/part-001.csv", "2", "parallel reads the parts of a feed given as a glob")] {
+            try folder.write("job.yaml", FeedJobs.singleFeed(from, extra: ", format: csv, parallel: \(parallel)"))
+            let result = try Batchrun.run(["check", "job.yaml"], in: folder.url)
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("job.yaml:9:") && result.stderr.contains(expected), "\(result.stderr)")
+        }
     }
 
     @Test("a glob that matches nothing is exit 2 at check, at its line, naming the pattern; an HTTP glob has no listing")
@@ -141,5 +166,35 @@ struct FeedPartsRunTests {
         try Self.expectAllRowsOnce(folder)
         #expect(try Self.partNames(folder).map { $0.replacingOccurrences(of: "s3://\(bucket)/", with: "") }
                 == ["part-000.csv", "part-001.csv", "part-002.csv.gz", "part-003.csv", "part-004.csv.zst", "part-005.csv"])
+    }
+}
+
+extension FeedPartsRunTests {
+    @Test("the README's parts example: its shell lines make four parts, and the import gives the rows the one file gives")
+    func readmeExample() throws {
+        let example = try ReadmeExample(after: "**Feeds in parts.**")
+        #expect(example.yaml.contains("from: var/parts/sessions-*.csv"))
+        let folder = try TemporaryFolder()
+        try folder.copyFromPackage("examples")
+        try folder.write("import_parts.yaml", example.yaml)
+        let script = example.shell.replacingOccurrences(of: ".build/release/batchrun", with: Batchrun.binary.path)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-e", "-c", script]
+        shell.currentDirectoryURL = folder.url
+        shell.standardOutput = FileHandle.nullDevice
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("var/parts")).sorted()
+                == ["sessions-000.csv", "sessions-001.csv", "sessions-002.csv", "sessions-003.csv"])
+        try folder.write("import_local.yaml", example.yaml
+            .replacingOccurrences(of: "var/parts/sessions-*.csv", with: "examples/data/sessions.csv")
+            .replacingOccurrences(of: "var/parts.sqlite", with: "var/local.sqlite"))
+        #expect(try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url).status == 0)
+        let columns = HTTPFeedRunTests.sessionColumns
+        let fromParts = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/parts.sqlite"))
+        let local = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/local.sqlite"))
+        #expect(fromParts == local && fromParts.count == 2_000, "\(fromParts.count) rows from the parts, \(local.count) from the file")
     }
 }

@@ -58,7 +58,7 @@ struct PostgresRunTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM session WHERE started_at < '2020-01-01'") == "0")
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM session WHERE status = 'stale'") != "0")
         #expect(try PostgresServer.psql(url, "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")
-                == "_batchrun_jobs,_batchrun_progress,_batchrun_runs,session")
+                == "_batchrun_jobs,_batchrun_parts,_batchrun_progress,_batchrun_runs,session")
     }
 
     /// Counters, pairs and a marker in `url`, made by psql, and the resume tests' job file

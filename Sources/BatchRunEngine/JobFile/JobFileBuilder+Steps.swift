@@ -7,7 +7,7 @@ extension JobFileBuilder {
     package static let stepKinds = ["fetch", "insert", "delete", "batch-update"]
     package static let fetchKeys = ["entity", "where", "select", "group_by", "order_by", "limit", "output", "as", "params", "batch_size"]
     static let insertKeys = ["entity", "rows", "from", "format", "compression", "nulls", "columns", "bad_rows", "replace", "params",
-                             "batch_size"] + remoteFeedKeys
+                             "batch_size", "parallel"] + remoteFeedKeys
     package static let deleteKeys = ["entity", "where", "params", "batch_size"]
     static let updateKeys = ["entity", "where", "set", "direct", "params", "batch_size"]
 
@@ -192,8 +192,7 @@ extension JobFileBuilder {
         case (let rows?, nil):
             source = inlineRows(rows, entity: entity, columnMap: columnMap).map(InsertStep.Source.rows)
         case (nil, let from?):
-            if let text = reader.string(from, "from (a feed file)"), FeedLocation(text).isRemote,
-               FeedGlob.isGlob(RemoteFeed.withoutQuery(text)) {
+            if let text = reader.string(from, "from (a feed file)"), FeedLocation(text).isRemote, FeedGlob.isGlob(Self.remotePath(text)) {
                 (source, remote) = remoteParts(text, from, fields)
             } else if let text = reader.string(from, "from (a feed file)"), FeedLocation(text).isRemote {
                 feedName = RemoteFeed.withoutQuery(text)
@@ -241,6 +240,12 @@ extension JobFileBuilder {
             }
         }
         if let node = fields["replace"], let value = reader.bool(node, "replace") { step.replace = value }
+        if let node = fields["parallel"], let value = reader.integer(node, "parallel", in: 1...64) {
+            if case .parts = source { step.parallel = value } else if source != nil {
+                reader.error(node, "parallel reads the parts of a feed given as a glob at once (from: data/part-*.csv.gz); "
+                    + "this from: names one feed")
+            }
+        }
         return source == nil ? nil : step
     }
 
@@ -264,6 +269,14 @@ extension JobFileBuilder {
         }
         let compression = fields["compression"] == nil ? nil : feedCompression(fields, named: text)
         return .parts(pattern: pattern, format: format, compression: compression)
+    }
+
+    /// A remote location's path, where a glob's wildcards are looked for: after the host (an
+    /// IPv6 host's `[::1]` is no wildcard), before the query string.
+    static func remotePath(_ url: String) -> String {
+        let text = RemoteFeed.withoutQuery(url)
+        guard let scheme = text.range(of: "://"), let slash = text[scheme.upperBound...].firstIndex(of: "/") else { return "" }
+        return String(text[slash...])
     }
 
     /// An `s3://` glob's source and feed (its parts are listed when the run starts: a prefix

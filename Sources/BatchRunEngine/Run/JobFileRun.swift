@@ -309,8 +309,8 @@ public final class JobFileRun: Sendable {
                     try recording.ledger.saveCheckpoint(run: id, job: job.name, step: index, position: position, rows: rows, in: db)
                     switch position {
                     case .feed(let feed): state.setLiveFeed(read: feed.offset, size: feed.feedSize, step: index, for: job.name)
-                    case .part(let part):
-                        state.setLiveFeed(read: part.bytesBefore + part.feed.offset, size: part.bytesTotal, step: index, for: job.name)
+                    case .parts(let parts):
+                        state.setLiveFeed(read: parts.bytesRead, size: parts.bytesTotal, step: index, for: job.name)
                     default: break
                     }
                 }

@@ -74,7 +74,7 @@ package struct RunContinuation: Sendable {
 
 extension RunContinuation {
     /// A feed in parts: every part the run recorded is still as listed (size and modification
-    /// time, or ETag), and the part the step stopped in has the fingerprint of its checkpoint.
+    /// time, or ETag), and each part the step stopped in has the fingerprint of its checkpoint.
     private func checkParts(_ parts: [FeedPart], of insert: InsertStep, pattern: String, position: StepPosition?, job: String) throws {
         let change: (part: FeedPart, change: String)?
         do {
@@ -85,11 +85,13 @@ extension RunContinuation {
         if let change {
             throw ResumeError.feedChanged(path: change.part.name, job: job, run: runID, detail: "a part of \(displayPath(pattern)): \(change.change)")
         }
-        guard insert.remote == nil, case .part(let stopped)? = position, stopped.part < parts.count else { return }
-        let part = parts[stopped.part]
-        if !FeedFingerprint.matches(stopped.feed, path: part.name, compressed: insert.reading(part: part).compression != .none,
-                                    confinement: insert.confinement) {
-            throw ResumeError.feedChanged(path: part.name, job: job, run: runID, detail: "a part of \(displayPath(pattern))")
+        guard insert.remote == nil, case .parts(let progress)? = position else { return }
+        for open in progress.open where open.part < parts.count {
+            let part = parts[open.part]
+            if !FeedFingerprint.matches(open.feed, path: part.name, compressed: insert.reading(part: part).compression != .none,
+                                        confinement: insert.confinement) {
+                throw ResumeError.feedChanged(path: part.name, job: job, run: runID, detail: "a part of \(displayPath(pattern))")
+            }
         }
     }
 }

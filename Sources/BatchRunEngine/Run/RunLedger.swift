@@ -41,7 +41,7 @@ package final class RunLedger: Sendable {
             try db.execute("ALTER TABLE _batchrun_jobs ADD COLUMN seq INTEGER")
             try db.execute("UPDATE _batchrun_jobs SET seq = rowid")
         }
-        // Added with feeds in parts; a ledger made before has none.
+        // Added with feeds in parts (section 17); a ledger made before has none.
         if try !db.tableExists(RunLedgerTables.parts.tableName) { try db.createTable(RunLedgerTables.parts) }
     }
 

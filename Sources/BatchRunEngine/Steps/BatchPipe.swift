@@ -10,13 +10,24 @@ final class BatchPipe: Sendable {
     package enum Item: Sendable {
         /// `rejected`: rows skipped so far; `position`: where the feed goes on after the batch
         /// (for its checkpoint, when the step saves them); `prefetched`: its stored rows, read ahead;
-        /// `source`: the part of a feed in parts its rows come from (nil: the step's one feed).
+        /// `part`: the part of a feed in parts its rows come from (nil: the step's one feed), and
+        /// then `rejected` counts the rows the batch's part skipped since its batch before, and
+        /// `position` is where the part goes on.
         case batch(RowBatch, layouts: [FeedBatcher.Layout], rejected: Int, position: StepPosition?, prefetched: PrefetchedRows?,
-                   source: String? = nil)
+                   part: PartMark? = nil)
+        /// A part of a feed in parts was read to its end, after its last batch; `rejected` rows
+        /// it skipped after that batch.
+        case partEnd(index: Int, rejected: Int)
         /// The feed is done; `rejected` rows were skipped in all.
         case end(rejected: Int)
         /// The feed stopped at a bad row or a malformed line.
         case failure(String, rejected: Int)
+    }
+
+    /// Which part of a feed in parts a batch is from: its place in the run's list, and its name for messages.
+    package struct PartMark: Sendable {
+        package var index: Int
+        package var name: String
     }
 
     private let items = Mutex<(queue: [Item], closed: Bool)>(([], false))

@@ -52,6 +52,8 @@ package struct InsertStep: Sendable, Hashable {
     /// The folders a queue worker lets the item read its feed from and write its rejected rows
     /// in (nil: anywhere).
     package var confinement: PathConfinement?
+    /// A feed in parts: how many parts are read at once (`parallel:`, 1 to 64).
+    package var parallel = 1
     /// An `http(s)://` feed's URL, headers, CA file and timeouts (then `source`'s path is the URL).
     package var remote: RemoteFeed?
 

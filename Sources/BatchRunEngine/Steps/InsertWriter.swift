@@ -12,13 +12,28 @@ struct InsertWriter {
     /// The import path's state, kept from batch to batch.
     private var importer: RowImporter
 
+    /// A feed in parts: its parts, and what of them is committed (nil for one feed or inline rows).
+    private let parts: [FeedPart]?
+    private var progress: PartsProgress?
     /// A feed's parts listed by this attempt, recorded with the first batch that commits.
     private var unrecordedParts: [FeedPart]?
+    /// A feed in parts: rows its parts rejected after their last batch, counted with the next checkpoint.
+    private var rejectedSinceBatch = 0
 
-    package init(environment: StepEnvironment, context: Context, place: FeedPlace, recording parts: [FeedPart]? = nil) {
+    /// `parts`: a feed in parts' list; `recording`: true when this attempt listed it (then the
+    /// first batch that commits records it).
+    package init(environment: StepEnvironment, context: Context, place: FeedPlace, parts: [FeedPart]? = nil, recording: Bool = false) {
         self.environment = environment
         self.place = place
-        unrecordedParts = parts
+        self.parts = parts
+        unrecordedParts = recording ? parts : nil
+        if let parts {
+            if case .parts(let progress)? = environment.resumeAt {
+                self.progress = progress
+            } else {
+                progress = PartsProgress(bytesTotal: parts.reduce(0) { $0 + $1.size })
+            }
+        }
         importer = context.makeImporter(for: environment.entity, policy: environment.mergePolicy, job: environment.job)
     }
 
@@ -32,21 +47,34 @@ struct InsertWriter {
             if environment.isCancelled() { throw StepError.cancelled(report: report) }
             switch pipe.take() {
             case .end(let rejected):
-                report.rows.rejected = rejected
+                if parts == nil { report.rows.rejected = rejected }
                 return
+            case .partEnd(let index, let rejected):
+                report.rows.rejected += rejected
+                rejectedSinceBatch += rejected
+                if let size = parts?[index].size { progress?.finish(part: index, size: size) }
             case .failure(let message, let rejected):
-                report.rows.rejected = rejected
+                report.rows.rejected = parts == nil ? rejected : report.rows.rejected + rejected
                 // The reader stopped for the cancel (`FeedWatch`): the step was cancelled, not the feed.
                 if environment.stoppedByCancel(failure: message) { throw StepError.cancelled(report: report) }
                 throw StepError(message, report: report)
-            case .batch(let batch, let layouts, let rejected, let position, let prefetched, let source):
+            case .batch(let batch, let layouts, let rejected, var position, let prefetched, let part):
+                // A feed in parts: the batch moves its part on; the checkpoint holds every part's place.
+                var moved = progress
+                if let part, case .feed(let feed)? = position, moved != nil {
+                    moved!.move(part: part.index, to: feed)
+                    position = .parts(moved!)
+                } else if part != nil {
+                    position = nil
+                }
+                let newlyRejected = part == nil ? rejected - report.rows.rejected : rejected + rejectedSinceBatch
                 // The checkpoint, in the batch's transaction: where the feed goes on, and the rows
                 // rejected since the last one (with the first, a feed's parts).
                 let checkpoint = position.flatMap { position in
-                    environment.checkpoint?.at(position, rejected: rejected - report.rows.rejected, recording: unrecordedParts)
+                    environment.checkpoint?.at(position, rejected: newlyRejected, recording: unrecordedParts)
                 }
-                let place = source.map { FeedPlace(feedName: $0, inline: false) } ?? self.place
-                report.rows.rejected = rejected
+                let place = part.map { FeedPlace(feedName: $0.name, inline: false) } ?? self.place
+                report.rows.rejected = part == nil ? rejected : report.rows.rejected + rejected
                 if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
                 let columns = layouts.map(\.columns)
                 // The batch's conflict records go on after the step's, in the step's own array,
@@ -80,7 +108,11 @@ struct InsertWriter {
                     throw failure(error, report: report, place: place)
                 }
                 swap(&records, &report.conflictRecords)
-                if checkpoint != nil { unrecordedParts = nil }
+                if checkpoint != nil {
+                    unrecordedParts = nil
+                    rejectedSinceBatch = 0
+                }
+                if part != nil { progress = moved }
                 committedAt = position ?? committedAt
                 // The rows as the save counted them, once.
                 report.rows.inserted += result.inserted
@@ -114,15 +146,18 @@ struct InsertWriter {
                 loop: while true {
                     if environment.isCancelled() { throw StepError.cancelled(report: report) }
                     switch pipe.take() {
+                    // A feed in parts counts its rejected rows per batch and part; one feed, in all so far.
                     case .end(let total):
-                        rejected = total
+                        if parts == nil { rejected = total }
                         break loop
+                    case .partEnd(_, let count):
+                        rejected += count
                     case .failure(let message, let total):
-                        rejected = total
+                        rejected = parts == nil ? total : rejected + total
                         if environment.stoppedByCancel(failure: message) { throw StepError.cancelled(report: report) }
                         throw StepError(message, report: report)
-                    case .batch(let batch, let layouts, let total, _, _, _):
-                        rejected = total
+                    case .batch(let batch, let layouts, let total, _, _, let part):
+                        rejected = part == nil ? total : rejected + total
                         try write(batch, layouts.map(\.columns))
                     }
                 }

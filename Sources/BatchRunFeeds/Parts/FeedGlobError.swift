@@ -1,15 +1,20 @@
+import BatchRunStore
+
 /// Why a glob's parts could not be listed.
 ///
 /// ```swift
 /// throw FeedGlobError.noMatch(pattern: "data/part-*.csv.gz", lookedIn: "/srv/nightly/data/")
 /// ```
-package enum FeedGlobError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum FeedGlobError: BatchRunError, Equatable {
     /// Nothing matched: a load of no parts is a mistake, not an empty load.
     case noMatch(pattern: String, lookedIn: String)
     /// A walk read more folder entries than `FeedGlob.maximumEntries`.
     case tooManyEntries(folder: String, limit: Int)
     /// A folder on the way, or a part, could not be read.
     case unreadable(path: String, reason: String)
+
+    package var code: String { "feed.parts" }
+    package var message: String { description }
 
     package var description: String {
         switch self {

@@ -17,6 +17,9 @@ struct InterruptedRuns {
     var interruptions = 12
     var wholeRun: Double
 
+    /// Called after each attempt that did not end the run ok (to look at the store between attempts).
+    var afterAttempt: () throws -> Void = {}
+
     /// The random delay after an attempt's first committed batch.
     var delayAfterCommit: ClosedRange<Double> { 0...max(0.01, wholeRun / Double(2 * interruptions)) }
 
@@ -57,6 +60,7 @@ struct InterruptedRuns {
             // Done when the run ended ok, whatever the exit status says: a signal that arrives
             // after the run ended makes the process end by SIGINT all the same.
             if try latestStatus() == "ok" { return (interrupted, committed, true) }
+            try afterAttempt()
             let now = try rowsSoFar()
             if now > rows { committed += 1 }
             rows = now
