@@ -35,9 +35,13 @@ package struct FeedGlob: Sendable, Hashable {
     }
 
     /// The paths of `paths` the pattern matches, in name order (byte order, as S3 lists keys).
+    /// A name starting with a dot is left out where a wildcard would match it, not in the
+    /// pattern's own folders (`/srv/.exports/part-*.csv` lists that folder's parts).
     package func filter(_ paths: [String]) -> [String] {
-        paths.filter { path in
-            !path.split(separator: "/").contains { $0.hasPrefix(".") && $0 != "." && $0 != ".." } && matchesWhole(path)
+        let literalNames = literalFolder.split(separator: "/").count
+        return paths.filter { path in
+            !path.split(separator: "/").dropFirst(literalNames).contains { $0.hasPrefix(".") && $0 != "." && $0 != ".." }
+                && matchesWhole(path)
         }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 

@@ -75,6 +75,9 @@ struct FeedGlobTests {
         let deep = try #require(FeedGlob("data/**/part-*.csv"))
         #expect(try deep.localParts(relativeTo: base) == ["data/2026/11/part-4.csv", "data/2026/part-3.csv",
                                                           "data/part-1.csv", "data/part-10.csv", "data/part-2.csv"])
+        // A dot in the pattern's own folders is no hidden part.
+        let hiddenFolder = try #require(FeedGlob("data/.cache/part-*.csv"))
+        #expect(try hiddenFolder.localParts(relativeTo: base) == ["data/.cache/part-5.csv"])
         let absolute = try #require(FeedGlob(base + "/data/part-?.csv"))
         #expect(try absolute.localParts(relativeTo: nil) == [base + "/data/part-1.csv", base + "/data/part-2.csv"])
         #expect(try #require(FeedGlob("data/none-*.csv")).localParts(relativeTo: base).isEmpty)
