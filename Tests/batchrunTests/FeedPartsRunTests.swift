@@ -114,6 +114,33 @@ struct FeedPartsRunTests {
         #expect(try FeedJobs.csvRows(folder) == before)
     }
 
+    @Test("on PostgreSQL, three parts at once killed (SIGKILL, SIGINT) and resumed until ok: every row once, the list in _batchrun_parts")
+    func killedAndResumedOnPostgres() throws {
+        let url = try PostgresServer.database("parts")
+        let folder = try TemporaryFolder()
+        try Self.prepareParts(folder)
+        let job = FeedJobs.singleFeed("data/part-*.csv*", batchSize: 100, extra: ", format: csv, parallel: 3")
+            .replacingOccurrences(of: "store: store.sqlite", with: "store: { postgres: \"\(url)\" }")
+        try folder.write("job.yaml", job)
+        let reference = try TemporaryFolder()
+        try Self.prepareParts(reference)
+        try reference.write("job.yaml", FeedJobs.singleFeed("data/part-*.csv*", batchSize: 100, extra: ", format: csv"))
+        let started = Date()
+        #expect(try Batchrun.run(["job.yaml", "--quiet"], in: reference.url).status == 0)
+        var runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet"], interruptions: 6,
+                                   wholeRun: max(1, 3 * Date().timeIntervalSince(started)))
+        runs.postgres = url
+        let (interruptions, committed, endedOK) = try runs.run()
+        #expect(endedOK, "the run never ended ok")
+        #expect(interruptions >= 4 && committed >= 2, "\(interruptions) interruptions, \(committed) with committed rows")
+        let expected = Self.partCount * Self.rowsPerPart
+        #expect(try PostgresServer.psql(url, "SELECT count(*), count(DISTINCT id), sum(id) FROM csvrow")
+                == "\(expected)|\(expected)|\(expected * (expected + 1) / 2)")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM csvrow WHERE note <> 'part ' || ((id - 1) / \(Self.rowsPerPart))") == "0")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_parts WHERE run_id = (SELECT max(id) FROM _batchrun_runs)")
+                == String(Self.partCount))
+    }
+
     @Test("parallel: outside 1 to 64, or on a feed that is one file, is exit 2 at its line")
     func badParallel() throws {
         let folder = try TemporaryFolder()
