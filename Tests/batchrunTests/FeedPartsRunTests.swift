@@ -141,6 +141,26 @@ struct FeedPartsRunTests {
                 == String(Self.partCount))
     }
 
+    @Test("bad_rows: skip over parts: each part's rejected rows beside it, counted once, and no part of the next run")
+    func rejectedRowsPerPart() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("data/part-1.csv", "id,v,note\n1,1.5,a\n2,x,bad\n3,2.5,c\n")
+        try folder.write("data/part-2.csv", "id,v,note\n4,y,bad\n5,3.5,e\n6,z,bad\n")
+        try folder.write("job.yaml", FeedJobs.singleFeed("data/part-*.csv", extra: ", bad_rows: skip, parallel: 2"))
+        for run in 1...2 {
+            if run == 2 { try FileManager.default.removeItem(atPath: folder.path("store.sqlite")) }
+            let result = try Batchrun.run(["job.yaml", "--report", "report.json"], in: folder.url)
+            #expect(result.status == 0, "run \(run): \(result.stdout)\(result.stderr)")
+            #expect(try FeedJobs.csvRows(folder).count == 3, "run \(run)")
+            let report = try folder.json("report.json")
+            let rows = try #require((report["jobs"] as? [[String: Any]])?.first?["rows"] as? [String: Int])
+            #expect(rows["rejected"] == 3 && rows["inserted"] == 3, "run \(run): \(rows)")
+        }
+        let first = try String(contentsOfFile: folder.path("data/part-1.rejected.csv"), encoding: .utf8)
+        let second = try String(contentsOfFile: folder.path("data/part-2.rejected.csv"), encoding: .utf8)
+        #expect(first.contains("bad") && !first.contains(",y,") && second.components(separatedBy: "bad").count == 3, "\(first)\n\(second)")
+    }
+
     @Test("parallel: outside 1 to 64, or on a feed that is one file, is exit 2 at its line")
     func badParallel() throws {
         let folder = try TemporaryFolder()

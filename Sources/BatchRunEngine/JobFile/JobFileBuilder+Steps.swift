@@ -243,7 +243,7 @@ extension JobFileBuilder {
         if let node = fields["parallel"], let value = reader.integer(node, "parallel", in: 1...64) {
             if case .parts = source { step.parallel = value } else if source != nil {
                 reader.error(node, "parallel reads the parts of a feed given as a glob at once (from: data/part-*.csv.gz); "
-                    + "this from: names one feed")
+                    + (rowsNode == nil ? "this from: names one feed" : "inline rows have no parts"))
             }
         }
         return source == nil ? nil : step
@@ -274,6 +274,8 @@ extension JobFileBuilder {
     /// A remote location's path, where a glob's wildcards are looked for: after the host (an
     /// IPv6 host's `[::1]` is no wildcard), before the query string.
     static func remotePath(_ url: String) -> String {
+        // An S3 key has no query string: its `?` is a wildcard.
+        if case .s3(let location) = FeedLocation(url) { return location.key }
         let text = RemoteFeed.withoutQuery(url)
         guard let scheme = text.range(of: "://"), let slash = text[scheme.upperBound...].firstIndex(of: "/") else { return "" }
         return String(text[slash...])
@@ -283,7 +285,12 @@ extension JobFileBuilder {
     /// that lists nothing fails the run, not `check`); an `http(s)://` glob is an error, since
     /// HTTP has no listing.
     func remoteParts(_ text: String, _ node: YAMLNode, _ fields: Fields) -> (InsertStep.Source?, RemoteFeed?) {
-        guard case .s3 = FeedLocation(text) else {
+        switch FeedLocation(text) {
+        case .s3: break
+        case .s3WithoutObject:
+            _ = remoteFeed(text, node, fields)   // says what is wrong with the bucket's name
+            return (nil, nil)
+        default:
             reader.error(node, "from: \(RemoteFeed.redacted(text)) has a wildcard, but HTTP has no listing to match it against; "
                 + "name each file, or put the parts in an S3 bucket (s3://BUCKET/PREFIX/*.csv.gz) or a local folder")
             return (nil, nil)

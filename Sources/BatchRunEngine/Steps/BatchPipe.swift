@@ -69,6 +69,11 @@ final class BatchPipe: Sendable {
         }
     }
 
+    /// True once the writer closed the pipe: a reader should begin nothing more.
+    var isClosed: Bool {
+        items.withLock { $0.closed }
+    }
+
     /// The writer stops taking: a reader waiting for room is let go.
     package func close() {
         items.withLock { $0.closed = true }

@@ -86,8 +86,11 @@ package struct InsertStep: Sendable, Hashable {
             // The object as listed: a GET that finds another is refused.
             feed.url = name
             feed.expected = RemoteIdentity(etag: part.etag, lastModified: nil, length: part.size)
+            // Named after the whole key (its slashes as `_`): parts of the same name in two folders
+            // must not share a rejected-rows file.
             let folder = feed.rejectedBase.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            feed.rejectedBase = folder + "/" + FeedCompression.strip(name).split(separator: "/").last.map(String.init)!
+            let key = S3Location(url: FeedCompression.strip(name))?.key ?? FeedCompression.strip(name)
+            feed.rejectedBase = folder + "/" + key.replacingOccurrences(of: "/", with: "_")
             step.remote = feed
         }
         return step

@@ -69,7 +69,9 @@ final class PartsReader: Sendable {
 
     /// One thread: parts until none is left, the writer stops, or one fails.
     private func work() {
-        parts: while let part = state.withLock({ $0.failed || $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) {
+        // A part is begun only while the writer takes batches: once it stopped (a failed batch, a
+        // cancel), no further part is opened, requested or has its rejected rows touched.
+        parts: while !pipe.isClosed, let part = state.withLock({ $0.failed || $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) {
             switch read(part) {
             case .done:
                 continue parts

@@ -93,20 +93,34 @@ package struct FeedGlob: Sendable, Hashable {
                 // A link to a folder is not followed: it could lead back up the tree.
                 let isLink = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
                 if !isLink { try walk(path, written: written + name + "/", depth: depth - 1, into: &found, budget: &budget, limit: limit) }
-            } else {
+            } else if Self.isRegularFile(path) {
+                // Not a pipe, socket or device: opening a FIFO would wait for ever.
                 found.append(written + name)
             }
         }
     }
 
+    /// True for a regular file, or a link to one.
+    private static func isRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// The pattern against the whole of `path`, as a set of pattern positions advanced one
     /// character at a time: time in proportion to the pattern's length times the path's, whatever
     /// the stars (a pattern from a stranger's item cannot make it backtrack for ever).
+    /// A position below zero, `-(p + 1)`, is inside a folder's name that `**/` at `p` matches:
+    /// from there only a `/` leads on (back to `p`, at the start of the next name), so `**/`
+    /// never ends in the middle of a name (`data/**/part-*` does not match `data/xpart-1`).
     private func matchesWhole(_ path: String) -> Bool {
         var positions = closure([0])
         for character in path {
             var next = Set<Int>()
             for position in positions where position < tokens.count {
+                if position < 0 {
+                    next.insert(character == "/" ? -position - 1 : position)
+                    continue
+                }
                 switch tokens[position] {
                 case .literal(let expected): if character == expected { next.insert(position + 1) }
                 case .anyCharacter: if character != "/" { next.insert(position + 1) }
@@ -115,8 +129,8 @@ package struct FeedGlob: Sendable, Hashable {
                 case .anyInName: if character != "/" { next.insert(position) }
                 case .anything: next.insert(position)
                 case .anyFolders:
-                    next.insert(position)
-                    if character == "/" { next.insert(position + 1) }
+                    // At the start of a name: a folder's name begins (a `/` alone is an empty one).
+                    next.insert(character == "/" ? position : -position - 1)
                 }
             }
             positions = closure(next)
@@ -130,7 +144,7 @@ package struct FeedGlob: Sendable, Hashable {
         var result = positions
         var pending = Array(positions)
         while let position = pending.popLast() {
-            guard position < tokens.count else { continue }
+            guard position >= 0, position < tokens.count else { continue }
             switch tokens[position] {
             case .anyInName, .anything, .anyFolders:
                 if result.insert(position + 1).inserted { pending.append(position + 1) }

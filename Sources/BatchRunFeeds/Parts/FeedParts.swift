@@ -17,7 +17,9 @@ package enum FeedParts {
         if let violation = confinement?.violation(of: root) { throw violation }
         let names: [String]
         do {
-            names = try glob.localParts(relativeTo: nil)
+            // A part's rejected rows (`PART.rejected.csv`, and `.partial` while written) are
+            // batchrun's own output beside it, never a part of the next run.
+            names = try glob.localParts(relativeTo: nil).filter { !$0.hasSuffix(".rejected.csv") && !$0.hasSuffix(".rejected.csv.partial") }
         } catch let error as FeedGlobError {
             throw error
         } catch {
@@ -27,7 +29,7 @@ package enum FeedParts {
         return try names.map { name in
             if let violation = confinement?.violation(of: name) { throw violation }
             guard let part = localPart(name, confinement: confinement) else {
-                throw FeedGlobError.unreadable(path: name, reason: String(cString: strerror(errno)))
+                throw FeedGlobError.unreadable(path: name, reason: "it cannot be opened and looked at")
             }
             return part
         }

@@ -39,8 +39,12 @@ enum S3Listing {
             if seen > FeedGlob.maximumEntries {
                 throw ByteSourceError(message: FeedGlobError.tooManyEntries(folder: page.displayName, limit: FeedGlob.maximumEntries).description)
             }
-            token = S3Requests.element("IsTruncated", in: body) == "true" ? S3Requests.element("NextContinuationToken", in: body) : nil
-        } while token != nil
+            guard S3Requests.element("IsTruncated", in: body) == "true" else { break }
+            guard let next = S3Requests.element("NextContinuationToken", in: body), !next.isEmpty else {
+                throw ByteSourceError(message: "\(page.displayName): the answer says there is more but gives no continuation token")
+            }
+            token = next
+        } while true
         return glob.filter(Array(listed.keys)).compactMap { listed[$0] }
     }
 
@@ -65,13 +69,15 @@ enum S3Listing {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The `<Contents>` of a ListObjectsV2 answer: key, size and ETag of each object.
+    /// The `<Contents>` of a ListObjectsV2 answer: key, size and ETag of each object. The keys
+    /// come URL-encoded (`encoding-type=url`: XML cannot carry every character a key may hold).
     static func objects(in body: String) -> [(key: String, size: Int64, etag: String?)] {
         var objects: [(key: String, size: Int64, etag: String?)] = []
         var rest = body[...]
+        let encoded = S3Requests.element("EncodingType", in: body) == "url"
         while let start = rest.range(of: "<Contents>"), let end = rest.range(of: "</Contents>", range: start.upperBound..<rest.endIndex) {
             let contents = String(rest[start.upperBound..<end.lowerBound])
-            if let key = S3Requests.element("Key", in: contents) {
+            if let text = S3Requests.element("Key", in: contents), let key = encoded ? text.removingPercentEncoding : text {
                 objects.append((key, Int64(S3Requests.element("Size", in: contents) ?? "") ?? 0, S3Requests.element("ETag", in: contents)))
             }
             rest = rest[end.upperBound...]
@@ -88,9 +94,10 @@ enum S3Listing {
         var displayName: String { "the listing of s3://\(requests.location.bucket)/\(prefix)" }
 
         func request(from start: Int64, through end: Int64?, ifRange: String?) throws(ByteSourceError) -> RangedRequest {
-            var query = [(name: "list-type", value: "2"), (name: "max-keys", value: String(S3Listing.pageSize)),
-                         (name: "prefix", value: prefix)]
-            if let token { query.append((name: "continuation-token", value: token)) }
+            // In the order they are signed in (moto's check wants that; S3 takes any).
+            var query = [(name: "encoding-type", value: "url"), (name: "list-type", value: "2"),
+                         (name: "max-keys", value: String(S3Listing.pageSize)), (name: "prefix", value: prefix)]
+            if let token { query.insert((name: "continuation-token", value: token), at: 0) }
             let signed = requests.signed(method: "GET", query: query)
             return RangedRequest(url: signed.url, headers: signed.headers)
         }

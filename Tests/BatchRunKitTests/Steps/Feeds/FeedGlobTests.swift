@@ -22,6 +22,10 @@ struct FeedGlobTests {
               ("data/part-?.csv", "data/part-17.csv", false),
               ("data/**/part-*.csv", "data/part-1.csv", true),
               ("data/**/part-*.csv", "data/2026/11/part-1.csv", true),
+              ("data/**/part-*.csv", "data/xpart-1.csv", false),
+              ("data/**/part-*.csv", "data/old/counterpart-1.csv", false),
+              ("**/*.csv", "a.csv", true),
+              ("**/*.csv", "a/b/c.csv", true),
               ("data/**", "data/a/b/c.csv", true),
               ("data/part-[0-4].csv", "data/part-3.csv", true),
               ("data/part-[0-4].csv", "data/part-5.csv", false),
@@ -95,6 +99,9 @@ struct FeedPartsTests {
         try FileManager.default.createDirectory(atPath: base + "/data", withIntermediateDirectories: true)
         try Data("id\n1\n".utf8).write(to: URL(fileURLWithPath: base + "/data/part-2.csv"))
         try Data("id\n1\n2\n".utf8).write(to: URL(fileURLWithPath: base + "/data/part-1.csv"))
+        // The rows a run rejected from a part are no part of the next run.
+        try Data("line,reason\n".utf8).write(to: URL(fileURLWithPath: base + "/data/part-1.rejected.csv"))
+        try Data("line,reason\n".utf8).write(to: URL(fileURLWithPath: base + "/data/part-2.rejected.csv.partial"))
         let parts = try FeedParts.local(try #require(FeedGlob(base + "/data/part-*.csv")), confinement: nil)
         #expect(parts.map(\.name) == [base + "/data/part-1.csv", base + "/data/part-2.csv"])
         #expect(parts.map(\.size) == [7, 5])
@@ -151,6 +158,10 @@ struct FeedPartsTests {
             """
         let objects = S3Listing.objects(in: body)
         #expect(objects.map(\.key) == ["in/a&b.csv", "in/c.csv"])
+        // With encoding-type=url the keys are percent-encoded (a key may hold what XML cannot).
+        let encoded = S3Listing.objects(in: body.replacingOccurrences(of: "<Prefix>", with: "<EncodingType>url</EncodingType><Prefix>")
+            .replacingOccurrences(of: "in/c.csv", with: "in/c%0D%20d.csv"))
+        #expect(encoded.map(\.key) == ["in/a&b.csv", "in/c\r d.csv"])
         #expect(objects.map(\.size) == [12, 7])
         #expect(objects.map(\.etag) == ["\"e1\"", "\"e2\""])
     }
