@@ -73,6 +73,8 @@ package struct JSONArrayReader: FeedReader {
             skipSpace()
             if stream.peek() == 0xEF { _ = stream.next(); _ = stream.next(); _ = stream.next(); skipSpace() }   // a byte-order mark
             guard let first = stream.next() else {
+                // Bytes that stopped at once (a cancel, a stream that is not gzip) are not an empty file.
+                if stream.failure != nil { throw error("") }
                 finished = true
                 return nil   // an empty file: no records
             }

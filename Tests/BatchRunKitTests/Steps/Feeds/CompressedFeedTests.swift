@@ -118,6 +118,27 @@ struct CompressedFeedTests {
         }
     }
 
+    @Test("a feed whose first read fails (a cancel, a plain file named .gz) is an error, not an empty feed, in every format",
+          arguments: FeedFormat.allCases)
+    func firstReadFails(format: FeedFormat) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try Self.compressed(Self.feed(format, rows: 10), name: "feed.\(format.rawValue)", in: folder, compression: .gzip)
+        let plain = folder.appendingPathComponent("plain.\(format.rawValue).gz").path
+        try Self.feed(format, rows: 10).write(toFile: plain, atomically: true, encoding: .utf8)
+        let cases: [(String, FeedWatch?, String)] = [(path, FeedWatch(isCancelled: { true }, budget: nil), "the job was cancelled"),
+                                                     (plain, nil, "the gzip stream is")]
+        for (file, watch, expected) in cases {
+            do {
+                var reader = try FeedReaders.open(path: file, format: format, displayPath: "feed", compression: .gzip, watch: watch)
+                let record = try reader.next()
+                Issue.record("\(format) read \(record.map { "\($0.values)" } ?? "no records, as if empty") without an error")
+            } catch {
+                #expect("\(error)".hasPrefix("feed:") && "\(error)".contains(expected), "\(error)")
+            }
+        }
+    }
+
     @Test("the format comes from the suffix before the compression suffix; the compression from the last one")
     func names() {
         #expect(FeedFormat(path: "data/flights.csv.gz") == .csv)
