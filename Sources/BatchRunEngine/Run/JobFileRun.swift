@@ -339,7 +339,10 @@ public final class JobFileRun: Sendable {
                 report = try BatchUpdateRunner.run(update, in: environment, context: context)
             }
             state.record(report, for: job.name)
-            if !job.atomic, step.kind != .fetch, let recording {
+            // Not once the job is cancelled: a step that returned as the cancel came may have
+            // stopped short of its end (a reader that took the cancel for the feed's end did, and
+            // its resumed run skipped the rows); without the mark it goes on from its checkpoint.
+            if !job.atomic, step.kind != .fetch, !operation.isCancelled, let recording {
                 // Best effort: a step whose done mark is lost continues after its last checkpoint and finds nothing left.
                 let definition = Self.definition(of: job, in: file), over = state.startsOver(job.name)
                 try? context.store.writeRecords { db in
