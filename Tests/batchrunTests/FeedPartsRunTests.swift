@@ -235,13 +235,8 @@ extension FeedPartsRunTests {
         #expect(shell.terminationStatus == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("var/parts")).sorted()
                 == ["sessions-000.csv", "sessions-001.csv", "sessions-002.csv", "sessions-003.csv"])
-        try folder.write("import_local.yaml", example.yaml
-            .replacingOccurrences(of: "var/parts/sessions-*.csv", with: "examples/data/sessions.csv")
-            .replacingOccurrences(of: "var/parts.sqlite", with: "var/local.sqlite"))
-        #expect(try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url).status == 0)
-        let columns = HTTPFeedRunTests.sessionColumns
-        let fromParts = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/parts.sqlite"))
-        let local = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/local.sqlite"))
+        let (fromParts, local) = try example.sessions(in: folder, feed: "var/parts/sessions-*.csv", store: "var/parts.sqlite",
+                                                      local: "examples/data/sessions.csv")
         #expect(fromParts == local && fromParts.count == 2_000, "\(fromParts.count) rows from the parts, \(local.count) from the file")
     }
 }

@@ -180,13 +180,8 @@ extension S3FeedRunTests {
         environment["AWS_ENDPOINT_URL_S3"] = moto.endpoint
         let result = try Batchrun.run(["import_s3.yaml"], in: folder.url, environment: environment)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        try folder.write("import_local.yaml", example.yaml
-            .replacingOccurrences(of: "s3://exports/sessions.csv.gz", with: "examples/data/sessions.csv.gz")
-            .replacingOccurrences(of: "var/s3.sqlite", with: "var/local.sqlite"))
-        #expect(try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url).status == 0)
-        let columns = HTTPFeedRunTests.sessionColumns
-        let fromS3 = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/s3.sqlite"))
-        let local = try ReadmeExample.rows(of: "Session", columns: columns, store: folder.path("var/local.sqlite"))
+        let (fromS3, local) = try example.sessions(in: folder, feed: "s3://exports/sessions.csv.gz", store: "var/s3.sqlite",
+                                                   local: "examples/data/sessions.csv.gz")
         #expect(fromS3 == local && !fromS3.isEmpty, "\(fromS3.count) rows from S3, \(local.count) from the file")
     }
 }

@@ -95,7 +95,8 @@ package enum InsertRunner {
         read(batcher, positions: positions, into: pipe, batchSize: batchSize, budget: watch.budget, prefetch: prefetch)
     }
 
-    private static func message(_ error: any Error, feedName: String) -> String {
+    /// A reader's failure as the step reports it: a feed's own message names its place already.
+    static func message(_ error: any Error, feedName: String) -> String {
         switch error {
         case let failure as FeedFailure: return failure.message
         case let failure as FeedError: return failure.description

@@ -68,12 +68,6 @@ package struct InsertStep: Sendable, Hashable {
         return false
     }
 
-    /// The glob of a feed in parts; nil for one file or inline rows.
-    package var glob: FeedGlob? {
-        if case .parts(let pattern, _, _) = source { return FeedGlob(pattern) }
-        return nil
-    }
-
     /// The step as it reads one of its parts: that file (or object) alone, compressed as its
     /// name says unless `compression:` said otherwise.
     package func reading(part: FeedPart) -> InsertStep {

@@ -134,13 +134,7 @@ final class PartsReader: Sendable {
             return pipe.put(.partEnd(index: index, rejected: batcher!.rejectedCount - reported)) ? .done : .stopped
         } catch {
             batcher?.abandon()
-            let message: String
-            switch error {
-            case let failure as FeedFailure: message = failure.message
-            case let failure as FeedError: message = failure.description
-            default: message = "\(name): \(error)"
-            }
-            return .failed(message, rejected: (batcher?.rejectedCount ?? 0) - reported)
+            return .failed(InsertRunner.message(error, feedName: name), rejected: (batcher?.rejectedCount ?? 0) - reported)
         }
     }
 }

@@ -48,6 +48,10 @@ enum S3Listing {
         return glob.filter(Array(listed.keys)).compactMap { listed[$0] }
     }
 
+    /// The most bytes one page's answer may have: 1,000 keys of S3's longest (1,024 bytes) with
+    /// their XML are about 1.5 MB; an endpoint that sends more is refused, not held in memory.
+    static let maximumPageBytes = 8 << 20
+
     /// One page's whole body.
     private static func read(_ page: ListPage, feed: RemoteFeed, watch: FeedWatch?) throws(ByteSourceError) -> String {
         let source = try HTTPByteSource(feed: feed, requests: page, watch: watch)
@@ -65,6 +69,9 @@ enum S3Listing {
             }
             if count == 0 { break }
             bytes += chunk[..<count]
+            guard bytes.count <= maximumPageBytes else {
+                throw ByteSourceError(message: "\(page.displayName): a page of the listing is larger than \(maximumPageBytes >> 20) MB")
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// An example of README.md: the YAML block and the shell block that follow a paragraph's
 /// bold lead (`**Feeds from S3.**`), for a test to run as the README says.
@@ -18,6 +19,19 @@ struct ReadmeExample {
         let (yaml, next) = try block("yaml", from: section.upperBound)
         self.yaml = yaml
         shell = try block("sh", from: next).0
+    }
+
+    /// The example's job file run again in `folder` on the local file `local` in place of its
+    /// feed `feed`, into `var/local.sqlite`; the sessions the example left in its store `store`
+    /// and those the local run left, for a test to compare.
+    func sessions(in folder: TemporaryFolder, feed: String, store: String, local: String) throws -> (example: [String], local: [String]) {
+        try folder.write("import_local.yaml", yaml.replacingOccurrences(of: feed, with: local)
+            .replacingOccurrences(of: store, with: "var/local.sqlite"))
+        let result = try Batchrun.run(["import_local.yaml", "--quiet"], in: folder.url)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let columns = HTTPFeedRunTests.sessionColumns
+        return (try Self.rows(of: "Session", columns: columns, store: folder.path(store)),
+                try Self.rows(of: "Session", columns: columns, store: folder.path("var/local.sqlite")))
     }
 
     /// The rows of `table` in the SQLite store at `path`, each as one line of its values.
