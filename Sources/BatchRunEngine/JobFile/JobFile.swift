@@ -42,6 +42,8 @@ public struct JobFile: Sendable {
     /// Where each entity (`Entity`) and column (`Entity.column`) is declared, for errors found
     /// against the store (a schema change refused).
     package var declarations: [String: SourceLocation] = [:]
+    /// A fan-out part's item: the part its job reads (a path or `s3://BUCKET/KEY`), named in its report.
+    package var part: String?
 
     package func job(named name: String) -> Job? {
         jobs.first { $0.name == name }

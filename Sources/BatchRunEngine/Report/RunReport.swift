@@ -23,6 +23,8 @@ public struct RunReport: Sendable, Hashable, Codable {
     /// The job file as the command line named it; a PostgreSQL queue item's run names the item
     /// (`postgresql://HOST:PORT/DB#ID`), whose text is in no file.
     public var file: String
+    /// A fan-out part's run (JOBFILE.md 17): the part it read, a path or `s3://BUCKET/KEY`.
+    package var part: String?
     package var store: String
     public var status: Status
     package var startedAt: Date
@@ -49,12 +51,17 @@ public struct RunReport: Sendable, Hashable, Codable {
     }
 
     package enum CodingKeys: String, CodingKey {
-        case schema, file, store, status, jobs, conflicts
+        case schema, file, part, store, status, jobs, conflicts
         case runID = "run_id"
         case resumedFrom = "resumed_from"
         case schemaChanges = "schema_changes"
         case startedAt = "started_at"
         case elapsedSeconds = "elapsed_s"
+    }
+
+    /// Rows the run's jobs wrote (inserted, updated, deleted), over every attempt of a resumed run.
+    package var rowsWritten: Int {
+        jobs.reduce(0) { $0 + $1.rowsTotal.inserted + $1.rowsTotal.updated + $1.rowsTotal.deleted }
     }
 
     /// The run's status from its jobs: cancelled if any was, failed if any failed or timed out.

@@ -23,6 +23,7 @@ extension JobFileRun {
         var report = RunReport(file: file.runIdentity ?? file.path, store: store.path,
                                status: RunReport.Status(rawValue: run.status.rawValue) ?? .failed,
                                startedAt: startedAt, elapsedSeconds: run.elapsedSeconds ?? 0, jobs: jobs)
+        report.part = file.part
         report.runID = run.id
         report.resumedFrom = run.resumedFrom
         return report

@@ -146,6 +146,7 @@ public final class JobFileRun: Sendable {
                                status: state.budget?.reached != nil ? .failed : RunReport.status(of: jobs, interrupted: wasCancelled),
                                startedAt: startedAt, elapsedSeconds: Date().timeIntervalSince(startedAt), jobs: jobs,
                                conflicts: conflicts)
+        report.part = file.part
         // The run's end, with the ends of jobs that wrote nothing, in one write; the run state
         // is there to resume and for history, so a store locked past its busy timeout now
         // loses this record, not the run.

@@ -27,7 +27,7 @@ package enum InsertRunner {
             // with the first batch).
             let parts: [FeedPart]?
             if case .parts(let pattern, _, _) = step.source {
-                parts = try environment.parts ?? FeedParts.list(pattern: pattern, remote: step.remote, confinement: step.confinement,
+                parts = try environment.parts ?? step.listedParts ?? FeedParts.list(pattern: pattern, remote: step.remote, confinement: step.confinement,
                                                                 watch: watch)
             } else {
                 parts = nil

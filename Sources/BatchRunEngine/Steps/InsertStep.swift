@@ -54,6 +54,9 @@ package struct InsertStep: Sendable, Hashable {
     package var confinement: PathConfinement?
     /// A feed in parts: how many parts are read at once (`parallel:`, 1 to 64).
     package var parallel = 1
+    /// A fan-out part's item (JOBFILE.md 17): the parts it reads, its one part, instead of
+    /// what the glob lists when the run starts.
+    package var listedParts: [FeedPart]?
     /// An `http(s)://` feed's URL, headers, CA file and timeouts (then `source`'s path is the URL).
     package var remote: RemoteFeed?
 

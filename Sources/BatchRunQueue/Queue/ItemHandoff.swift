@@ -1,3 +1,4 @@
+import BatchRunEngine
 import BatchRunStore
 import Foundation
 
@@ -17,12 +18,16 @@ package struct ItemHandoff: Codable, Sendable {
     package var confinement: ItemConfinement
     package var text: String?
     package var identity: String?
+    /// An item of a fan-out batch: what it runs of its job file.
+    package var role: FanOutRole?
 
-    package init(params: [String: String], confinement: ItemConfinement, text: String? = nil, identity: String? = nil) {
+    package init(params: [String: String], confinement: ItemConfinement, text: String? = nil, identity: String? = nil,
+                 role: FanOutRole? = nil) {
         self.params = params
         self.confinement = confinement
         self.text = text
         self.identity = identity
+        self.role = role
     }
 
     /// The handoff as JSON in a file no other process can open: made by `tmpfile` (removed from

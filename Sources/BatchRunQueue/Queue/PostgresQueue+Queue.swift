@@ -1,5 +1,6 @@
 #if PostgreSQL
 import BatchRunEngine
+import BatchRunFeeds
 import BatchRunPostgres
 import Foundation
 
@@ -21,6 +22,14 @@ extension PostgresQueue: Queue {
         return QueueSubmitted(name: "item \(submitted.id) on \(location)", existing: submitted.existing)
     }
 
+    package func submitBatch(fileAt path: String, params: [String: String], submission: QueueSubmission, fanOut: FanOut,
+                             parts: [FeedPart]) throws -> QueueBatchSubmitted {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        let text = try String(contentsOf: url, encoding: .utf8)
+        return try submitBatch(text: text, name: url.lastPathComponent, params: params, directory: url.deletingLastPathComponent().path,
+                               submission: submission, fanOut: fanOut, parts: parts)
+    }
+
     package func claim(worker: String, lease: Double) throws -> QueueItem? {
         guard let claim = try claimNext(worker: worker, lease: lease) else { return nil }
         let kept = "\(try scratch.path())/\(claim.id)"
@@ -34,6 +43,7 @@ extension PostgresQueue: Queue {
                              fence: QueueFence(item: claim.id, token: claim.token, lease: lease, queue: location), claim: .postgres(claim))
         if claim.takenOver { item.earlierReports = earlierReports(of: claim.id, before: claim.token) }
         (item.failures, item.attempts, item.backoff) = (claim.failures, claim.attempts, claim.backoff)
+        item.membership = claim.membership
         return item
     }
 

@@ -1,6 +1,7 @@
 #if PostgreSQL
 import BatchRunStore
 import BatchRunContext
+import BatchRunEngine
 import BatchRunPostgres
 import Foundation
 
@@ -46,7 +47,13 @@ package final class PostgresQueue: Sendable {
         Column(name: "scheduled_for", type: .datetime),
         // A running item's progress (`ItemProgress` JSON), written by its run while it holds the claim.
         Column(name: "progress", type: .text),
-    ], primaryKey: ["id"], indexes: [["state", "id"]])
+        // An item of a fan-out batch (JOBFILE.md 17): the batch, what it runs of the job file
+        // (`QueueBatchMembership` JSON), the part it reads (for a part), and the rows its run wrote.
+        Column(name: "batch", type: .integer),
+        Column(name: "role", type: .text),
+        Column(name: "part", type: .text),
+        Column(name: "rows", type: .integer),
+    ], primaryKey: ["id"], indexes: [["state", "id"], ["batch", "state"]])
 
     /// The schedules (`batchrun schedule`): each a job file with its params and cron line.
     static let scheduleTable = Entity(name: "_batchrun_schedule", columns: [
@@ -110,7 +117,7 @@ package final class PostgresQueue: Sendable {
     /// Opens the queue, creating its table when missing; a table an earlier batchrun made gains
     /// the columns it lacks (with their defaults) as any store's tables do (JOBFILE.md 13).
     package init(url: String) throws {
-        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable]))
+        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable]))
         try createPartialIndexesAndChecks()
     }
 
@@ -199,6 +206,8 @@ package final class PostgresQueue: Sendable {
         package let directory: String
         /// True when the item was taken over from a worker whose lease ran out.
         package let takenOver: Bool
+        /// An item of a fan-out batch: the batch and what the item runs.
+        package var membership: QueueBatchMembership?
         /// Earlier attempts that ended failed; how many it may have; the backoff before the next.
         package var failures = 0
         package var attempts = 1
@@ -226,7 +235,7 @@ package final class PostgresQueue: Sendable {
                         progress = NULL
                     FROM next WHERE q.id = next.id
                     RETURNING q.id, q.token, q.name, q.job_text, q.params, q.directory, next.state = 'running' AS taken_over,
-                        q.failures, q.max_attempts, q.backoff
+                        q.failures, q.max_attempts, q.backoff, q.role
                     """, [.text(worker), .integer(Int64((lease * 1000).rounded()))]).first else { continue }
                 let params = (row["params"].string).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
                 var claim = Claim(id: row["id"].int64 ?? 0, token: row["token"].int64 ?? 0, name: row["name"].string ?? "",
@@ -235,6 +244,7 @@ package final class PostgresQueue: Sendable {
                 claim.failures = row["failures"].int ?? 0
                 claim.attempts = row["max_attempts"].int ?? 1
                 claim.backoff = row["backoff"].double ?? 30
+                claim.membership = row["role"].string.flatMap { try? JSONDecoder().decode(QueueBatchMembership.self, from: Data($0.utf8)) }
                 return claim
             }
             return nil
@@ -279,22 +289,28 @@ package final class PostgresQueue: Sendable {
     /// ```
     package func finish(_ claim: Claim, as state: QueueItemState, status: Int32?, report: String?, log: String, error: String?,
                         retryIn: Double = 0, whileHeld: () -> Void = {}) throws -> Bool {
+        let rows = report.flatMap { try? RunReport(jsonData: Data($0.utf8)) }?.rowsWritten
         // A server that went away (a restart, a failover) is waited for, up to the store's
         // `reconnect`: the item's outcome must not be lost with the connection.
         var reconnection = Reconnection(window: store.reconnectWindow)
         return try reconnection.run { try store.writeRecords { db in
-            let held = try db.execute("""
-                UPDATE _batchrun_queue SET state = ?, status = ?, report = coalesce(?, report), log = log || ?, error = ?,
+            let ended = try db.rows("""
+                UPDATE _batchrun_queue SET state = ?, status = ?, report = coalesce(?, report), log = log || ?, error = ?, rows = ?,
                     ended_at = CASE WHEN ? IN ('pending', 'retryable') THEN NULL ELSE clock_timestamp() END, worker = NULL, lease_until = NULL,
                     progress = NULL,
                     failures = failures + CASE WHEN ? = 'retryable' THEN 1 ELSE 0 END,
                     run_at = CASE WHEN ? = 'retryable' THEN \(Self.now) + ?::double precision * interval '1 second' ELSE run_at END
                 WHERE id = ? AND token = ? AND state = 'running'
+                RETURNING batch
                 """, [.text(state.rawValue), status.map { .integer(Int64($0)) } ?? .null, report.map(StoreValue.text) ?? .null,
-                      .text(log), error.map(StoreValue.text) ?? .null, .text(state.rawValue), .text(state.rawValue), .text(state.rawValue),
-                      .real(retryIn), .integer(claim.id), .integer(claim.token)]) == 1
-            if held { whileHeld() }
-            return held
+                      .text(log), error.map(StoreValue.text) ?? .null, rows.map { .integer(Int64($0)) } ?? .null,
+                      .text(state.rawValue), .text(state.rawValue), .text(state.rawValue),
+                      .real(retryIn), .integer(claim.id), .integer(claim.token)])
+            guard let row = ended.first else { return false }
+            // What a batch waits for is queued in this transaction, or not at all.
+            if state == .done, let batch = row.first?.int64 { try advance(batch: batch, in: db) }
+            whileHeld()
+            return true
         } }
     }
 
@@ -353,7 +369,7 @@ package final class PostgresQueue: Sendable {
                     CASE WHEN state IN ('scheduled', 'retryable') AND run_at > \(Self.now)
                         THEN to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END AS run_at,
                     submitted_at, ended_at, status, error, cancel_requested, schedule,
-                    CASE WHEN state = 'running' THEN progress END AS progress
+                    CASE WHEN state = 'running' THEN progress END AS progress, batch, part
                 FROM _batchrun_queue ORDER BY id
                 """, []).map { row in
                 let state = QueueItemState(rawValue: row["state"].string ?? "") ?? .pending
@@ -374,6 +390,8 @@ package final class PostgresQueue: Sendable {
                 item.cancelling = state == .running && row["cancel_requested"].bool == true ? true : nil
                 item.schedule = row["schedule"].string
                 item.progress = row["progress"].string
+                item.batch = row["batch"].int64
+                item.part = row["part"].string
                 return item
             }
         }

@@ -1,3 +1,5 @@
+import BatchRunEngine
+import BatchRunFeeds
 import Foundation
 
 /// A queue of job files for workers: a folder (`QueueFolder`, for one machine or a shared
@@ -20,6 +22,16 @@ package protocol Queue: Sendable {
     /// submission, so they keep their order.
     @discardableResult
     func submit(fileAt path: String, params: [String: String], sequence: Int, submission: QueueSubmission) throws -> QueueSubmitted
+
+    /// Queues a fan-out batch (JOBFILE.md 17) of the job file at `path`: the jobs `fanOut`'s job
+    /// needs as one item (none when it needs none); once that is done, one item per part of
+    /// `parts`, running the job alone on it; once every part is done, the jobs that remain as
+    /// one completion item, queued exactly once whoever ends the last part.
+    func submitBatch(fileAt path: String, params: [String: String], submission: QueueSubmission, fanOut: FanOut,
+                     parts: [FeedPart]) throws -> QueueBatchSubmitted
+
+    /// Every fan-out batch, oldest first: its parts by state, rows so far, its completion.
+    func batches() throws -> [QueueBatch]
 
     /// Claims the next item for `worker` (`PID@HOST`): an item whose worker is gone first
     /// (taken over), else the first due one (highest priority, then earliest due, then first
@@ -86,9 +98,11 @@ package protocol Queue: Sendable {
 extension Queue {
     package func workerEnded() {}
 
-    /// Every item with what is known of it.
+    /// Every item with what is known of it, and every batch.
     package func snapshot() throws -> QueueSnapshot {
-        try snapshot(.everything)
+        var snapshot = try snapshot(.everything)
+        snapshot.batches = try batches()
+        return snapshot
     }
 
     /// Queues one job file.

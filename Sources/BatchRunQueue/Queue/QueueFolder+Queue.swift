@@ -18,12 +18,19 @@ extension QueueFolder: Queue {
     }
 
     package func claim(worker: String, lease: Double) throws -> QueueItem? {
-        guard let claim = try claimNext() else { return nil }
+        var next = try claimNext()
+        if next == nil {
+            // Nothing to claim: a batch a dead worker left short of its next step may have some.
+            advanceBatches()
+            next = try claimNext()
+        }
+        guard let claim = next else { return nil }
         var item = QueueItem(name: claim.name, path: claim.path, baseDirectory: path, params: QueueFolder.params(ofItemAt: claim.path),
                              takenOver: claim.orphan, reportPath: claim.path + ".json", logPath: claim.path + ".log",
                              lock: claim.descriptor, claim: .folder(claim))
         (item.attempts, item.backoff) = QueueFolder.retry(ofItemAt: claim.path)
         item.failures = failures(of: claim.name)
+        item.membership = QueueFolder.membership(ofItemAt: claim.path)
         return item
     }
 
@@ -34,6 +41,7 @@ extension QueueFolder: Queue {
         guard case .folder(let claim) = item.claim else { return false }
         try finish(claim, as: state, retryAt: retryAt)
         if state != .pending && state != .retryable { releaseUnique(of: claim.name) }
+        if state == .done, let batch = item.membership?.batch { advanceBatch(batch) }
         return true
     }
 

@@ -123,7 +123,7 @@ package struct QueueFolder: Sendable {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
         let head = String(decoding: (try? handle.read(upToCount: 64 * 1024)) ?? Data(), as: UTF8.self)
-        return Array(head.split(separator: "\n", maxSplits: 4).prefix(4).prefix { $0.hasPrefix("# batchrun-") })
+        return Array(head.split(separator: "\n", maxSplits: 6).prefix(6).prefix { $0.hasPrefix("# batchrun-") })
     }
 
     // MARK: Claiming

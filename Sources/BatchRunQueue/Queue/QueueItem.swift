@@ -47,6 +47,8 @@ package struct QueueItem: Sendable {
     package var failures = 0
     package var attempts = 1
     package var backoff: Double = 30
+    /// An item of a fan-out batch: the batch, and what the item runs of its job file.
+    package var membership: QueueBatchMembership?
 
     package enum Claim: Sendable {
         case folder(QueueFolder.Claim)
@@ -73,10 +75,11 @@ package struct QueueItem: Sendable {
         self.claim = claim
     }
 
-    /// The item's job file, loaded by `loader` from its file or its text, with its run identity.
+    /// The item's job file, loaded by `loader` from its file or its text, with its run identity;
+    /// a batch's item keeps what its role runs.
     package func load(with loader: JobFileLoader) throws(JobFileError) -> JobFile {
-        guard let text else { return try loader.load(path: path) }
-        return try loader.load(text: text, path: path, runIdentity: identity)
+        let file = if let text { try loader.load(text: text, path: path, runIdentity: identity) } else { try loader.load(path: path) }
+        return try membership?.role.apply(to: file) ?? file
     }
 
     /// The same claim of the same item: a worker that claims an item again after its own lease

@@ -72,9 +72,12 @@ package struct QueueSnapshot: Sendable, Encodable {
         package var progress: String?
         /// When it ended, where known (a finished item of a live snapshot); not in the JSON listing.
         package var ended: Date?
+        /// An item of a fan-out batch: the batch's number, and the part it reads (for a part).
+        package var batch: Int64?
+        package var part: String?
 
         package enum CodingKeys: String, CodingKey {
-            case id, name, state, process, jobs, rows, orphaned, worker, claims, error, priority, attempts, status, cancelling, schedule
+            case id, name, state, process, jobs, rows, orphaned, worker, claims, error, priority, attempts, status, cancelling, schedule, batch, part
             case leaseLeft = "lease_left_s", maxAttempts = "max_attempts", runAt = "run_at", submittedAt = "submitted_at", endedAt = "ended_at"
         }
 
@@ -103,6 +106,10 @@ package struct QueueSnapshot: Sendable, Encodable {
             }
             if state == .running, FileManager.default.fileExists(atPath: path + ".cancel") { cancelling = true }
             schedule = QueueFolder.schedule(ofItemAt: path)
+            if let membership = QueueFolder.membership(ofItemAt: path) {
+                batch = membership.batch
+                part = membership.role.part?.name
+            }
         }
 
         /// What its run published of its progress.
@@ -125,9 +132,12 @@ package struct QueueSnapshot: Sendable, Encodable {
     package var schedules: [QueueScheduleListing]
     /// True when each state is a folder of the queue (`pending/`, `done/`): how a listing heads them.
     package var statesAreFolders: Bool
+    /// The fan-out batches (JOBFILE.md 17), oldest first; empty unless the reader asked for them
+    /// (`Queue.snapshot()` does).
+    package var batches: [QueueBatch] = []
 
     package enum CodingKeys: String, CodingKey {
-        case queue, counts, items, schedules
+        case queue, counts, items, schedules, batches
     }
 
     /// `counts`: each state's items, when not every item is listed.

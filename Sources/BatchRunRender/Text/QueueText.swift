@@ -38,11 +38,24 @@ package enum QueueText {
                 if let claims = item.claims, item.maxAttempts == 1 && claims > 1 { line += "  claim \(claims)" }
                 line += waiting(state: state, priority: item.priority, attempts: item.attempts, of: item.maxAttempts, runAt: item.runAt,
                                 cancelling: item.cancelling, schedule: item.schedule)
+                if let batch = item.batch { line += "  batch \(batch)" + (item.part.map { " part \($0)" } ?? "") }
                 if let error = item.error { line += "  error: \(error)" }
                 lines.append(line)
             }
         }
-        return (lines + schedules(snapshot.schedules)).joined(separator: "\n")
+        let batches = snapshot.batches.isEmpty ? [] : ["\nbatches"] + snapshot.batches.map { "  " + batch($0) }
+        return (lines + batches + schedules(snapshot.schedules)).joined(separator: "\n")
+    }
+
+    /// A batch on one line: `3  load  24 parts: done 20 · running 3 · failed 1  1,234 rows  completion waiting`.
+    package static func batch(_ batch: QueueBatch) -> String {
+        let order = [QueueBatch.waiting] + QueueItemState.allCases.map(\.rawValue)
+        let states = order.compactMap { state in batch.parts[state].map { "\(state) \($0)" } }.joined(separator: " · ")
+        var line = "\(batch.id)  \(batch.job)  \(batch.partCount) part\(batch.partCount == 1 ? "" : "s"): \(states)  \(ReportPrinter.number(batch.rows)) rows"
+        if let completion = batch.completion {
+            line += "  completion " + (completion.id.map { "\($0) " } ?? "") + completion.state
+        }
+        return line
     }
 
     static func counts(_ counts: [String: Int]) -> String {

@@ -29,6 +29,9 @@ struct QueueCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Print this item's JSON report (once a run of it ended).", valueName: "ID"))
     var report: String?
 
+    @Option(help: ArgumentHelp("Print this fan-out batch alone: its parts by state, rows so far, its completion (the JSON object of the listing's \"batches\" with --format json).", valueName: "ID"))
+    var batch: Int64?
+
     func run() throws {
         // A folder that is not a queue is not made one by listing it.
         if case .folder(let path) = QueueLocation(queue), !FileManager.default.fileExists(atPath: path + "/pending") {
@@ -40,6 +43,14 @@ struct QueueCommand: ParsableCommand {
                 throw CommandFailure("no item \(id) in \(opened.location) (name it as `batchrun queue` lists it)", status: ExitStatus.invalid)
             }
             print(log != nil ? output.log : output.report ?? "{}", terminator: log != nil ? "" : "\n")
+            return
+        }
+        if let batch {
+            let batches = try WorkerCommand.orExit(ExitStatus.failed) { try opened.batches() }
+            guard let found = batches.first(where: { $0.id == batch }) else {
+                throw CommandFailure("no batch \(batch) in \(opened.location) (`batchrun queue` lists its batches)", status: ExitStatus.invalid)
+            }
+            print(try format == .json ? QueueText.json(found) : "batch " + QueueText.batch(found))
             return
         }
         let snapshot = try WorkerCommand.orExit(ExitStatus.failed) { try opened.snapshot() }

@@ -37,6 +37,10 @@ struct SubmitCommand: ParsableCommand {
     @Flag(help: "Queue nothing when the same file with the same params is already pending, scheduled, retryable or running (exit 0, naming it).")
     var unique = false
 
+    @Option(name: .customLong("fan-out"), help: ArgumentHelp("Queue one batch: the jobs JOB needs as one item, then one item per part of JOB's feed in parts (JOB alone on it), then the remaining jobs once every part is done. One file.", valueName: "JOB"),
+            completion: ShellCompletion.jobNames)
+    var fanOut: String?
+
     @Option(name: .customLong("param"), help: ArgumentHelp("Set or override a param (NAME=VALUE) for the queued items; repeatable.", valueName: "NAME=VALUE"))
     var params: [String] = []
 
@@ -56,6 +60,8 @@ struct SubmitCommand: ParsableCommand {
         }
         if !QueueSubmission.priorities.contains(priority) { throw ValidationError("--priority must be between -99999 and 99999") }
         if !QueueSubmission.attemptRange.contains(attempts) { throw ValidationError("--attempts must be between 1 and 1000") }
+        if fanOut != nil && files.count != 1 { throw ValidationError("--fan-out takes one job file, found \(files.count)") }
+        if fanOut != nil && unique { throw ValidationError("--fan-out and --unique cannot be used together") }
     }
 
     func run() throws {
@@ -68,12 +74,19 @@ struct SubmitCommand: ParsableCommand {
         var load = try LoadOptions.parse(params.flatMap { ["--param", $0] })
         let location = QueueLocation(queue)
         load.relativeTo = location.baseDirectory
-        _ = try load.loadAll(files)   // prints every file's errors and exits 2 when any is invalid
+        let loaded = try load.loadAll(files)   // prints every file's errors and exits 2 when any is invalid
+        let batch = try fanOut.map { job in try BatchPlan(job: job, file: loaded[0]) }
         let opened: any Queue
         do {
             opened = try location.open()
         } catch {
             throw CommandFailure("\(error)", then: "nothing was queued", status: ExitStatus.failed)
+        }
+        if let batch, let fanOut {
+            let queued = try opened.submitBatch(fileAt: files[0], params: load.paramValues, submission: submission, fanOut: batch.fanOut,
+                                                parts: batch.parts)
+            print("queued batch \(queued.id): \(queued.parts) part\(queued.parts == 1 ? "" : "s") of \(fanOut)")
+            return
         }
         for (index, path) in files.enumerated() {
             if stop.load(ordering: .sequentiallyConsistent) {
@@ -83,6 +96,28 @@ struct SubmitCommand: ParsableCommand {
             print(submitted.existing ? "not queued again: \(path) is already queued as \(submitted.name) (--unique)"
                                      : "queued \(path) as \(submitted.name)")
             fflush(nil)   // the line out now, before the next item (stdout is a pipe in scripts)
+        }
+    }
+}
+
+/// `submit --fan-out JOB`'s batch: the split of the job file and the parts listed now.
+private struct BatchPlan {
+    let fanOut: FanOut
+    let parts: [FeedPart]
+
+    /// Exit 2 naming the job when it is not one to fan out, or when its glob lists nothing;
+    /// exit 1 when the listing failed.
+    init(job: String, file: JobFile) throws {
+        do {
+            fanOut = try FanOut(job: job, in: file)
+        } catch {
+            throw CommandFailure(located: error.rendered + "\n1 error; nothing was queued\n", status: ExitStatus.invalid)
+        }
+        do {
+            parts = try fanOut.parts()
+        } catch {
+            let invalid = error.message.hasPrefix("no feed part matches")
+            throw CommandFailure("--fan-out \(job): \(error.message)", then: "nothing was queued", status: invalid ? ExitStatus.invalid : ExitStatus.failed)
         }
     }
 }

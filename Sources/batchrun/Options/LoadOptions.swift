@@ -47,7 +47,7 @@ struct LoadOptions: ParsableArguments {
             do {
                 let file = if let text = handoff?.text { try loader.load(text: text, path: path, runIdentity: handoff?.identity) }
                     else { try loader.load(path: path) }
-                files.append(try selection.apply(to: file))
+                files.append(try selection.apply(to: handoff?.role?.apply(to: file) ?? file))
             } catch {
                 errors.append(error)
             }

@@ -68,7 +68,7 @@ final class ChildProcessExecutor: QueueItemExecutor {
         arguments += (metricsFile.map { ["--metrics-file", $0] } ?? []) + (logFormat == .json ? ["--log-format", "json"] : [])
         // The params, the confinement and a PostgreSQL item's text go off the command line.
         let handoff = ItemHandoff(params: item.params, confinement: confinement, text: item.text,
-                                  identity: item.text.map { _ in item.runIdentity })
+                                  identity: item.text.map { _ in item.runIdentity }, role: item.membership?.role)
         let started: pid_t?
         if let lock = item.lock {   // a folder item: its own child, handed its lock (3) and its handoff (4)
             guard let descriptor = try? handoff.unlinkedFile() else { return nil }
