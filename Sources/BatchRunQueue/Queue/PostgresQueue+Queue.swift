@@ -97,6 +97,20 @@ extension PostgresQueue: Queue {
         return try cancel(id: id)
     }
 
+    package func retry(_ name: String) throws -> QueueRetry {
+        guard let id = Int64(name) else { return .notFound }
+        return try retry(id: id)
+    }
+
+    package func failedItems(since: Date?) throws -> [String] {
+        try store.readRecords { db in
+            try db.rows("""
+                SELECT id FROM _batchrun_queue WHERE state = 'failed' AND (?::int = 0 OR ended_at >= to_timestamp(?::double precision))
+                ORDER BY ended_at, id
+                """, [.integer(since == nil ? 0 : 1), .real(since?.timeIntervalSince1970 ?? 0)]).compactMap { $0.first?.int64.map(String.init) }
+        }
+    }
+
     package func isCancelRequested(_ item: QueueItem) throws -> Bool {
         guard case .postgres(let claim) = item.claim else { return false }
         return try isCancelRequested(claim)

@@ -344,6 +344,23 @@ package final class PostgresQueue: Sendable {
         }
     }
 
+    /// Puts item `id` back to pending when it ended failed or cancelled: its status, error and
+    /// failures cleared, due now; its log and report kept until its next run ends. Wakes idle workers.
+    package func retry(id: Int64) throws -> QueueRetry {
+        try store.writeRecords { db in
+            if try db.execute("""
+                UPDATE _batchrun_queue SET state = 'pending', status = NULL, error = NULL, ended_at = NULL, failures = 0,
+                    cancel_requested = false, run_at = \(Self.now)
+                WHERE id = ? AND state IN ('failed', 'cancelled')
+                """, [.integer(id)]) == 1 {
+                _ = try db.value("SELECT pg_notify(?, '')", [.text(Self.channel)])
+                return .retried
+            }
+            guard let state = try db.value("SELECT state FROM _batchrun_queue WHERE id = ?", [.integer(id)])?.string else { return .notFound }
+            return .refused(QueueItemState(rawValue: state) ?? .pending)
+        }
+    }
+
     /// True when `cancel` marked the claimed item.
     package func isCancelRequested(_ claim: Claim) throws -> Bool {
         try store.readRecords { db in

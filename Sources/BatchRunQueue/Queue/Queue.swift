@@ -56,6 +56,15 @@ package protocol Queue: Sendable {
     /// cancels its run.
     func cancel(_ name: String) throws -> QueueCancellation
 
+    /// Puts a failed or cancelled item back to pending under its identity (`batchrun retry`): its
+    /// next run resumes from its checkpoints, its attempts counted afresh. Any other item is
+    /// left as it is (`.refused` with its state).
+    func retry(_ name: String) throws -> QueueRetry
+
+    /// The items that ended failed, as `retry` names them, oldest first; with `since`, only
+    /// those that ended after it.
+    func failedItems(since: Date?) throws -> [String]
+
     /// True when `cancel` marked the running item: its worker should cancel its run.
     func isCancelRequested(_ item: QueueItem) throws -> Bool
 

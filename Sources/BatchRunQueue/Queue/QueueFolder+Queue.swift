@@ -45,6 +45,29 @@ extension QueueFolder: Queue {
         return true
     }
 
+    /// Its log goes back to `running/`, where its next attempt adds to it, before the item goes
+    /// to `pending/` (a rename: two retries at once move it once); its failure count and report go.
+    package func retry(_ name: String) throws -> QueueRetry {
+        guard Self.isItem(name), !name.contains("/") else { return .notFound }
+        for state in [QueueItemState.failed, .cancelled] where FileManager.default.fileExists(atPath: itemPath(name, in: state)) {
+            _ = rename(itemPath(name + ".log", in: state), itemPath(name + ".log", in: .running))
+            for suffix in [".failures", ".json"] { unlink(itemPath(name + suffix, in: state)) }
+            if rename(itemPath(name, in: state), itemPath(name, in: .pending)) == 0 { return .retried }
+        }
+        for state in QueueItemState.allCases where FileManager.default.fileExists(atPath: itemPath(name, in: state)) {
+            return .refused(state)
+        }
+        return .notFound
+    }
+
+    package func failedItems(since: Date?) throws -> [String] {
+        items(in: .failed).filter { name in
+            guard let since else { return true }
+            let attributes = try? FileManager.default.attributesOfItem(atPath: itemPath(name, in: .failed))
+            return (attributes?[.modificationDate] as? Date ?? .distantPast) >= since
+        }
+    }
+
     package func isCancelRequested(_ item: QueueItem) throws -> Bool {
         guard case .folder(let claim) = item.claim else { return false }
         return isCancelRequested(claim)

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Fan-out batches (JOBFILE.md 17) run by real workers on a queue folder and on a real
+/// PostgreSQL: `submit --fan-out JOB` queues the jobs JOB needs, then one item per part, then
+/// the remaining jobs once every part is done; each row is loaded once, the needs and the
+/// completion run once, the completion after the last part, also with a worker killed midway;
+/// a failed part holds the batch until it is retried and done.
+@Suite("fan-out batches, end to end", .serialized)
+struct FanOutRunTests {
+    static let partCount = 24
+    static let rowsPerPart = 300
+
+    /// A queue with `partCount` CSV parts in `data/`, and `batch.yaml`: `prepare` (needed by
+    /// `load`; inserts `Started` 1, so a second run fails), `load` (the parts into `Row`), and
+    /// `finish` (counts `Row` and inserts `Finish` 1 with the count, so a second run fails). A
+    /// folder queue's store is SQLite; a PostgreSQL queue's is the queue's own database.
+    static func prepare(_ kind: String) throws -> QueueFeatureTests.TestQueue {
+        let queue = try QueueFeatureTests.TestQueue(kind)
+        for part in 0..<partCount {
+            let keys = (part * rowsPerPart + 1)...((part + 1) * rowsPerPart)
+            try queue.folder.write(String(format: "data/part-%03d.csv", part), "id,part\n" + keys.map { "\($0),\(part)\n" }.joined())
+        }
+        let store = queue.isFolder ? queue.folder.path("store.sqlite") : "{ postgres: \"\(queue.location)\" }"
+        try queue.folder.write("batch.yaml", """
+            version: 1
+            store: \(store)
+            entities:
+              Row: { columns: { id: integer primary key, part: integer not null } }
+              Started: { columns: { id: integer primary key } }
+              Finish: { columns: { id: integer primary key, n: integer not null } }
+            jobs:
+              prepare:
+                steps:
+                  - insert: { entity: Started, rows: [{ id: 1 }] }
+              load:
+                needs: [prepare]
+                batch_size: 50
+                steps:
+                  - insert: { entity: Row, from: "\(queue.folder.path("data"))/part-*.csv" }
+              finish:
+                needs: [load]
+                steps:
+                  - fetch: { entity: Row, select: { n: "count(*)" }, as: total }
+                  - insert: { entity: Finish, rows: [{ id: 1, n: 0 }] }
+                  - batch-update: { entity: Finish, set: { n: ":total" }, where: "id = 1", params: { total: "${total.n}" } }
+            """)
+        return queue
+    }
+
+    /// One query's rows as text, on the queue's store.
+    static func query(_ queue: QueueFeatureTests.TestQueue, _ sql: String) throws -> [String] {
+        if queue.isFolder { return try StoreInspector(path: queue.folder.path("store.sqlite")).strings(sql) }
+        return try PostgresServer.psql(queue.location, sql).split(separator: "\n").map(String.init)
+    }
+
+    /// `queue --batch ID --format json`.
+    static func batch(_ queue: QueueFeatureTests.TestQueue, _ id: Int) throws -> [String: Any] {
+        let listed = try Batchrun.run(["queue", queue.location, "--batch", String(id), "--format", "json"], in: queue.folder.url)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        return try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
+    static func completionState(_ batch: [String: Any]) -> String? {
+        (batch["completion"] as? [String: Any])?["state"] as? String
+    }
+
+    static func startWorker(_ queue: QueueFeatureTests.TestQueue) throws -> Process {
+        try Batchrun.start(["worker", queue.location, "--jobs", "1", "--quiet"] + queue.workerOptions + (queue.isFolder ? [] : ["--lease", "2s"]),
+                           in: queue.folder)
+    }
+
+    /// Every row once, `prepare` and `finish` once each, `finish` after the last part.
+    static func expectLoadedOnce(_ queue: QueueFeatureTests.TestQueue, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let total = partCount * rowsPerPart
+        let counts = try query(queue, "SELECT count(*) || ' ' || count(DISTINCT id) FROM row")
+        #expect(counts == ["\(total) \(total)"], sourceLocation: sourceLocation)
+        #expect(try query(queue, "SELECT count(*) FROM started") == ["1"], sourceLocation: sourceLocation)
+        // The completion counted every row: it ran after the last part had committed.
+        #expect(try query(queue, "SELECT id || ' ' || n FROM finish") == ["1 \(total)"], sourceLocation: sourceLocation)
+    }
+
+    @Test("24 parts over 3 workers, one of them killed (SIGKILL) midway and another started: every row once, needs and completion once, the completion after the last part",
+          arguments: QueueFeatureTests.kinds)
+    func batchOverWorkers(kind: String) throws {
+        let queue = try Self.prepare(kind)
+        let submitted = try Batchrun.run(["submit", queue.location, "batch.yaml", "--fan-out", "load"], in: queue.folder.url)
+        #expect(submitted.status == 0 && submitted.stdout.contains("queued batch 1: \(Self.partCount) parts of load"), "\(submitted.stdout)\(submitted.stderr)")
+        // Nothing of the parts is queued before what they need is done.
+        let before = try Self.batch(queue, 1)
+        #expect((before["parts"] as? [String: Int]) == ["waiting": Self.partCount], "\(before)")
+        #expect(Self.completionState(before) == "waiting")
+
+        var workers = try (0..<3).map { _ in try Self.startWorker(queue) }
+        defer { for worker in workers where worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+        // Once some parts are done, one worker dies with whatever it runs; another takes its place.
+        #expect(try queue.wait { ((try Self.batch(queue, 1)["parts"] as? [String: Int])?["done"] ?? 0) >= 6 })
+        kill(workers[0].processIdentifier, SIGKILL)
+        workers[0].waitUntilExit()
+        workers[0] = try Self.startWorker(queue)
+        #expect(try queue.wait { Self.completionState(try Self.batch(queue, 1)) == "done" })
+        for worker in workers { kill(worker.processIdentifier, SIGINT) }
+        for worker in workers { worker.waitUntilExit() }
+
+        try Self.expectLoadedOnce(queue)
+        let batch = try Self.batch(queue, 1)
+        #expect((batch["parts"] as? [String: Int]) == ["done": Self.partCount], "\(batch)")
+        #expect(batch["rows"] as? Int == Self.partCount * Self.rowsPerPart, "\(batch)")
+        #expect(batch["job"] as? String == "load")
+        // 1 needs item, 24 parts, 1 completion: each done, each with its batch; each part names its part.
+        let items = try queue.items().values.filter { $0["batch"] as? Int == 1 }
+        #expect(items.count == Self.partCount + 2)
+        #expect(items.allSatisfy { $0["state"] as? String == "done" }, "\(items)")
+        let parts = items.compactMap { $0["part"] as? String }.sorted()
+        #expect(parts == (0..<Self.partCount).map { queue.folder.path(String(format: "data/part-%03d.csv", $0)) })
+        // A part's report names its part.
+        let part = try #require(items.first { $0["part"] != nil })
+        let key = (part["id"] as? Int).map(String.init) ?? part["name"] as? String ?? ""
+        let report = try Batchrun.run(["queue", queue.location, "--report", key], in: queue.folder.url)
+        #expect(report.stdout.contains("\"part\" : \"\(part["part"] as? String ?? "?")\""), "\(report.stdout)")
+    }
+
+    @Test("a failed part holds the batch (no completion) until it is retried and done; retrying a done item is refused",
+          arguments: QueueFeatureTests.kinds)
+    func failedPartHolds(kind: String) throws {
+        let queue = try Self.prepare(kind)
+        // A row already in the store with part 7's first key: part 7 fails on the conflict.
+        let clash = 7 * Self.rowsPerPart + 1
+        #expect(try Batchrun.run(["run", "batch.yaml", "--select", "prepare"], in: queue.folder.url).status == 0)
+        if queue.isFolder {
+            try CompressedFeedRunTests.program("sqlite3", [queue.folder.path("store.sqlite"),
+                "INSERT INTO row VALUES (\(clash), 99); DELETE FROM started"])
+        } else {
+            _ = try PostgresServer.psql(queue.location, "INSERT INTO row VALUES (\(clash), 99); DELETE FROM started")
+        }
+        let submitted = try Batchrun.run(["submit", queue.location, "batch.yaml", "--fan-out", "load"], in: queue.folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let ended = try queue.worker(["--once"])
+        #expect(ended.status == 1, "\(ended.stdout)\(ended.stderr)")
+        var batch = try Self.batch(queue, 1)
+        #expect((batch["parts"] as? [String: Int]) == ["done": Self.partCount - 1, "failed": 1], "\(batch)")
+        #expect(Self.completionState(batch) == "waiting")
+        #expect(try Self.query(queue, "SELECT count(*) FROM finish") == ["0"])
+
+        // Retrying a done item changes nothing (exit 2, saying why).
+        let items = try queue.items().values.filter { $0["batch"] as? Int == 1 }
+        func key(_ item: [String: Any]) -> String { (item["id"] as? Int).map(String.init) ?? item["name"] as? String ?? "" }
+        let done = try #require(items.first { $0["state"] as? String == "done" })
+        let refused = try Batchrun.run(["retry", queue.location, key(done)], in: queue.folder.url)
+        #expect(refused.status == 2 && refused.stderr.contains("is done: only a failed or cancelled item can be retried"), "\(refused.stderr)")
+
+        // The clash removed, the failed part retried: it resumes, and the completion follows.
+        if queue.isFolder {
+            try CompressedFeedRunTests.program("sqlite3", [queue.folder.path("store.sqlite"), "DELETE FROM row WHERE part = 99"])
+        } else {
+            _ = try PostgresServer.psql(queue.location, "DELETE FROM row WHERE part = 99")
+        }
+        let retried = try Batchrun.run(["retry", queue.location, "--failed"], in: queue.folder.url)
+        #expect(retried.status == 0 && retried.stdout.contains("retried "), "\(retried.stdout)\(retried.stderr)")
+        let again = try queue.worker(["--once"])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        batch = try Self.batch(queue, 1)
+        #expect((batch["parts"] as? [String: Int]) == ["done": Self.partCount], "\(batch)")
+        #expect(Self.completionState(batch) == "done", "\(batch)")
+        try Self.expectLoadedOnce(queue)
+    }
+
+    @Test("--fan-out of a job that does not exist, or has no feed in parts, is exit 2 naming it; nothing is queued")
+    func badFanOut() throws {
+        let queue = try Self.prepare("folder")
+        let missing = try Batchrun.run(["submit", "q", "batch.yaml", "--fan-out", "lod"], in: queue.folder.url)
+        #expect(missing.status == 2 && missing.stderr.contains("has no job 'lod'") && missing.stderr.contains("load"), "\(missing.stderr)")
+        let noGlob = try Batchrun.run(["submit", "q", "batch.yaml", "--fan-out", "finish"], in: queue.folder.url)
+        #expect(noGlob.status == 2 && noGlob.stderr.contains("job finish has no feed in parts"), "\(noGlob.stderr)")
+        let twoFiles = try Batchrun.run(["submit", "q", "batch.yaml", "batch.yaml", "--fan-out", "load"], in: queue.folder.url)
+        #expect(twoFiles.status == 2, "\(twoFiles.stderr)")
+        #expect(try queue.items().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: queue.folder.path("q/batches/1")))
+    }
+}
