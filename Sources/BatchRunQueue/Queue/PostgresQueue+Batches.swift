@@ -23,6 +23,7 @@ extension PostgresQueue {
         Column(name: "priority", type: .integer, notNull: true, defaultLiteral: "0"),
         Column(name: "max_attempts", type: .integer, notNull: true, defaultLiteral: "1"),
         Column(name: "backoff", type: .real, notNull: true, defaultLiteral: "30"),
+        Column(name: "item_group", type: .text),
         // The parts as listed at submit (`FeedPart` JSON, in name order), and how many.
         Column(name: "parts", type: .text, notNull: true),
         Column(name: "part_count", type: .integer, notNull: true),
@@ -41,12 +42,14 @@ extension PostgresQueue {
         let encodedParts = String(decoding: try JSONEncoder.sorted.encode(parts), as: UTF8.self)
         return try store.writeRecords { db in
             guard let id = try db.value("""
-                INSERT INTO _batchrun_batch (job, name, job_text, params, directory, priority, max_attempts, backoff, parts, part_count, has_completion)
-                VALUES (?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint, ?::double precision, ?::text, ?::bigint, ?::int = 1)
+                INSERT INTO _batchrun_batch (job, name, job_text, params, directory, priority, max_attempts, backoff, parts, part_count, has_completion,
+                    item_group)
+                VALUES (?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint, ?::double precision, ?::text, ?::bigint, ?::int = 1, ?::text)
                 RETURNING id
                 """, [.text(fanOut.job), .text(name), .text(text), .text(encodedParams), .text(directory), .integer(Int64(submission.priority)),
                       .integer(Int64(submission.attempts)), .real(submission.backoff), .text(encodedParts), .integer(Int64(parts.count)),
-                      .integer(fanOut.completion.isEmpty ? 0 : 1)])?.int64 else { throw QueueBatchError.notQueued }
+                      .integer(fanOut.completion.isEmpty ? 0 : 1),
+                      submission.group.map(StoreValue.text) ?? .null])?.int64 else { throw QueueBatchError.notQueued }
             let delay = submission.runAt.map { $0.timeIntervalSince(QueueClock.now()) } ?? submission.delay ?? 0
             if fanOut.needs.isEmpty {
                 try queueParts(of: id, delay: delay, in: db)
@@ -67,10 +70,11 @@ extension PostgresQueue {
         }
         let list = String(decoding: try JSONEncoder.sorted.encode(encoded), as: UTF8.self)
         return try db.rows("""
-            INSERT INTO _batchrun_queue (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, batch, role, part)
+            INSERT INTO _batchrun_queue (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, batch, role, part,
+                item_group)
             SELECT b.name, b.job_text, b.params, b.directory, b.priority, \(Self.now) + ?::double precision * interval '1 second',
                 CASE WHEN ?::double precision > 0 THEN 'scheduled' ELSE 'pending' END, b.max_attempts, b.backoff, b.id, r.value,
-                r.value::json -> 'role' -> 'part' -> 'part' ->> 'name'
+                r.value::json -> 'role' -> 'part' -> 'part' ->> 'name', b.item_group
             FROM _batchrun_batch AS b, json_array_elements_text(?::json) WITH ORDINALITY AS r(value, n)
             WHERE b.id = ?
             ORDER BY r.n

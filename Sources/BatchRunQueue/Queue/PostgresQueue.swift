@@ -53,7 +53,9 @@ package final class PostgresQueue: Sendable {
         Column(name: "role", type: .text),
         Column(name: "part", type: .text),
         Column(name: "rows", type: .integer),
-    ], primaryKey: ["id"], indexes: [["state", "id"], ["batch", "state"]])
+        // The group `submit --group` put it in, which `batchrun limit` may limit.
+        Column(name: "item_group", type: .text),
+    ], primaryKey: ["id"], indexes: [["state", "id"], ["batch", "state"], ["item_group", "state"]])
 
     /// The schedules (`batchrun schedule`): each a job file with its params and cron line.
     static let scheduleTable = Entity(name: "_batchrun_schedule", columns: [
@@ -93,7 +95,7 @@ package final class PostgresQueue: Sendable {
 
     /// The columns a submit-only role may insert (its column `GRANT`, docs/postgresql.md).
     package static let submissionColumns = ["name", "job_text", "params", "directory", "priority", "run_at", "state",
-                                            "max_attempts", "backoff", "unique_key"]
+                                            "max_attempts", "backoff", "unique_key", "item_group"]
 
     /// A unique submission's insert: nothing when the unique index finds the same item waiting or running.
     static let onDuplicate = "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'scheduled', 'retryable', 'running') DO NOTHING"
@@ -117,7 +119,7 @@ package final class PostgresQueue: Sendable {
     /// Opens the queue, creating its table when missing; a table an earlier batchrun made gains
     /// the columns it lacks (with their defaults) as any store's tables do (JOBFILE.md 13).
     package init(url: String) throws {
-        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable]))
+        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable, Self.groupTable, Self.groupStartTable]))
         try createPartialIndexesAndChecks()
     }
 
@@ -173,15 +175,16 @@ package final class PostgresQueue: Sendable {
             let inserted = try db.value("""
                 WITH due AS (SELECT CASE WHEN ?::int = 1 THEN to_timestamp(?::double precision)
                                          ELSE \(Self.now) + ?::double precision * interval '1 second' END AS at)
-                INSERT INTO _batchrun_queue (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, unique_key)
+                INSERT INTO _batchrun_queue (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, unique_key, item_group)
                 SELECT ?::text, ?::text, ?::text, ?::text, ?::bigint, due.at,
                     CASE WHEN due.at > \(Self.now) THEN 'scheduled' ELSE 'pending' END, ?::bigint, ?::double precision,
-                    CASE WHEN ?::int = 1 THEN md5(?::text || chr(1) || ?::text) END
+                    CASE WHEN ?::int = 1 THEN md5(?::text || chr(1) || ?::text) END, ?::text
                 FROM due
                 \(submission.unique ? Self.onDuplicate : "") RETURNING id
                 """, [.integer(submission.runAt == nil ? 0 : 1), .real(submission.runAt?.timeIntervalSince1970 ?? 0), .real(submission.delay ?? 0),
                       .text(name), .text(text), .text(encoded), .text(directory), .integer(Int64(submission.priority)),
-                      .integer(Int64(submission.attempts)), .real(submission.backoff), .integer(submission.unique ? 1 : 0), .text(text), .text(encoded)])
+                      .integer(Int64(submission.attempts)), .real(submission.backoff), .integer(submission.unique ? 1 : 0), .text(text), .text(encoded),
+                      submission.group.map(StoreValue.text) ?? .null])
             if let id = inserted?.int64 {
                 _ = try db.value("SELECT pg_notify(?, '')", [.text(Self.channel)])
                 return (id, false)
@@ -220,35 +223,49 @@ package final class PostgresQueue: Sendable {
     /// never waited for.
     package func claimNext(worker: String, lease: Double) throws -> Claim? {
         try store.writeRecords { db in
-            for next in ["""
+            if let taken = try take(next: """
                 SELECT id, state FROM _batchrun_queue WHERE state = 'running' AND lease_until < clock_timestamp()
                 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
-                """, """
-                SELECT id, state FROM _batchrun_queue WHERE state IN ('pending', 'scheduled', 'retryable') AND run_at <= \(Self.now)
-                ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
-                """] {
+                """, [], worker: worker, lease: lease, in: db) { return taken }
+            // A due item of a group at one of its limits is passed over (`batchrun limit`).
+            var blocked = try groupsAtLimit(in: db)
+            while true {
+                let list = String(decoding: try JSONEncoder().encode(blocked), as: UTF8.self)
                 guard let row = try db.namedRows("""
-                    WITH next AS (\(next))
-                    UPDATE _batchrun_queue AS q SET state = 'running', token = q.token + 1, worker = ?,
-                        lease_until = clock_timestamp() + ? * interval '1 millisecond', attempts = q.attempts + 1,
-                        started_at = coalesce(q.started_at, clock_timestamp()), cancel_requested = q.cancel_requested AND next.state = 'running',
-                        progress = NULL
-                    FROM next WHERE q.id = next.id
-                    RETURNING q.id, q.token, q.name, q.job_text, q.params, q.directory, next.state = 'running' AS taken_over,
-                        q.failures, q.max_attempts, q.backoff, q.role
-                    """, [.text(worker), .integer(Int64((lease * 1000).rounded()))]).first else { continue }
-                let params = (row["params"].string).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
-                var claim = Claim(id: row["id"].int64 ?? 0, token: row["token"].int64 ?? 0, name: row["name"].string ?? "",
-                                  text: row["job_text"].string ?? "", params: params ?? [:], directory: row["directory"].string ?? "",
-                                  takenOver: row["taken_over"].bool == true)
-                claim.failures = row["failures"].int ?? 0
-                claim.attempts = row["max_attempts"].int ?? 1
-                claim.backoff = row["backoff"].double ?? 30
-                claim.membership = row["role"].string.flatMap { try? JSONDecoder().decode(QueueBatchMembership.self, from: Data($0.utf8)) }
-                return claim
+                    SELECT id, item_group FROM _batchrun_queue WHERE state IN ('pending', 'scheduled', 'retryable') AND run_at <= \(Self.now)
+                        AND (item_group IS NULL OR item_group NOT IN (SELECT json_array_elements_text(?::json)))
+                    ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """, [.text(list)]).first, let id = row["id"].int64 else { return nil }
+                if let group = row["item_group"].string, try !admitsStart(of: group, in: db) {
+                    blocked.append(group)
+                    continue
+                }
+                return try take(next: "SELECT id, state FROM _batchrun_queue WHERE id = ?", [.integer(id)], worker: worker, lease: lease, in: db)
             }
-            return nil
         }
+    }
+
+    /// Claims the item `next` selects (`id`, `state`; locked), for `worker` and `lease` seconds.
+    private func take(next: String, _ arguments: [StoreValue], worker: String, lease: Double, in db: StoreConnection) throws -> Claim? {
+        guard let row = try db.namedRows("""
+            WITH next AS (\(next))
+            UPDATE _batchrun_queue AS q SET state = 'running', token = q.token + 1, worker = ?,
+                lease_until = clock_timestamp() + ? * interval '1 millisecond', attempts = q.attempts + 1,
+                started_at = coalesce(q.started_at, clock_timestamp()), cancel_requested = q.cancel_requested AND next.state = 'running',
+                progress = NULL
+            FROM next WHERE q.id = next.id
+            RETURNING q.id, q.token, q.name, q.job_text, q.params, q.directory, next.state = 'running' AS taken_over,
+                q.failures, q.max_attempts, q.backoff, q.role
+            """, SQLArguments(arguments + [.text(worker), .integer(Int64((lease * 1000).rounded()))])).first else { return nil }
+        let params = (row["params"].string).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+        var claim = Claim(id: row["id"].int64 ?? 0, token: row["token"].int64 ?? 0, name: row["name"].string ?? "",
+                          text: row["job_text"].string ?? "", params: params ?? [:], directory: row["directory"].string ?? "",
+                          takenOver: row["taken_over"].bool == true)
+        claim.failures = row["failures"].int ?? 0
+        claim.attempts = row["max_attempts"].int ?? 1
+        claim.backoff = row["backoff"].double ?? 30
+        claim.membership = row["role"].string.flatMap { try? JSONDecoder().decode(QueueBatchMembership.self, from: Data($0.utf8)) }
+        return claim
     }
 
     /// Extends a claim's lease; false when the claim was lost (its lease ran out and another
@@ -386,7 +403,7 @@ package final class PostgresQueue: Sendable {
                     CASE WHEN state IN ('scheduled', 'retryable') AND run_at > \(Self.now)
                         THEN to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END AS run_at,
                     submitted_at, ended_at, status, error, cancel_requested, schedule,
-                    CASE WHEN state = 'running' THEN progress END AS progress, batch, part
+                    CASE WHEN state = 'running' THEN progress END AS progress, batch, part, item_group
                 FROM _batchrun_queue ORDER BY id
                 """, []).map { row in
                 let state = QueueItemState(rawValue: row["state"].string ?? "") ?? .pending
@@ -409,6 +426,7 @@ package final class PostgresQueue: Sendable {
                 item.progress = row["progress"].string
                 item.batch = row["batch"].int64
                 item.part = row["part"].string
+                item.group = row["item_group"].string
                 return item
             }
         }

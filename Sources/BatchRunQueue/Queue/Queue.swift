@@ -33,6 +33,12 @@ package protocol Queue: Sendable {
     /// Every fan-out batch, oldest first: its parts by state, rows so far, its completion.
     func batches() throws -> [QueueBatch]
 
+    /// Sets a group's limits (`batchrun limit`), replacing what it had; an empty one removes them.
+    func setLimit(_ limit: QueueGroupLimit) throws
+
+    /// Every limited group, by name.
+    func limits() throws -> [QueueGroupLimit]
+
     /// Claims the next item for `worker` (`PID@HOST`): an item whose worker is gone first
     /// (taken over), else the first due one (highest priority, then earliest due, then first
     /// submitted); nil when there is none to take now. A claim
@@ -107,10 +113,11 @@ package protocol Queue: Sendable {
 extension Queue {
     package func workerEnded() {}
 
-    /// Every item with what is known of it, and every batch.
+    /// Every item with what is known of it, every batch and every group's limits.
     package func snapshot() throws -> QueueSnapshot {
         var snapshot = try snapshot(.everything)
         snapshot.batches = try batches()
+        snapshot.limits = try limits()
         return snapshot
     }
 

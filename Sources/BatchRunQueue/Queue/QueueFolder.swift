@@ -78,6 +78,7 @@ package struct QueueFolder: Sendable {
             content = Self.paramsPrefix + String(decoding: try encoder.encode(params), as: UTF8.self) + "\n" + content
         }
         if submission.attempts > 1 { content = Self.retryPrefix + "\(submission.attempts) \(submission.backoff)\n" + content }
+        if let group = submission.group { content = Self.groupPrefix + group + "\n" + content }
         return content
     }
 
@@ -164,16 +165,35 @@ package struct QueueFolder: Sendable {
             close(descriptor)
         }
         promoteDue(now: now)
+        // An item of a group at one of its limits is passed over (`batchrun limit`).
+        let limits = Dictionary(((try? self.limits()) ?? []).map { ($0.group, $0) }) { first, _ in first }
+        var passedOver: Set<String> = [], blocked: Set<String> = []
         while true {
-            let next = pendingIndex.first(16)
+            let next = pendingIndex.first(16 + passedOver.count).filter { !passedOver.contains($0.name) }
             if next.isEmpty { return nil }
             for (_, name) in next {
+                let from = itemPath(name, in: .pending), to = itemPath(name, in: .running)
+                var admitted: (limit: QueueGroupLimit, lock: Int32)?
+                if !limits.isEmpty, let group = Self.group(ofItemAt: from), let limit = limits[group] {
+                    guard !blocked.contains(group), let lock = admission(for: limit, now: now) else {
+                        blocked.insert(group)
+                        passedOver.insert(name)
+                        continue
+                    }
+                    admitted = (limit, lock)
+                }
                 // Claimed, or gone (another worker has it): either way no longer pending here.
                 pendingIndex.remove(name)
-                let from = itemPath(name, in: .pending), to = itemPath(name, in: .running)
                 // Locked before the rename, so no other worker can take it for an orphan in between.
-                guard let descriptor = Self.lock(from) else { continue }
-                if rename(from, to) == 0 { return Claim(name: name, path: to, orphan: false, descriptor: descriptor) }
+                guard let descriptor = Self.lock(from) else {
+                    if let admitted { close(admitted.lock) }
+                    continue
+                }
+                if rename(from, to) == 0 {
+                    if let admitted { recordStart(for: admitted.limit, lock: admitted.lock, now: now) }
+                    return Claim(name: name, path: to, orphan: false, descriptor: descriptor)
+                }
+                if let admitted { close(admitted.lock) }
                 close(descriptor)
             }
         }

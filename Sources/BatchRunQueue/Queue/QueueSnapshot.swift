@@ -75,9 +75,11 @@ package struct QueueSnapshot: Sendable, Encodable {
         /// An item of a fan-out batch: the batch's number, and the part it reads (for a part).
         package var batch: Int64?
         package var part: String?
+        /// The group `submit --group` put it in.
+        package var group: String?
 
         package enum CodingKeys: String, CodingKey {
-            case id, name, state, process, jobs, rows, orphaned, worker, claims, error, priority, attempts, status, cancelling, schedule, batch, part
+            case id, name, state, process, jobs, rows, orphaned, worker, claims, error, priority, attempts, status, cancelling, schedule, batch, part, group
             case leaseLeft = "lease_left_s", maxAttempts = "max_attempts", runAt = "run_at", submittedAt = "submitted_at", endedAt = "ended_at"
         }
 
@@ -106,6 +108,7 @@ package struct QueueSnapshot: Sendable, Encodable {
             }
             if state == .running, FileManager.default.fileExists(atPath: path + ".cancel") { cancelling = true }
             schedule = QueueFolder.schedule(ofItemAt: path)
+            group = QueueFolder.group(ofItemAt: path)
             if let membership = QueueFolder.membership(ofItemAt: path) {
                 batch = membership.batch
                 part = membership.role.part?.name
@@ -135,9 +138,11 @@ package struct QueueSnapshot: Sendable, Encodable {
     /// The fan-out batches (JOBFILE.md 17), oldest first; empty unless the reader asked for them
     /// (`Queue.snapshot()` does).
     package var batches: [QueueBatch] = []
+    /// The groups' limits (`batchrun limit`), by group; empty unless asked for, as `batches`.
+    package var limits: [QueueGroupLimit] = []
 
     package enum CodingKeys: String, CodingKey {
-        case queue, counts, items, schedules, batches
+        case queue, counts, items, schedules, batches, limits
     }
 
     /// `counts`: each state's items, when not every item is listed.

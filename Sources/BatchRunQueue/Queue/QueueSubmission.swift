@@ -22,6 +22,15 @@ package struct QueueSubmission: Sendable, Hashable {
     package var backoff: Double
     /// Not queued when the same text with the same params is already waiting or running.
     package var unique: Bool
+    /// The group the item is in (`--group`), which `batchrun limit` may limit; nil: none.
+    package var group: String?
+
+    /// True for a group's name: 1 to 64 letters, digits, `_`, `-` and `.`.
+    package static func isGroupName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 95 || byte == 45 || byte == 46
+        }
+    }
 
     /// The priorities an item may have.
     package static let priorities = -99_999...99_999

@@ -38,13 +38,15 @@ package enum QueueText {
                 if let claims = item.claims, item.maxAttempts == 1 && claims > 1 { line += "  claim \(claims)" }
                 line += waiting(state: state, priority: item.priority, attempts: item.attempts, of: item.maxAttempts, runAt: item.runAt,
                                 cancelling: item.cancelling, schedule: item.schedule)
+                if let group = item.group { line += "  group \(group)" }
                 if let batch = item.batch { line += "  batch \(batch)" + (item.part.map { " part \($0)" } ?? "") }
                 if let error = item.error { line += "  error: \(error)" }
                 lines.append(line)
             }
         }
         let batches = snapshot.batches.isEmpty ? [] : ["\nbatches"] + snapshot.batches.map { "  " + batch($0) }
-        return (lines + batches + schedules(snapshot.schedules)).joined(separator: "\n")
+        let limits = snapshot.limits.isEmpty ? [] : ["\nlimits"] + snapshot.limits.map { "  \($0.group)  \($0.text)" }
+        return (lines + batches + limits + schedules(snapshot.schedules)).joined(separator: "\n")
     }
 
     /// A batch on one line: `3  load  24 parts: done 20 · running 3 · failed 1  1,234 rows  completion waiting`.

@@ -37,6 +37,9 @@ struct SubmitCommand: ParsableCommand {
     @Flag(help: "Queue nothing when the same file with the same params is already pending, scheduled, retryable or running (exit 0, naming it).")
     var unique = false
 
+    @Option(help: ArgumentHelp("Put the items in this group, which `batchrun limit` may limit (1 to 64 letters, digits, _, - and .).", valueName: "NAME"))
+    var group: String?
+
     @Option(name: .customLong("fan-out"), help: ArgumentHelp("Queue one batch: the jobs JOB needs as one item, then one item per part of JOB's feed in parts (JOB alone on it), then the remaining jobs once every part is done. One file.", valueName: "JOB"),
             completion: ShellCompletion.jobNames)
     var fanOut: String?
@@ -60,6 +63,7 @@ struct SubmitCommand: ParsableCommand {
         }
         if !QueueSubmission.priorities.contains(priority) { throw ValidationError("--priority must be between -99999 and 99999") }
         if !QueueSubmission.attemptRange.contains(attempts) { throw ValidationError("--attempts must be between 1 and 1000") }
+        if let group, !QueueSubmission.isGroupName(group) { throw ValidationError("--group must be 1 to 64 letters, digits, _, - and ., found '\(group)'") }
         if fanOut != nil && files.count != 1 { throw ValidationError("--fan-out takes one job file, found \(files.count)") }
         if fanOut != nil && unique { throw ValidationError("--fan-out and --unique cannot be used together") }
     }
@@ -69,8 +73,9 @@ struct SubmitCommand: ParsableCommand {
         // queued, so every item queued has its line (a retry of the unprinted ones doubles nothing).
         let stop = Atomic<Bool>(false)
         SignalWatcher.start([SIGINT, SIGTERM]) { _ in stop.store(true, ordering: .sequentiallyConsistent) }
-        let submission = QueueSubmission(priority: priority, runAt: at.flatMap(QueueSubmission.time), delay: delay.flatMap(JobFileLoader.seconds),
+        var submission = QueueSubmission(priority: priority, runAt: at.flatMap(QueueSubmission.time), delay: delay.flatMap(JobFileLoader.seconds),
                                          attempts: attempts, backoff: JobFileLoader.seconds(backoff) ?? 30, unique: unique)
+        submission.group = group
         var load = try LoadOptions.parse(params.flatMap { ["--param", $0] })
         let location = QueueLocation(queue)
         load.relativeTo = location.baseDirectory
