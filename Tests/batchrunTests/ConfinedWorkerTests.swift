@@ -89,9 +89,14 @@ struct ConfinedWorkerTests {
         #expect(made.status == 0, "\(made.stderr)")
         try cluster.psql("""
             SET ROLE batchrun_worker;
-            GRANT SELECT, INSERT (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, unique_key)
+            GRANT SELECT, INSERT (name, job_text, params, directory, priority, run_at, state, max_attempts, backoff, unique_key,
+                                  item_group, batch, role, part)
                 ON _batchrun_queue TO batchrun_submit;
-            GRANT USAGE ON SEQUENCE _batchrun_queue_id_seq TO batchrun_submit;
+            GRANT SELECT, INSERT (job, name, job_text, params, directory, priority, max_attempts, backoff, item_group,
+                                  parts, part_count, parts_queued, has_completion)
+                ON _batchrun_batch TO batchrun_submit;
+            GRANT SELECT ON _batchrun_group TO batchrun_submit;
+            GRANT USAGE ON SEQUENCE _batchrun_queue_id_seq, _batchrun_batch_id_seq TO batchrun_submit;
             """, database: "jobs")
         return setup
     }
@@ -149,6 +154,44 @@ struct ConfinedWorkerTests {
         #expect(allowed.status == 0, "\(allowed.stdout)\(allowed.stderr)")
         let log = try setup.cluster.psql("SELECT log FROM _batchrun_queue WHERE name = 'allowed.yaml'", database: "jobs")
         #expect(log.contains(Self.feedToken), "\(log)")
+    }
+
+    @Test("a submit-only role (the documented grants) queues and lists a fan-out batch, which a confined worker runs; a part it forges, naming a file its glob does not list, fails as invalid, reading nothing")
+    func fanOut() throws {
+        let setup = try Self.start()
+        defer { setup.stop() }
+        for part in 1...3 { try setup.folder.write("data/part-\(part).csv", "id\n\(part)\n") }
+        try setup.folder.write("outside.csv", "id\n99\n")
+        try setup.folder.write("batch.yaml", """
+            version: 1
+            store: { postgres: "\(setup.worker)" }
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: T, from: "\(setup.folder.path("data"))/part-*.csv" }
+            """)
+        let submitted = try setup.run(["submit", setup.submit, "batch.yaml", "--fan-out", "load", "--group", "g"], password: "subm1t-pw")
+        #expect(submitted.status == 0 && submitted.stdout.contains("queued batch 1: 3 parts of load"), "\(submitted.stdout)\(submitted.stderr)")
+        let ran = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path(".")])
+        #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
+        #expect(try setup.cluster.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM t", database: "jobs") == "1,2,3")
+        let listed = try setup.run(["queue", setup.submit, "--batch", "1"], password: "subm1t-pw")
+        #expect(listed.stdout.contains("load  3 parts: done 3  3 rows"), "\(listed.stdout)\(listed.stderr)")
+
+        // A part the submitter names itself: the worker refuses it before reading anything.
+        let forged = #"{"batch":1,"role":{"part":{"job":"load","part":{"modified":0,"name":"\#(setup.folder.path("outside.csv"))","size":6}}}}"#
+        try setup.cluster.psql("""
+            SET ROLE batchrun_submit;
+            INSERT INTO _batchrun_queue (name, job_text, params, directory, batch, role, part)
+            SELECT name, job_text, params, directory, 1, '\(forged)', 'outside.csv' FROM _batchrun_queue WHERE id = 1;
+            """, database: "jobs")
+        let refused = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path(".")])
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        let log = try setup.cluster.psql("SELECT log FROM _batchrun_queue WHERE part = 'outside.csv'", database: "jobs")
+        #expect(log.contains("is not one") && log.contains("part-*.csv lists"), "\(log)")
+        #expect(try setup.cluster.psql("SELECT count(*) FROM t WHERE id = 99", database: "jobs") == "0")
     }
 
     @Test("store: another database, the superuser, or another host is refused before anything connects (invalid, naming --allow-store); --allow-store lets one in")

@@ -43,19 +43,18 @@ extension PostgresQueue {
         return try store.writeRecords { db in
             guard let id = try db.value("""
                 INSERT INTO _batchrun_batch (job, name, job_text, params, directory, priority, max_attempts, backoff, parts, part_count, has_completion,
-                    item_group)
-                VALUES (?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint, ?::double precision, ?::text, ?::bigint, ?::int = 1, ?::text)
+                    item_group, parts_queued)
+                VALUES (?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint, ?::double precision, ?::text, ?::bigint, ?::int = 1,
+                    ?::text, ?::int = 1)
                 RETURNING id
                 """, [.text(fanOut.job), .text(name), .text(text), .text(encodedParams), .text(directory), .integer(Int64(submission.priority)),
                       .integer(Int64(submission.attempts)), .real(submission.backoff), .text(encodedParts), .integer(Int64(parts.count)),
                       .integer(fanOut.completion.isEmpty ? 0 : 1),
-                      submission.group.map(StoreValue.text) ?? .null])?.int64 else { throw QueueBatchError.notQueued }
+                      submission.group.map(StoreValue.text) ?? .null, .integer(fanOut.needs.isEmpty ? 1 : 0)])?.int64 else { throw QueueBatchError.notQueued }
             let delay = submission.runAt.map { $0.timeIntervalSince(QueueClock.now()) } ?? submission.delay ?? 0
-            if fanOut.needs.isEmpty {
-                try queueParts(of: id, delay: delay, in: db)
-            } else {
-                try queueItems(of: id, roles: [.needs(job: fanOut.job)], delay: delay, in: db)
-            }
+            // What a submit-only role may do: insert, never update (docs/postgresql.md).
+            let first: [FanOutRole] = fanOut.needs.isEmpty ? parts.map { .part(job: fanOut.job, part: $0) } : [.needs(job: fanOut.job)]
+            try queueItems(of: id, roles: first, delay: delay, in: db)
             _ = try db.value("SELECT pg_notify(?, '')", [.text(Self.channel)])
             return QueueBatchSubmitted(id: id, parts: parts.count)
         }
@@ -83,12 +82,12 @@ extension PostgresQueue {
     }
 
     /// Queues an item per part of the batch, once.
-    private func queueParts(of batch: Int64, delay: Double = 0, in db: StoreConnection) throws {
+    private func queueParts(of batch: Int64, in db: StoreConnection) throws {
         guard let row = try db.namedRows("SELECT job, parts FROM _batchrun_batch WHERE id = ? AND NOT parts_queued",
                                          [.integer(batch)]).first,
               let job = row["job"].string,
               let parts = try? JSONDecoder().decode([FeedPart].self, from: Data((row["parts"].string ?? "[]").utf8)) else { return }
-        try queueItems(of: batch, roles: parts.map { .part(job: job, part: $0) }, delay: delay, in: db)
+        try queueItems(of: batch, roles: parts.map { .part(job: job, part: $0) }, in: db)
         try db.execute("UPDATE _batchrun_batch SET parts_queued = true WHERE id = ?", [.integer(batch)])
     }
 
