@@ -142,6 +142,7 @@ struct FanOutRunTests {
         #expect((batch["parts"] as? [String: Int]) == ["done": Self.partCount - 1, "failed": 1], "\(batch)")
         #expect(Self.completionState(batch) == "waiting")
         #expect(try Self.query(queue, "SELECT count(*) FROM finish") == ["0"])
+        try Self.expectShownHeld(queue)
 
         // Retrying a done item changes nothing (exit 2, saying why).
         let items = try queue.items().values.filter { $0["batch"] as? Int == 1 }
@@ -164,6 +165,37 @@ struct FanOutRunTests {
         #expect((batch["parts"] as? [String: Int]) == ["done": Self.partCount], "\(batch)")
         #expect(Self.completionState(batch) == "done", "\(batch)")
         try Self.expectLoadedOnce(queue)
+    }
+
+    /// The live page has the batch's bar at 23 of 24 parts, one failed, its completion waiting;
+    /// a worker's metrics count the unfinished batch's parts per state.
+    static func expectShownHeld(_ queue: QueueFeatureTests.TestQueue) throws {
+        let (serve, port) = try LivePageTests.serve(queue.location, in: queue.folder)
+        defer { serve.terminate(); serve.waitUntilExit() }
+        let page = httpGet(port: port, path: "/")?.body ?? ""
+        let row = page.components(separatedBy: "<tr data-batch=\"1\">").dropFirst().first?.components(separatedBy: "</tr>").first ?? ""
+        #expect(row.contains("max=\"\(partCount)\" value=\"\(partCount - 1)\""), "\(page)")
+        #expect(row.contains("1 failed") && row.contains("<td>load</td>") && row.contains("waiting"), "\(row)")
+
+        let output = queue.folder.url.appendingPathComponent("metrics-worker.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let worker = try Batchrun.start(["worker", queue.location, "--metrics", ":0"] + queue.workerOptions, in: queue.folder,
+                                        output: try FileHandle(forWritingTo: output))
+        defer { kill(worker.processIdentifier, SIGINT); worker.waitUntilExit() }
+        var samples = PrometheusSamples("")
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "metrics at http://127.0.0.1:"), let metricsPort = Int(text[range.upperBound...].prefix { $0.isNumber }),
+               let (status, body) = httpGet(port: metricsPort, path: "/metrics"), status == 200 {
+                samples = PrometheusSamples(body)
+                if samples.value("batchrun_batch_parts", ["state": "failed"]) == 1 { break }
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        #expect(samples.value("batchrun_batch_parts", ["state": "failed"]) == 1)
+        #expect(samples.value("batchrun_batch_parts", ["state": "done"]) == Double(partCount - 1))
+        #expect(samples.value("batchrun_batch_parts", ["state": "waiting"]) == 0)
     }
 
     @Test("--fan-out of a job that does not exist, or has no feed in parts, is exit 2 naming it; nothing is queued")

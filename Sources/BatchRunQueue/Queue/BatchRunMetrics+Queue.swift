@@ -18,4 +18,18 @@ extension BatchRunMetrics {
             Gauge(label: queueItems, dimensions: [("state", state.rawValue)]).record(snapshot.counts[state.rawValue] ?? 0)
         }
     }
+
+    /// The parts of the batches not finished yet, per state (`waiting` for those not queued),
+    /// summed over the batches: one series per state, however many batches come and go.
+    static func batchParts(_ batches: [QueueBatch]) {
+        var counts: [String: Int] = [:]
+        for batch in batches where !batch.isFinished {
+            for (state, count) in batch.parts { counts[state, default: 0] += count }
+        }
+        for state in [QueueBatch.waiting] + QueueItemState.allCases.map(\.rawValue) {
+            Gauge(label: batchPartsLabel, dimensions: [("state", state)]).record(counts[state] ?? 0)
+        }
+    }
+
+    static let batchPartsLabel = "batchrun_batch_parts"
 }

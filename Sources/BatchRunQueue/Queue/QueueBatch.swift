@@ -30,6 +30,11 @@ package struct QueueBatch: Sendable, Encodable, Hashable {
 
     package var partCount: Int { parts.values.reduce(0, +) }
 
+    /// Every part done and the completion (when there is one) done: nothing more will run.
+    package var isFinished: Bool {
+        parts[QueueItemState.done.rawValue, default: 0] == partCount && (completion.map { $0.state == QueueItemState.done.rawValue } ?? true)
+    }
+
     /// `waiting` for what a batch has not queued yet.
     package static let waiting = "waiting"
 

@@ -123,29 +123,41 @@ extension QueueFolder {
         return try? JSONDecoder().decode(QueueBatchMembership.self, from: Data(line.dropFirst(batchPrefix.count).utf8))
     }
 
+    /// Each item of a batch is looked for where it is (never by listing a state's folder, which
+    /// may hold many finished items): a live page reads this every second. A done part's rows
+    /// are read from its report once, then kept.
     package func batches() throws -> [QueueBatch] {
-        var stateOf: [String: QueueItemState] = [:]
-        for state in QueueItemState.allCases { for name in items(in: state) { stateOf[name] = state } }
-        return batchIDs().compactMap { id in
+        batchIDs().compactMap { id in
             guard let record = batchRecord(id) else { return nil }
             var parts: [String: Int] = [:], rows = 0
             for name in record.parts {
-                guard let state = stateOf[name] else {
+                guard let state = batchItemState(name, of: id) else {
                     parts[QueueBatch.waiting, default: 0] += 1
                     continue
                 }
                 parts[state.rawValue, default: 0] += 1
-                if state == .done, let data = FileManager.default.contents(atPath: itemPath(name, in: .done) + ".json"),
-                   let report = try? RunReport(jsonData: data) {
-                    rows += report.rowsWritten
+                if state == .done {
+                    rows += doneRows.rows(of: itemPath(name, in: .done) + ".json")
                 } else if state == .running, let progress = ItemProgress.read(itemPath(name, in: .running) + ".progress") {
                     rows += progress.rows
                 }
             }
             let completion = record.completion.map { name in
-                QueueBatch.Completion(id: stateOf[name] == nil ? nil : name, state: stateOf[name]?.rawValue ?? QueueBatch.waiting)
+                let state = batchItemState(name, of: id)
+                return QueueBatch.Completion(id: state == nil ? nil : name, state: state?.rawValue ?? QueueBatch.waiting)
             }
             return QueueBatch(id: id, job: record.job, parts: parts, rows: rows, completion: completion)
         }
+    }
+
+    /// Where a batch's item is; nil while the batch holds it. An item found nowhere (it moved
+    /// between two looks) is looked for again.
+    private func batchItemState(_ name: String, of id: Int64) -> QueueItemState? {
+        let order: [QueueItemState] = [.done, .running, .pending, .failed, .retryable, .scheduled, .cancelled]
+        for _ in 0..<3 {
+            if FileManager.default.fileExists(atPath: batchFolder(id) + "/held/" + name) { return nil }
+            if let state = order.first(where: { FileManager.default.fileExists(atPath: itemPath(name, in: $0)) }) { return state }
+        }
+        return nil
     }
 }

@@ -23,6 +23,8 @@ package struct QueueFolder: Sendable {
     let scheduledIndex: QueueFolderIndex
     /// This value's indexes of its finished states, kept between live snapshots.
     let finishedIndexes = FinishedFolderIndex.Kept()
+    /// This value's rows of done batch parts, kept between snapshots.
+    let doneRows = DoneRowsCache()
 
     /// Opens a queue, making its folders when missing.
     package init(path: String) throws {

@@ -321,6 +321,7 @@ public final class Worker {
         nextQueueCount = now + 5
         // The counts of a live snapshot that lists no finished item: what a live page reads, no more.
         if let snapshot = try? queue.snapshot(.live(finishedShown: 0)) { BatchRunMetrics.queueCounts(snapshot) }
+        if let batches = try? queue.batches() { BatchRunMetrics.batchParts(batches) }
     }
 
     /// A line of the worker's log; `event` and `item` for structured logs.

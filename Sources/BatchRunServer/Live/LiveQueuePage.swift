@@ -92,6 +92,7 @@ package enum LiveQueuePage {
             row.element("td", ["class": "n left"], text: left.map { DurationFormat.compact.string($0) } ?? "–")
             row.element("td", text: item.process ?? "–")
         }
+        batches(snapshot.batches, into: &body)
         section("scheduled and retryable", snapshot.items(in: [.scheduled, .retryable]), into: &body, columns: ["item", "state", "due", "attempts", "error"]) { item, row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", ["class": "status"]) { state(&$0, item) }
@@ -128,6 +129,35 @@ package enum LiveQueuePage {
             row.element("td") { links(&$0, item) }
         }
         return body.output
+    }
+
+    /// A row per fan-out batch: a bar of its parts done, the parts by state, rows so far, its completion.
+    private static func batches(_ batches: [QueueBatch], into body: inout Markup) {
+        guard !batches.isEmpty else { return }
+        body.newline()
+        body.element("h2", text: "batches (\(batches.count))")
+        body.element("div", ["class": "scroll"]) { scroll in
+            scroll.element("table", ["class": "batches"]) { table in
+                HTMLReportSection.headerRow(["batch", "job", "parts done", "parts", "rows", "completion"], numericFrom: 99, into: &table)
+                for batch in batches {
+                    table.element("tr", ["data-batch": String(batch.id)]) { row in
+                        row.element("td", ["class": "name"], text: String(batch.id))
+                        row.element("td", text: batch.job)
+                        let done = batch.parts[QueueItemState.done.rawValue] ?? 0
+                        row.element("td", ["class": "bar"]) { cell in
+                            cell.element("progress", ["class": "batch-progress", "data-batch": String(batch.id), "max": String(batch.partCount),
+                                                      "value": String(done), "aria-label": "\(done) of \(batch.partCount) parts of batch \(batch.id)"],
+                                         text: "\(done) of \(batch.partCount)")
+                            cell.text(" \(done) of \(batch.partCount)")
+                        }
+                        let order = [QueueBatch.waiting] + QueueItemState.allCases.map(\.rawValue)
+                        row.element("td", text: order.compactMap { state in batch.parts[state].map { "\($0) \(state)" } }.joined(separator: " · "))
+                        row.element("td", ["class": "n rows"], text: ReportPrinter.number(batch.rows))
+                        row.element("td", text: batch.completion.map { $0.state } ?? "–")
+                    }
+                }
+            }
+        }
     }
 
     private static func section(_ title: String, _ items: [QueueSnapshot.Item], into body: inout Markup, columns: [String],

@@ -74,7 +74,10 @@ package final class LiveQueueServer: Sendable {
     func current() -> (QueueSnapshot, [String: Double]) {
         cache.withLock { cache in
             if let snapshot = cache.snapshot, Date().timeIntervalSince(snapshot.takenAt) < 1 { return (snapshot, cache.rates) }
-            let snapshot = (try? queue.snapshot(.live(finishedShown: Self.finishedShown))) ?? QueueSnapshot(unreadable: queue.location)
+            var snapshot = (try? queue.snapshot(.live(finishedShown: Self.finishedShown))) ?? QueueSnapshot(unreadable: queue.location)
+            // The batches still going, and the newest finished ones.
+            let batches = (try? queue.batches()) ?? []
+            snapshot.batches = batches.filter { !$0.isFinished } + batches.filter(\.isFinished).suffix(Self.finishedShown).reversed()
             var seen: [String: (rows: Int, at: Date)] = [:]
             for item in snapshot.items(in: [.running]) {
                 guard let rows = item.rows else { continue }
