@@ -211,3 +211,32 @@ struct FanOutRunTests {
         #expect(!FileManager.default.fileExists(atPath: queue.folder.path("q/batches/1")))
     }
 }
+
+extension FanOutRunTests {
+    @Test("the README's fan-out example: four parts over two workers, the summary once after them")
+    func readmeExample() throws {
+        let parts = try ReadmeExample(after: "**Feeds in parts.**")
+        let example = try ReadmeExample(after: "**One load over many workers.**")
+        let folder = try TemporaryFolder()
+        try folder.copyFromPackage("examples")
+        try folder.write("import_parts.yaml", parts.yaml)
+        try folder.write("import_fanout.yaml", example.yaml)
+        // The parts example's lines make the parts; then the fan-out example's.
+        let script = (parts.shell + example.shell).replacingOccurrences(of: ".build/release/batchrun", with: Batchrun.binary.path)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-e", "-c", script]
+        shell.currentDirectoryURL = folder.url
+        let output = Pipe()
+        shell.standardOutput = output
+        try shell.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(printed)")
+        #expect(printed.contains("queued batch 1: 4 parts of import_sessions"), "\(printed)")
+        #expect(printed.contains("batch 1  import_sessions  4 parts: done 4  2,000 rows  completion ") && printed.contains(" done\n"), "\(printed)")
+        let store = try StoreInspector(path: folder.path("var/fanout.sqlite"))
+        #expect(try store.strings("SELECT id || ' ' || sessions FROM Summary") == ["1 2000"])
+        #expect(try store.count("SELECT count(DISTINCT id) FROM Session") == 2_000)
+    }
+}
