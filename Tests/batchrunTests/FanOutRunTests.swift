@@ -1,3 +1,4 @@
+import BatchRunKit
 import Foundation
 import Testing
 import TestSupport
@@ -72,7 +73,7 @@ struct FanOutRunTests {
     }
 
     /// Every row once, `prepare` and `finish` once each, `finish` after the last part.
-    static func expectLoadedOnce(_ queue: QueueFeatureTests.TestQueue, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectLoadedOnce(_ queue: QueueFeatureTests.TestQueue, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         let total = partCount * rowsPerPart
         let counts = try query(queue, "SELECT count(*) || ' ' || count(DISTINCT id) FROM row")
         #expect(counts == ["\(total) \(total)"], sourceLocation: sourceLocation)
@@ -238,5 +239,37 @@ extension FanOutRunTests {
         let store = try StoreInspector(path: folder.path("var/fanout.sqlite"))
         #expect(try store.strings("SELECT id || ' ' || sessions FROM Summary") == ["1 2000"])
         #expect(try store.count("SELECT count(DISTINCT id) FROM Session") == 2_000)
+    }
+}
+
+extension FanOutRunTests {
+    @Test("--fan-out over S3 parts listed in two pages: each part one item, every row once; an object changed after the listing fails its part, put back and retried it loads")
+    func s3Parts() throws {
+        let moto = try MotoServer.shared
+        let folder = try TemporaryFolder()
+        try FeedPartsRunTests.prepareParts(folder)
+        let bucket = try moto.bucket("fanout")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path("data")).filter { $0.hasPrefix("part-") }.sorted()
+        for name in names { try moto.put(bucket: bucket, key: name, file: folder.path("data/\(name)")) }
+        try moto.s3(["putmany", bucket, "part-002-note-", "1100"])   // the parts span two listing pages
+        try folder.write("job.yaml", FeedJobs.singleFeed("s3://\(bucket)/part-*.csv*", batchSize: 500, extra: ", format: csv")
+            .replacingOccurrences(of: "store: store.sqlite", with: "store: \(folder.path("store.sqlite"))"))
+        let submitted = try Batchrun.run(["submit", "q", "job.yaml", "--fan-out", "csv"], in: folder.url, environment: moto.environment)
+        #expect(submitted.status == 0 && submitted.stdout.contains("queued batch 1: 6 parts of csv"), "\(submitted.stdout)\(submitted.stderr)")
+        // part-003 changes after the listing: its item refuses the object it finds.
+        try folder.write("changed.csv", "id,v,note\n999999,1.5,changed\n")
+        try moto.put(bucket: bucket, key: "part-003.csv", file: folder.path("changed.csv"))
+        let first = try Batchrun.run(["worker", "q", "--workers", "2", "--once"], in: folder.url, environment: moto.environment)
+        #expect(first.status == 1, "\(first.stdout)\(first.stderr)")
+        let queue = try openQueue(at: folder.path("q"))
+        #expect(try queue.batches().first?.parts == ["done": 5, "failed": 1])
+        #expect(try FeedJobs.csvRows(folder).count == 5 * FeedPartsRunTests.rowsPerPart)
+
+        try moto.put(bucket: bucket, key: "part-003.csv", file: folder.path("data/part-003.csv"))
+        #expect(try Batchrun.run(["retry", "q", "--failed"], in: folder.url).status == 0)
+        let again = try Batchrun.run(["worker", "q", "--once"], in: folder.url, environment: moto.environment)
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(try queue.batches().first?.parts == ["done": 6])
+        try FeedPartsRunTests.expectAllRowsOnce(folder)
     }
 }
