@@ -106,14 +106,16 @@ extension QueueFolder {
             for part in record.parts { release(part, of: id) }
         }
         if let completion = record.completion, record.parts.allSatisfy(isDone) { release(completion, of: id) }
+        // Nothing held any more: its folder goes, so that idle workers no longer look into it.
+        _ = rmdir(batchFolder(id) + "/held")
     }
 
     /// Advances every batch that still holds items: what a worker that died between ending an
     /// item and queueing what came next left undone.
     func advanceBatches() {
         for id in batchIDs() {
-            let held = (try? FileManager.default.contentsOfDirectory(atPath: batchFolder(id) + "/held")) ?? []
-            if held.contains(where: Self.isItem) { advanceBatch(id) }
+            // A batch whose items are all queued has no held/ left.
+            if FileManager.default.fileExists(atPath: batchFolder(id) + "/held") { advanceBatch(id) }
         }
     }
 
