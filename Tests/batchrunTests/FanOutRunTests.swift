@@ -158,6 +158,10 @@ struct FanOutRunTests {
         } else {
             _ = try PostgresServer.psql(queue.location, "DELETE FROM row WHERE part = 99")
         }
+        // Another group's failed items: none here, nothing changed.
+        let otherGroup = try Batchrun.run(["retry", queue.location, "--failed", "--group", "other"], in: queue.folder.url)
+        #expect(otherGroup.status == 0 && otherGroup.stdout.contains("no failed item to retry"), "\(otherGroup.stdout)\(otherGroup.stderr)")
+        #expect((try Self.batch(queue, 1)["parts"] as? [String: Int])?["failed"] == 1)
         let retried = try Batchrun.run(["retry", queue.location, "--failed"], in: queue.folder.url)
         #expect(retried.status == 0 && retried.stdout.contains("retried "), "\(retried.stdout)\(retried.stderr)")
         let again = try queue.worker(["--once"])

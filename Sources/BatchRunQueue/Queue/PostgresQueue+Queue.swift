@@ -102,12 +102,14 @@ extension PostgresQueue: Queue {
         return try retry(id: id)
     }
 
-    package func failedItems(since: Date?) throws -> [String] {
+    package func failedItems(since: Date?, group: String?) throws -> [String] {
         try store.readRecords { db in
             try db.rows("""
                 SELECT id FROM _batchrun_queue WHERE state = 'failed' AND (?::int = 0 OR ended_at >= to_timestamp(?::double precision))
+                    AND (?::int = 0 OR item_group = ?::text)
                 ORDER BY ended_at, id
-                """, [.integer(since == nil ? 0 : 1), .real(since?.timeIntervalSince1970 ?? 0)]).compactMap { $0.first?.int64.map(String.init) }
+                """, [.integer(since == nil ? 0 : 1), .real(since?.timeIntervalSince1970 ?? 0), .integer(group == nil ? 0 : 1),
+                      .text(group ?? "")]).compactMap { $0.first?.int64.map(String.init) }
         }
     }
 

@@ -68,8 +68,8 @@ package protocol Queue: Sendable {
     func retry(_ name: String) throws -> QueueRetry
 
     /// The items that ended failed, as `retry` names them, oldest first; with `since`, only
-    /// those that ended after it.
-    func failedItems(since: Date?) throws -> [String]
+    /// those that ended after it; with `group`, only that group's.
+    func failedItems(since: Date?, group: String?) throws -> [String]
 
     /// True when `cancel` marked the running item: its worker should cancel its run.
     func isCancelRequested(_ item: QueueItem) throws -> Bool

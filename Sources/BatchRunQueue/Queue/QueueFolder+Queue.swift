@@ -60,8 +60,9 @@ extension QueueFolder: Queue {
         return .notFound
     }
 
-    package func failedItems(since: Date?) throws -> [String] {
+    package func failedItems(since: Date?, group: String?) throws -> [String] {
         items(in: .failed).filter { name in
+            if let group, Self.group(ofItemAt: itemPath(name, in: .failed)) != group { return false }
             guard let since else { return true }
             let attributes = try? FileManager.default.attributesOfItem(atPath: itemPath(name, in: .failed))
             return (attributes?[.modificationDate] as? Date ?? .distantPast) >= since

@@ -2,7 +2,7 @@ import ArgumentParser
 import BatchRunKit
 import Foundation
 
-/// `batchrun retry QUEUE ITEM... | --failed [--since DURATION]`: failed or cancelled items back to pending.
+/// `batchrun retry QUEUE ITEM... | --failed [--since DURATION] [--group NAME]`: failed or cancelled items back to pending.
 struct RetryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",
@@ -26,16 +26,21 @@ struct RetryCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --failed: only items that failed within this long: 90s, 30m, 2h, 7d.", valueName: "DURATION"))
     var since: String?
 
+    @Option(help: ArgumentHelp("With --failed: only items of this group (submit --group).", valueName: "NAME"))
+    var group: String?
+
     func validate() throws {
         if failed == !items.isEmpty { throw ValidationError("name the items to retry, or give --failed (not both)") }
-        if since != nil && !failed { throw ValidationError("--since goes with --failed") }
+        if (since != nil || group != nil) && !failed { throw ValidationError("--since and --group go with --failed") }
         if let since, JobFileLoader.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 2h or 7d, found '\(since)'") }
     }
 
     func run() throws {
         let opened = try WorkerCommand.orExit(ExitStatus.failed) { try openQueue(at: queue) }
         let names = failed
-            ? try WorkerCommand.orExit(ExitStatus.failed) { try opened.failedItems(since: since.flatMap(JobFileLoader.seconds).map { Date().addingTimeInterval(-$0) }) }
+            ? try WorkerCommand.orExit(ExitStatus.failed) {
+                try opened.failedItems(since: since.flatMap(JobFileLoader.seconds).map { Date().addingTimeInterval(-$0) }, group: group)
+            }
             : items
         if failed && names.isEmpty { print("no failed item to retry") }
         var refused: [String] = []
