@@ -95,7 +95,7 @@ struct ConfinedWorkerTests {
             GRANT SELECT, INSERT (job, name, job_text, params, directory, priority, max_attempts, backoff, item_group,
                                   parts, part_count, parts_queued, has_completion)
                 ON _batchrun_batch TO batchrun_submit;
-            GRANT SELECT ON _batchrun_group TO batchrun_submit;
+            GRANT SELECT ON _batchrun_group, _batchrun_pause TO batchrun_submit;
             GRANT USAGE ON SEQUENCE _batchrun_queue_id_seq, _batchrun_batch_id_seq TO batchrun_submit;
             """, database: "jobs")
         return setup

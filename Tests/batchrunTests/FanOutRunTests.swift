@@ -188,11 +188,10 @@ struct FanOutRunTests {
                                         output: try FileHandle(forWritingTo: output))
         defer { kill(worker.processIdentifier, SIGINT); worker.waitUntilExit() }
         var samples = PrometheusSamples("")
+        let announced = try #require(metricsPort(announcedIn: output))
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "metrics at http://127.0.0.1:"), let metricsPort = Int(text[range.upperBound...].prefix { $0.isNumber }),
-               let (status, body) = httpGet(port: metricsPort, path: "/metrics"), status == 200 {
+            if let (status, body) = httpGet(port: announced, path: "/metrics"), status == 200 {
                 samples = PrometheusSamples(body)
                 if samples.value("batchrun_batch_parts", ["state": "failed"]) == 1 { break }
             }

@@ -32,4 +32,14 @@ extension BatchRunMetrics {
     }
 
     static let batchPartsLabel = "batchrun_batch_parts"
+
+    /// 1 while the queue is paused, else 0; and per group, 1 while it is paused, 0 once resumed
+    /// (`reported`: the groups given a series so far, kept by the caller).
+    static func paused(_ pause: QueuePause, reported: inout Set<String>) {
+        Gauge(label: pausedLabel).record(pause.queue ? 1 : 0)
+        reported.formUnion(pause.groups)
+        for group in reported { Gauge(label: pausedLabel, dimensions: [("group", group)]).record(pause.groups.contains(group) ? 1 : 0) }
+    }
+
+    static let pausedLabel = "batchrun_queue_paused"
 }

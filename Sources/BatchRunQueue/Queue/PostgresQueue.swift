@@ -119,7 +119,7 @@ package final class PostgresQueue: Sendable {
     /// Opens the queue, creating its table when missing; a table an earlier batchrun made gains
     /// the columns it lacks (with their defaults) as any store's tables do (JOBFILE.md 13).
     package init(url: String) throws {
-        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable, Self.groupTable, Self.groupStartTable]))
+        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable, Self.groupTable, Self.groupStartTable, Self.pauseTable]))
         try createPartialIndexesAndChecks()
     }
 
@@ -223,12 +223,15 @@ package final class PostgresQueue: Sendable {
     /// never waited for.
     package func claimNext(worker: String, lease: Double) throws -> Claim? {
         try store.writeRecords { db in
+            // `batchrun pause`: nothing is claimed, not even an item to take over; a paused group's items wait.
+            let paused = try pause(in: db)
+            if paused.queue { return nil }
             if let taken = try take(next: """
                 SELECT id, state FROM _batchrun_queue WHERE state = 'running' AND lease_until < clock_timestamp()
                 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
                 """, [], worker: worker, lease: lease, in: db) { return taken }
             // A due item of a group at one of its limits is passed over (`batchrun limit`).
-            var blocked = try groupsAtLimit(in: db)
+            var blocked = try groupsAtLimit(in: db) + paused.groups
             while true {
                 let list = String(decoding: try JSONEncoder().encode(blocked), as: UTF8.self)
                 guard let row = try db.namedRows("""

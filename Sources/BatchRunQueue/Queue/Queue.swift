@@ -39,6 +39,14 @@ package protocol Queue: Sendable {
     /// Every limited group, by name.
     func limits() throws -> [QueueGroupLimit]
 
+    /// Pauses (`paused` true) or resumes the whole queue (`group` nil) or one group: while
+    /// paused, no worker claims a new item of it (a claim under way ends as it would); running
+    /// items finish.
+    func setPaused(_ paused: Bool, group: String?) throws
+
+    /// What is paused now.
+    func pause() throws -> QueuePause
+
     /// Claims the next item for `worker` (`PID@HOST`): an item whose worker is gone first
     /// (taken over), else the first due one (highest priority, then earliest due, then first
     /// submitted); nil when there is none to take now. A claim
@@ -119,6 +127,7 @@ extension Queue {
         // A submit-only role that may not read them lists none.
         snapshot.batches = (try? batches()) ?? []
         snapshot.limits = (try? limits()) ?? []
+        snapshot.pause = (try? pause()) ?? QueuePause()
         return snapshot
     }
 

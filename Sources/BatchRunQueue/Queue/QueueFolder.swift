@@ -25,6 +25,8 @@ package struct QueueFolder: Sendable {
     let finishedIndexes = FinishedFolderIndex.Kept()
     /// This value's rows of done batch parts, kept between snapshots.
     let doneRows = DoneRowsCache()
+    /// This value's groups of the pending items it looked at.
+    let itemGroups = ItemGroupCache()
 
     /// Opens a queue, making its folders when missing.
     package init(path: String) throws {
@@ -156,6 +158,8 @@ package struct QueueFolder: Sendable {
     /// items that are due from `scheduled/` and `retryable/` into `pending/` and claims the
     /// first pending item; nil when there is nothing to take now.
     package func claimNext(now: Date = QueueClock.now()) throws -> Claim? {
+        let paused = (try? pause()) ?? QueuePause()
+        if paused.queue { return nil }   // `batchrun pause`: nothing is claimed, not even an orphan
         for name in items(in: .running) {
             let path = itemPath(name, in: .running)
             guard let descriptor = Self.lock(path) else { continue }
@@ -169,15 +173,16 @@ package struct QueueFolder: Sendable {
         promoteDue(now: now)
         // An item of a group at one of its limits is passed over (`batchrun limit`).
         let limits = Dictionary(((try? self.limits()) ?? []).map { ($0.group, $0) }) { first, _ in first }
-        var passedOver: Set<String> = [], blocked: Set<String> = []
+        var passedOver: Set<String> = [], blocked = Set(paused.groups)
         while true {
             let next = pendingIndex.first(16 + passedOver.count).filter { !passedOver.contains($0.name) }
             if next.isEmpty { return nil }
             for (_, name) in next {
                 let from = itemPath(name, in: .pending), to = itemPath(name, in: .running)
                 var admitted: (limit: QueueGroupLimit, lock: Int32)?
-                if !limits.isEmpty, let group = Self.group(ofItemAt: from), let limit = limits[group] {
-                    guard !blocked.contains(group), let lock = admission(for: limit, now: now) else {
+                if !limits.isEmpty || !blocked.isEmpty, let group = itemGroups.group(of: name, at: from),
+                   blocked.contains(group) || limits[group] != nil {
+                    guard !blocked.contains(group), let limit = limits[group], let lock = admission(for: limit, now: now) else {
                         blocked.insert(group)
                         passedOver.insert(name)
                         continue
@@ -186,6 +191,7 @@ package struct QueueFolder: Sendable {
                 }
                 // Claimed, or gone (another worker has it): either way no longer pending here.
                 pendingIndex.remove(name)
+                itemGroups.forget(name)
                 // Locked before the rename, so no other worker can take it for an orphan in between.
                 guard let descriptor = Self.lock(from) else {
                     if let admitted { close(admitted.lock) }

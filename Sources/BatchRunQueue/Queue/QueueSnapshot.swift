@@ -140,9 +140,24 @@ package struct QueueSnapshot: Sendable, Encodable {
     package var batches: [QueueBatch] = []
     /// The groups' limits (`batchrun limit`), by group; empty unless asked for, as `batches`.
     package var limits: [QueueGroupLimit] = []
+    /// What `batchrun pause` paused (JSON: `paused`, `paused_groups`).
+    package var pause = QueuePause()
 
     package enum CodingKeys: String, CodingKey {
-        case queue, counts, items, schedules, batches, limits
+        case queue, counts, items, schedules, batches, limits, paused
+        case pausedGroups = "paused_groups"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(queue, forKey: .queue)
+        try container.encode(counts, forKey: .counts)
+        try container.encode(items, forKey: .items)
+        try container.encode(schedules, forKey: .schedules)
+        try container.encode(batches, forKey: .batches)
+        try container.encode(limits, forKey: .limits)
+        try container.encode(pause.queue, forKey: .paused)
+        try container.encode(pause.groups, forKey: .pausedGroups)
     }
 
     /// `counts`: each state's items, when not every item is listed.

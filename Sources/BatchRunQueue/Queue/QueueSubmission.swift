@@ -25,12 +25,15 @@ package struct QueueSubmission: Sendable, Hashable {
     /// The group the item is in (`--group`), which `batchrun limit` may limit; nil: none.
     package var group: String?
 
-    /// True for a group's name: 1 to 64 letters, digits, `_`, `-` and `.`.
+    /// True for a group's name: 1 to 64 letters, digits, `_`, `-` and `.`, starting with a letter or digit.
     package static func isGroupName(_ name: String) -> Bool {
-        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
-            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 95 || byte == 45 || byte == 46
-        }
+        func isAlphanumeric(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) }
+        return (1...64).contains(name.utf8.count) && name.utf8.first.map(isAlphanumeric) == true
+            && name.utf8.allSatisfy { isAlphanumeric($0) || $0 == 95 || $0 == 45 || $0 == 46 }
     }
+
+    /// What `isGroupName` wants, for a message.
+    package static let groupNameRule = "1 to 64 letters, digits, _, - and ., starting with a letter or digit"
 
     /// The priorities an item may have.
     package static let priorities = -99_999...99_999

@@ -312,6 +312,9 @@ public final class Worker {
         executor.stopTaking()
     }
 
+    /// The groups whose pause the metrics have a series for.
+    private var pausedGroupsReported: Set<String> = []
+
     /// Records the slots' gauges, and every 5 s the queue's counts when asked to.
     private func recordGauges() {
         BatchRunMetrics.slots(busy: running.count, idle: max(0, options.slots - running.count))
@@ -322,6 +325,7 @@ public final class Worker {
         // The counts of a live snapshot that lists no finished item: what a live page reads, no more.
         if let snapshot = try? queue.snapshot(.live(finishedShown: 0)) { BatchRunMetrics.queueCounts(snapshot) }
         if let batches = try? queue.batches() { BatchRunMetrics.batchParts(batches) }
+        if let pause = try? queue.pause() { BatchRunMetrics.paused(pause, reported: &pausedGroupsReported) }
     }
 
     /// A line of the worker's log; `event` and `item` for structured logs.

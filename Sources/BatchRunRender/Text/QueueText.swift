@@ -18,7 +18,10 @@ package enum QueueText {
     }
 
     package static func render(_ snapshot: QueueSnapshot) -> String {
-        var lines = ["\(snapshot.queue): " + counts(snapshot.counts)]
+        var first = "\(snapshot.queue): " + counts(snapshot.counts)
+        if !snapshot.pause.groups.isEmpty { first += " (groups paused: \(snapshot.pause.groups.joined(separator: ", ")))" }
+        if snapshot.pause.queue { first += " (paused)" }
+        var lines = [first]
         for state in QueueItemState.allCases {
             let items = snapshot.items.filter { $0.state == state }
             guard !items.isEmpty else { continue }

@@ -56,6 +56,11 @@ package enum LiveQueuePage {
         body.element("dl", ["class": "facts"]) { facts in
             facts.element("dt", text: "as of")
             facts.element("dd", ["id": "as-of"], text: ReportTheme.timestamp(snapshot.takenAt))
+            if snapshot.pause.queue || !snapshot.pause.groups.isEmpty {
+                facts.element("dt", text: "paused")
+                facts.element("dd", ["class": "paused"],
+                              text: snapshot.pause.queue ? "the whole queue: no new item starts" : "groups \(snapshot.pause.groups.joined(separator: ", "))")
+            }
             facts.element("dt", text: "items")
             facts.element("dd", ["class": "counts"]) { counts in
                 for state in QueueItemState.allCases {

@@ -76,6 +76,7 @@ package final class LiveQueueServer: Sendable {
             if let snapshot = cache.snapshot, Date().timeIntervalSince(snapshot.takenAt) < 1 { return (snapshot, cache.rates) }
             var snapshot = (try? queue.snapshot(.live(finishedShown: Self.finishedShown))) ?? QueueSnapshot(unreadable: queue.location)
             // The batches still going, and the newest finished ones.
+            snapshot.pause = (try? queue.pause()) ?? QueuePause()
             let batches = (try? queue.batches()) ?? []
             snapshot.batches = batches.filter { !$0.isFinished } + batches.filter(\.isFinished).suffix(Self.finishedShown).reversed()
             var seen: [String: (rows: Int, at: Date)] = [:]

@@ -29,7 +29,7 @@ struct LimitCommand: ParsableCommand {
     var clear = false
 
     func validate() throws {
-        if !QueueSubmission.isGroupName(group) { throw ValidationError("a group is 1 to 64 letters, digits, _, - and ., found '\(group)'") }
+        if !QueueSubmission.isGroupName(group) { throw ValidationError("a group is \(QueueSubmission.groupNameRule), found '\(group)'") }
         if clear == (running != nil || rate != nil) { throw ValidationError("give --running and/or --rate, or --clear") }
         if let running, running < 1 { throw ValidationError("--running must be at least 1") }
         if let rate, QueueGroupLimit.Rate(rate) == nil {

@@ -63,7 +63,7 @@ struct SubmitCommand: ParsableCommand {
         }
         if !QueueSubmission.priorities.contains(priority) { throw ValidationError("--priority must be between -99999 and 99999") }
         if !QueueSubmission.attemptRange.contains(attempts) { throw ValidationError("--attempts must be between 1 and 1000") }
-        if let group, !QueueSubmission.isGroupName(group) { throw ValidationError("--group must be 1 to 64 letters, digits, _, - and ., found '\(group)'") }
+        if let group, !QueueSubmission.isGroupName(group) { throw ValidationError("--group must be \(QueueSubmission.groupNameRule), found '\(group)'") }
         if fanOut != nil && files.count != 1 { throw ValidationError("--fan-out takes one job file, found \(files.count)") }
         if fanOut != nil && unique { throw ValidationError("--fan-out and --unique cannot be used together") }
     }

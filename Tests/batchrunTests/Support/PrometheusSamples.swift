@@ -90,3 +90,15 @@ func listeningAddresses(port: Int) -> [String] {
     }
     return found
 }
+
+/// The port a worker started with `--metrics :0` says it serves on (`metrics at
+/// http://127.0.0.1:PORT/metrics`), read from its output at `output`; nil after 60 s.
+func metricsPort(announcedIn output: URL) -> Int? {
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        if let range = text.range(of: "metrics at http://127.0.0.1:") { return Int(text[range.upperBound...].prefix { $0.isNumber }) }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    return nil
+}
