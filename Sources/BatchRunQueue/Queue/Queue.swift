@@ -47,6 +47,13 @@ package protocol Queue: Sendable {
     /// What is paused now.
     func pause() throws -> QueuePause
 
+    /// Deletes the items in `states` (finished ones: done, failed, cancelled) that ended before
+    /// `before`, with their logs and reports, a few hundred at a time so claims go on meanwhile;
+    /// how many. Kept whatever their age: the items of a batch not finished yet, and (PostgreSQL)
+    /// each schedule's latest item, which says its due time was queued. The stores' run state
+    /// is not touched.
+    func prune(states: Set<QueueItemState>, endedBefore before: Date) throws -> Int
+
     /// Claims the next item for `worker` (`PID@HOST`): an item whose worker is gone first
     /// (taken over), else the first due one (highest priority, then earliest due, then first
     /// submitted); nil when there is none to take now. A claim

@@ -129,7 +129,12 @@ extension QueueFolder {
     /// may hold many finished items): a live page reads this every second. A done part's rows
     /// are read from its report once, then kept.
     package func batches() throws -> [QueueBatch] {
-        batchIDs().compactMap { id in
+        try batches(only: nil)
+    }
+
+    /// Every batch, or the one numbered `only`.
+    func batches(only: Int64?) throws -> [QueueBatch] {
+        (only.map { [$0] } ?? batchIDs()).compactMap { id in
             guard let record = batchRecord(id) else { return nil }
             var parts: [String: Int] = [:], rows = 0
             for name in record.parts {

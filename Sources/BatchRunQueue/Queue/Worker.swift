@@ -35,6 +35,9 @@ public final class Worker {
         /// Records the queue's counts per state (`batchrun_queue_items`) every few seconds (a
         /// listing of the queue each time: only when metrics are exported).
         package var publishesQueueCounts = false
+        /// `--keep DURATION`: done items that ended longer ago than this are pruned, once a
+        /// minute, beside the work (`Queue.prune`); nil: none.
+        package var keep: Double?
 
         public init(slots: Int = 1, once: Bool = false, lease: Double = 30, quiet: Bool = false,
                     identity: String = "\(getpid())@\(ProcessInfo.processInfo.hostName)") {
@@ -135,6 +138,7 @@ public final class Worker {
                 while running.count < options.slots, let item = claimNext() { start(item) }
             }
             recordGauges()
+            pruneOldItems()
             if running.isEmpty && (stopping || options.once) { break }
             waitForSomething()
         }
@@ -312,6 +316,10 @@ public final class Worker {
         executor.stopTaking()
     }
 
+    /// When `--keep` prunes next; what its last prune did, once it ended (read by the loop).
+    private var nextPrune: TimeInterval = 0
+    private let pruneOutcome = PruneOutcome()
+
     /// The groups whose pause the metrics have a series for.
     private var pausedGroupsReported: Set<String> = []
 
@@ -326,6 +334,25 @@ public final class Worker {
         if let snapshot = try? queue.snapshot(.live(finishedShown: 0)) { BatchRunMetrics.queueCounts(snapshot) }
         if let batches = try? queue.batches() { BatchRunMetrics.batchParts(batches) }
         if let pause = try? queue.pause() { BatchRunMetrics.paused(pause, reported: &pausedGroupsReported) }
+    }
+
+    /// `--keep`: once a minute, prunes the done items older than it on a thread of its own (the
+    /// loop goes on claiming), and says what the last prune did.
+    private func pruneOldItems() {
+        if let said = pruneOutcome.take() { say(said, event: "pruned") }
+        guard let keep = options.keep, !stopping else { return }
+        let now = ProcessInfo.processInfo.systemUptime
+        guard now >= nextPrune, pruneOutcome.start() else { return }
+        nextPrune = now + 60
+        let (queue, outcome) = (queue, pruneOutcome)
+        Thread.detachNewThread {
+            do {
+                let count = try queue.prune(states: [.done], endedBefore: QueueClock.now().addingTimeInterval(-keep))
+                outcome.end(count > 0 ? "pruned \(count) done item\(count == 1 ? "" : "s") older than --keep" : nil)
+            } catch {
+                outcome.end("cannot prune: \(error)")
+            }
+        }
     }
 
     /// A line of the worker's log; `event` and `item` for structured logs.

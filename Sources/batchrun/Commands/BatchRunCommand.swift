@@ -15,7 +15,7 @@ struct BatchRunCommand: AsyncParsableCommand {
             """,
         version: VersionText.text,
         subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, RunsCommand.self, ReportCommand.self,
-                      SubmitCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self, LimitCommand.self, ScheduleCommand.self, WorkerCommand.self, QueueCommand.self, ServeCommand.self, RunnerCommand.self],
+                      SubmitCommand.self, CancelCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self, PruneCommand.self, LimitCommand.self, ScheduleCommand.self, WorkerCommand.self, QueueCommand.self, ServeCommand.self, RunnerCommand.self],
         defaultSubcommand: RunCommand.self
     )
 

@@ -76,7 +76,11 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: "Lines as text (the default) or json: one object a line (ts, level, event, item, job, rows, message).")
     var logFormat: LogFormat = .text
 
+    @Option(help: ArgumentHelp("Prune done items that ended longer ago than this (like 14d), once a minute, beside the work (batchrun prune).", valueName: "DURATION"))
+    var keep: String?
+
     func validate() throws {
+        if let keep, JobFileLoader.seconds(keep) == nil { throw ValidationError("--keep must be a duration like 12h or 14d, found '\(keep)'") }
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if JobFileLoader.seconds(lease) == nil { throw ValidationError("--lease must be a duration like 500ms, 30s or 5m, found '\(lease)'") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -96,6 +100,7 @@ struct WorkerCommand: ParsableCommand {
         defer { exporter?.stop() }
         var options = Worker.Options(slots: workers, once: once, lease: JobFileLoader.seconds(lease) ?? 30, quiet: quiet)
         options.publishesQueueCounts = exporter != nil
+        options.keep = keep.flatMap(JobFileLoader.seconds)
         let worker = Worker(queue: opened, executor: ChildProcessExecutor(jobs: jobs, confinement: confinement, metrics: exporter?.inbox,
                                                                           logFormat: logFormat), options: options)
         if logFormat == .json { worker.logLine = JSONLog.write }
