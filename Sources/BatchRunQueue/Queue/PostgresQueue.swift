@@ -119,7 +119,7 @@ package final class PostgresQueue: Sendable {
     /// Opens the queue, creating its table when missing; a table an earlier batchrun made gains
     /// the columns it lacks (with their defaults) as any store's tables do (JOBFILE.md 13).
     package init(url: String) throws {
-        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable, Self.groupTable, Self.groupStartTable, Self.pauseTable]))
+        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable, Self.groupTable, Self.groupStartTable, Self.pauseTable, Self.auditTable]))
         try createPartialIndexesAndChecks()
     }
 

@@ -54,6 +54,12 @@ package protocol Queue: Sendable {
     /// is not touched.
     func prune(states: Set<QueueItemState>, endedBefore before: Date) throws -> Int
 
+    /// Appends a line to the queue's audit log.
+    func appendAudit(_ entry: QueueAuditEntry) throws
+
+    /// The audit log's newest lines (at most `QueueAuditEntry.listed`), oldest first.
+    func audit() throws -> [QueueAuditEntry]
+
     /// Claims the next item for `worker` (`PID@HOST`): an item whose worker is gone first
     /// (taken over), else the first due one (highest priority, then earliest due, then first
     /// submitted); nil when there is none to take now. A claim
@@ -135,6 +141,7 @@ extension Queue {
         snapshot.batches = (try? batches()) ?? []
         snapshot.limits = (try? limits()) ?? []
         snapshot.pause = (try? pause()) ?? QueuePause()
+        snapshot.audit = (try? audit()) ?? []
         return snapshot
     }
 

@@ -142,9 +142,11 @@ package struct QueueSnapshot: Sendable, Encodable {
     package var limits: [QueueGroupLimit] = []
     /// What `batchrun pause` paused (JSON: `paused`, `paused_groups`).
     package var pause = QueuePause()
+    /// The audit log's newest lines, oldest first (`serve --actions`).
+    package var audit: [QueueAuditEntry] = []
 
     package enum CodingKeys: String, CodingKey {
-        case queue, counts, items, schedules, batches, limits, paused
+        case queue, counts, items, schedules, batches, limits, paused, audit
         case pausedGroups = "paused_groups"
     }
 
@@ -158,6 +160,7 @@ package struct QueueSnapshot: Sendable, Encodable {
         try container.encode(limits, forKey: .limits)
         try container.encode(pause.queue, forKey: .paused)
         try container.encode(pause.groups, forKey: .pausedGroups)
+        try container.encode(audit, forKey: .audit)
     }
 
     /// `counts`: each state's items, when not every item is listed.
