@@ -104,14 +104,16 @@ struct LivePageTests {
     }
 
     /// `batchrun serve QUEUE` on a free loopback port, started in `folder`; the process and its port.
-    static func serve(_ queue: String, in folder: TemporaryFolder) throws -> (Process, Int) {
+    /// `options` go after the queue (`--listen 0.0.0.0:0 --tls-cert ...`): then the port is the one it says after `HOST:`.
+    static func serve(_ queue: String, in folder: TemporaryFolder, options: [String] = ["--listen", "127.0.0.1:0"],
+                      host: String = "127.0.0.1") throws -> (Process, Int) {
         let output = folder.url.appendingPathComponent("serve-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let serve = try Batchrun.start(["serve", queue, "--listen", "127.0.0.1:0"], in: folder, output: try FileHandle(forWritingTo: output))
+        let serve = try Batchrun.start(["serve", queue] + options, in: folder, output: try FileHandle(forWritingTo: output))
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "at http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {
+            if let range = text.range(of: "://\(host):"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {
                 return (serve, port)
             }
             Thread.sleep(forTimeInterval: 0.05)
@@ -177,5 +179,45 @@ struct LivePageTests {
             return body.range(of: "data: ").map { String(body[$0.lowerBound...]) }
         }
         return loopbackGet(port: port, path: "/events", close: false, until: { firstEvent($0) != nil }).flatMap(firstEvent)
+    }
+}
+
+extension LivePageTests {
+    /// `curl` of `url` (`--cacert` when given); its output, and whether it succeeded.
+    static func curl(_ url: String, caFile: String? = nil) throws -> (ok: Bool, body: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "--max-time", "20"] + (caFile.map { ["--cacert", $0] } ?? []) + [url]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let body = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus == 0, body)
+    }
+
+    @Test("serve on an address other than loopback: refused without TLS (exit 2, saying what to give); HTTPS with --tls-cert/--tls-key (a client that trusts the certificate reads the page, plain HTTP gets nothing); a bad certificate is exit 2 naming it; --insecure-http serves plain HTTP on purpose")
+    func tls() throws {
+        let folder = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder.path("q/pending"), withIntermediateDirectories: true)
+        let refused = try Batchrun.run(["serve", "q", "--listen", "0.0.0.0:0"], in: folder.url)
+        #expect(refused.status == 2 && refused.stderr.contains("is not loopback: give --tls-cert FILE and --tls-key FILE"), "\(refused.stderr)")
+        try CompressedFeedRunTests.program("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", folder.path("page.key"),
+                                                       "-out", folder.path("page.crt"), "-days", "2", "-subj", "/CN=localhost",
+                                                       "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        let (secure, port) = try Self.serve("q", in: folder, options: ["--listen", "0.0.0.0:0", "--tls-cert", "page.crt", "--tls-key", "page.key"],
+                                            host: "0.0.0.0")
+        defer { secure.terminate(); secure.waitUntilExit() }
+        let page = try Self.curl("https://127.0.0.1:\(port)/", caFile: folder.path("page.crt"))
+        #expect(page.ok && page.body.contains("<!DOCTYPE html>"), "\(page.body.prefix(300))")
+        #expect(try !Self.curl("https://127.0.0.1:\(port)/").ok, "a client that does not trust the certificate refuses it")
+        #expect(try !Self.curl("http://127.0.0.1:\(port)/").body.contains("<!DOCTYPE html>"), "no page over plain HTTP")
+
+        let bad = try Batchrun.run(["serve", "q", "--listen", "127.0.0.1:0", "--tls-cert", "page.key", "--tls-key", "page.key"], in: folder.url)
+        #expect(bad.status == 2 && bad.stderr.contains("page.key: not a readable PEM certificate"), "\(bad.stderr)")
+        let (plain, plainPort) = try Self.serve("q", in: folder, options: ["--listen", "0.0.0.0:0", "--insecure-http"], host: "0.0.0.0")
+        defer { plain.terminate(); plain.waitUntilExit() }
+        #expect(try Self.curl("http://127.0.0.1:\(plainPort)/").body.contains("<!DOCTYPE html>"))
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// A small read-only HTTP/1.1 server on SwiftNIO (already in the build for PostgreSQL): every
 /// GET or HEAD goes to `route`, with the request's path (its query cut off); any other method is
@@ -26,18 +27,25 @@ package final class ReadOnlyHTTPServer: Sendable {
         self.port = channel.localAddress?.port ?? 0
     }
 
-    /// Listens on `host:port` (one event-loop thread) and answers by `route`, called off that
+    /// Listens on `host:port` (one event-loop thread; HTTPS with `tls`) and answers by `route`, called off that
     /// thread (a route may wait: on a PostgreSQL queue's snapshot, which must never block an
     /// event loop).
-    package static func start(host: String, port: Int, route: @escaping @Sendable (String) -> HTTPResponse) throws -> ReadOnlyHTTPServer {
+    package static func start(host: String, port: Int, tls: NIOSSLContext? = nil,
+                              route: @escaping @Sendable (String) -> HTTPResponse) throws -> ReadOnlyHTTPServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             let channel = try ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 64)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
-                    channel.pipeline.configureHTTPServerPipeline().flatMap {
-                        channel.pipeline.addHandler(RouteHandler(route: route))
+                    // With `tls`, HTTPS: the TLS handler first, HTTP over it.
+                    let secured: EventLoopFuture<Void> = tls.map { context in
+                        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context)) }
+                    } ?? channel.eventLoop.makeSucceededVoidFuture()
+                    return secured.flatMap {
+                        channel.pipeline.configureHTTPServerPipeline().flatMap {
+                            channel.pipeline.addHandler(RouteHandler(route: route))
+                        }
                     }
                 }
                 .bind(host: host, port: port)

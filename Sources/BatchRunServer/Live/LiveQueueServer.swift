@@ -27,26 +27,30 @@ package final class LiveQueueServer: Sendable {
     private let queue: any Queue
     private let cache = Mutex(Cache())
     private let listen: ListenAddress
+    /// Served over HTTPS (`--tls-cert`).
+    private let secure: Bool
     private let server: Mutex<ReadOnlyHTTPServer?> = Mutex(nil)
 
-    private init(queue: any Queue, listen: ListenAddress) {
+    private init(queue: any Queue, listen: ListenAddress, secure: Bool) {
+        self.secure = secure
         self.queue = queue
         self.listen = listen
     }
 
     /// Opens the queue (a folder must exist) and listens.
-    package static func start(queue location: String, listen: ListenAddress) throws -> LiveQueueServer {
+    package static func start(queue location: String, listen: ListenAddress, tls: ServerTLS? = nil) throws -> LiveQueueServer {
         if case .folder = QueueLocation(location), !FileManager.default.fileExists(atPath: location + "/pending") {
             throw NotAQueueFolder(path: location)
         }
-        let live = LiveQueueServer(queue: try openQueue(at: location), listen: listen)
-        let server = try ReadOnlyHTTPServer.start(host: listen.host, port: listen.port) { [live] path in live.respond(to: path) }
+        let context = try tls?.context()
+        let live = LiveQueueServer(queue: try openQueue(at: location), listen: listen, secure: context != nil)
+        let server = try ReadOnlyHTTPServer.start(host: listen.host, port: listen.port, tls: context) { [live] path in live.respond(to: path) }
         live.server.withLock { $0 = server }
         return live
     }
 
     package var port: Int { server.withLock { $0?.port ?? 0 } }
-    package var url: String { "http://\(ListenAddress.host(listen.host)):\(port)/" }
+    package var url: String { "\(secure ? "https" : "http")://\(ListenAddress.host(listen.host)):\(port)/" }
 
     package func stop() {
         server.withLock { $0?.stop() }
