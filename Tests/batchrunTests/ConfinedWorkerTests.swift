@@ -192,6 +192,45 @@ struct ConfinedWorkerTests {
         let log = try setup.cluster.psql("SELECT log FROM _batchrun_queue WHERE part = 'outside.csv'", database: "jobs")
         #expect(log.contains("is not one") && log.contains("part-*.csv lists"), "\(log)")
         #expect(try setup.cluster.psql("SELECT count(*) FROM t WHERE id = 99", database: "jobs") == "0")
+
+        // A row that says it is of another's batch (its needs item not run yet) does not let the batch go on when it ends.
+        try setup.folder.write("needs.yaml", """
+            version: 1
+            store: { postgres: "\(setup.worker)" }
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              first: { steps: [{ fetch: { entity: T } }] }
+              load:
+                needs: [first]
+                steps:
+                  - insert: { entity: T, from: "\(setup.folder.path("data"))/part-*.csv" }
+            """)
+        let later = try setup.run(["submit", setup.submit, "needs.yaml", "--fan-out", "load", "--in", "1h"], password: "subm1t-pw")
+        #expect(later.status == 0 && later.stdout.contains("queued batch 2: 3 parts of load"), "\(later.stdout)\(later.stderr)")
+        let joinedText = """
+            version: 1
+            store: { postgres: "\(setup.worker)" }
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              first: { steps: [{ fetch: { entity: T } }] }
+              load: { needs: [first], steps: [{ fetch: { entity: T } }] }
+            """
+        try setup.cluster.psql("""
+            SET ROLE batchrun_submit;
+            INSERT INTO _batchrun_queue (name, job_text, params, directory, batch, role)
+            VALUES ('joined.yaml', $forged$\(joinedText)$forged$, '{}', '\(setup.folder.path("."))', 2, '{"batch":2,"role":{"needs":{"job":"load"}}}');
+            """, database: "jobs")
+        #expect(throws: (any Error).self) {   // a role that is not JSON naming a batch is refused by the table's check
+            try setup.cluster.psql("SET ROLE batchrun_submit; INSERT INTO _batchrun_queue (name, job_text, params, directory, role) "
+                                   + "VALUES ('x.yaml', 'x', '{}', '/', 'not json')", database: "jobs")
+        }
+        let joined = try setup.run(["worker", setup.worker, "--once", "--root", setup.folder.path(".")])
+        #expect(joined.status == 0, "\(joined.stdout)\(joined.stderr)")
+        #expect(try setup.cluster.psql("SELECT state FROM _batchrun_queue WHERE name = 'joined.yaml'", database: "jobs") == "done")
+        let held = try setup.run(["queue", setup.submit, "--batch", "2"], password: "subm1t-pw")
+        #expect(held.stdout.contains("3 parts: waiting 3"), "\(held.stdout)\(held.stderr)")
     }
 
     @Test("store: another database, the superuser, or another host is refused before anything connects (invalid, naming --allow-store); --allow-store lets one in")

@@ -93,3 +93,37 @@ struct PruneTests {
         #expect(try queue.wait { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("pruned 4 done items older than --keep") })
     }
 }
+
+extension PruneTests {
+    @Test("a finished batch pruned over two runs (its parts ended at different times): the rest goes the second time, then its record; never shown as waiting")
+    func finishedBatchInTwoRuns() throws {
+        let queue = try QueueFeatureTests.TestQueue("folder")
+        for part in 1...3 { try queue.folder.write("data/part-\(part).csv", "id,v\n\(part),1\n") }
+        try queue.folder.write("batch.yaml", """
+            version: 1
+            store: \(queue.folder.path("store.sqlite"))
+            entities:
+              P: { columns: { id: integer primary key, v: integer } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: P, from: "\(queue.folder.path("data"))/part-*.csv" }
+            """)
+        #expect(try Batchrun.run(["submit", "q", "batch.yaml", "--fan-out", "load"], in: queue.folder.url).status == 0)
+        #expect(try queue.worker(["--once"]).status == 0)
+        // Two of the parts ended two days ago.
+        let done = try FileManager.default.contentsOfDirectory(atPath: queue.folder.path("q/done")).filter { $0.hasSuffix(".yaml") }.sorted()
+        #expect(done.count == 3)
+        for name in done.prefix(2) {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-2 * 86_400)], ofItemAtPath: queue.folder.path("q/done/\(name).json"))
+        }
+        let first = try Batchrun.run(["prune", "q", "--older-than", "1d"], in: queue.folder.url)
+        #expect(first.stdout.contains("pruned 2 items"), "\(first.stdout)\(first.stderr)")
+        let between = try Batchrun.run(["queue", "q", "--batch", "1"], in: queue.folder.url)
+        #expect(between.stdout.contains("3 parts: done 3"), "\(between.stdout)")
+        Thread.sleep(forTimeInterval: 1.2)
+        let second = try Batchrun.run(["prune", "q", "--older-than", "1s"], in: queue.folder.url)
+        #expect(second.stdout.contains("pruned 1 item"), "\(second.stdout)\(second.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: queue.folder.path("q/batches/1")))
+    }
+}

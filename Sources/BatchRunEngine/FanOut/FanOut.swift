@@ -40,6 +40,13 @@ package struct FanOut: Sendable {
                 ? "has no feed in parts to fan out (an insert step whose from: is a glob, such as data/part-*.csv.gz)"
                 : "has \(globs.count) feeds in parts; a fanned-out job reads one"), at: found.location)
         }
+        // Every step of the job runs once per part: a delete or an update beside the insert would
+        // undo or redo what the other parts did.
+        guard found.steps.count == 1 else {
+            throw refuse("--fan-out \(job): job \(job) has \(found.steps.count) steps, and each part's item would run every one of them; "
+                + "a fanned-out job is its insert from the glob alone (move the other steps to a job it needs, or one that needs it)",
+                at: found.location)
+        }
         let graph = JobGraph(jobs: file.jobs)
         let upstream = graph.ancestors(of: job)
         self.job = job
@@ -67,8 +74,11 @@ package struct FanOut: Sendable {
         return nil
     }
 
-    /// True when `name` (a path, or `s3://BUCKET/KEY`) is one the glob `pattern` lists.
+    /// True when `name` (a path, or `s3://BUCKET/KEY`) is one the glob `pattern` lists. A name
+    /// with a `.` or `..` component is none (a listing never gives one; `**` would match it).
     static func pattern(_ pattern: String, matches name: String) -> Bool {
+        guard !name.split(separator: "/", omittingEmptySubsequences: false).dropFirst(name.hasPrefix("s3://") ? 3 : 0)
+            .contains(where: { $0 == "." || $0 == ".." }) else { return false }
         if let listed = S3Location(url: pattern), let part = S3Location(url: name) {
             return listed.bucket == part.bucket && FeedGlob(listed.key)?.matches(part.key) == true
         }

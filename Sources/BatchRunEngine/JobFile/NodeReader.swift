@@ -126,7 +126,7 @@ package final class NodeReader {
         return items.compactMap { stringList($0, "\(what) entry") }
     }
 
-    /// `500ms`, `30s`, `5m`, `1h` in seconds.
+    /// `500ms`, `30s`, `5m`, `1h`, `7d` in seconds.
     func duration(_ node: YAMLNode, _ what: String) -> Double? {
         guard let text = node.scalarText, let seconds = Self.seconds(text) else {
             error(node, "\(what) must be a duration like 500ms, 30s, 5m or 1h, found \(node.kindName)")
@@ -136,7 +136,7 @@ package final class NodeReader {
     }
 
     package static func seconds(_ text: String) -> Double? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         for (suffix, factor) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             guard let value = Double(number), value > 0, value.isFinite,

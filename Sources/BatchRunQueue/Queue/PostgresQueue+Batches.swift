@@ -91,26 +91,47 @@ extension PostgresQueue {
         try db.execute("UPDATE _batchrun_batch SET parts_queued = true WHERE id = ?", [.integer(batch)])
     }
 
-    /// After an item of `batch` ended done, in the transaction that ended it: what it waited
+    /// After item `id` of `batch` ended done, in the transaction that ended it: what it waited
     /// for is queued. The batch's row is locked first, so the workers that end its items at the
     /// same moment come here one after another, each seeing what the ones before committed.
-    func advance(batch: Int64, in db: StoreConnection) throws {
-        guard let row = try db.namedRows("""
-            SELECT parts_queued, has_completion, completion_item, part_count FROM _batchrun_batch WHERE id = ? FOR UPDATE
-            """, [.integer(batch)]).first else { return }
-        guard row["parts_queued"].bool == true else {
-            try queueParts(of: batch, in: db)
+    ///
+    /// Only what the batch itself queued counts: an item is the batch's when its text, params and
+    /// folder are the batch's and its role names the batch (and, for a part, the part its `part`
+    /// column says). A submitter may insert rows that claim a batch (docs/postgresql.md); such a
+    /// row that copies the batch exactly only does the batch's own work again, anything else is
+    /// ignored here.
+    func advance(batch: Int64, item id: Int64, role: String?, in db: StoreConnection) throws {
+        guard let membership = role.flatMap({ try? JSONDecoder().decode(QueueBatchMembership.self, from: Data($0.utf8)) }),
+              membership.batch == batch,
+              let row = try db.namedRows("""
+                SELECT b.job, b.parts_queued, b.has_completion, b.completion_item, b.part_count FROM _batchrun_batch AS b
+                WHERE b.id = ? AND EXISTS (SELECT 1 FROM _batchrun_queue AS q WHERE q.id = ? AND \(Self.ofTheBatch))
+                FOR UPDATE OF b
+                """, [.integer(batch), .integer(id)]).first, row["job"].string == membership.role.job else { return }
+        switch membership.role {
+        case .needs:
+            if row["parts_queued"].bool != true { try queueParts(of: batch, in: db) }
+        case .part:
+            guard row["has_completion"].bool == true, row["completion_item"].int64 == nil,
+                  let done = try db.value("""
+                    SELECT count(DISTINCT q.part) FROM _batchrun_queue AS q, _batchrun_batch AS b
+                    WHERE b.id = ? AND q.batch = b.id AND q.state = 'done' AND \(Self.ofTheBatch)
+                        AND q.part = q.role::json -> 'role' -> 'part' -> 'part' ->> 'name'
+                        AND q.role::json -> 'role' -> 'part' ->> 'job' = b.job
+                        AND q.part IN (SELECT p ->> 'name' FROM json_array_elements(b.parts::json) AS p)
+                    """, [.integer(batch)])?.int64,
+                  done >= row["part_count"].int64 ?? Int64.max,
+                  let job = row["job"].string else { return }
+            let queued = try queueItems(of: batch, roles: [.completion(job: job)], in: db)
+            try db.execute("UPDATE _batchrun_batch SET completion_item = ? WHERE id = ?", [queued.first.map(StoreValue.integer) ?? .null, .integer(batch)])
+            _ = try db.value("SELECT pg_notify(?, '')", [.text(Self.channel)])
+        case .completion:
             return
         }
-        guard row["has_completion"].bool == true, row["completion_item"].int64 == nil,
-              let done = try db.value("SELECT count(*) FROM _batchrun_queue WHERE batch = ? AND part IS NOT NULL AND state = 'done'",
-                                      [.integer(batch)])?.int64,
-              done >= row["part_count"].int64 ?? Int64.max,
-              let job = try db.value("SELECT job FROM _batchrun_batch WHERE id = ?", [.integer(batch)])?.string else { return }
-        let queued = try queueItems(of: batch, roles: [.completion(job: job)], in: db)
-        try db.execute("UPDATE _batchrun_batch SET completion_item = ? WHERE id = ?", [queued.first.map(StoreValue.integer) ?? .null, .integer(batch)])
-        _ = try db.value("SELECT pg_notify(?, '')", [.text(Self.channel)])
     }
+
+    /// An item `q` that is batch `b`'s own: its text, params and folder, and a role naming it.
+    static let ofTheBatch = "q.job_text = b.job_text AND q.params = b.params AND q.directory = b.directory AND (q.role::json ->> 'batch')::bigint = b.id"
 
     /// Every batch, oldest first: its parts by state (`waiting` until queued), the rows its
     /// parts wrote (done ones from their runs' reports, running ones as far as they published),

@@ -5,9 +5,9 @@ import Foundation
 
 /// Group limits in PostgreSQL (`batchrun limit`, JOBFILE.md 17): a row of `_batchrun_group`
 /// per limited group, and `_batchrun_group_start`, when the group's items started within its
-/// rate's period. A claim of a group's item locks the group's row (`FOR UPDATE`) and counts in
-/// the claim's own transaction: two workers claiming for one group count one after the other,
-/// each seeing the claims committed before it.
+/// rate's period. A claim of a group's item locks the group's row (`FOR UPDATE SKIP LOCKED`) and
+/// counts in the claim's own transaction: two workers never count for one group at once, and
+/// each sees the claims committed before it; one that finds the row taken passes over the group.
 extension PostgresQueue {
     /// The limited groups.
     static let groupTable = Entity(name: "_batchrun_group", columns: [
@@ -39,10 +39,14 @@ extension PostgresQueue {
     }
 
     /// True when an item of `group` may start now; then its start is counted. The group's row
-    /// stays locked until the claim commits.
+    /// stays locked until the claim commits. A row another claim holds is not waited for (two
+    /// claims that each hold one group's row and want the other's would deadlock): the group
+    /// counts as at its limit for this claim, and the next one sees.
     func admitsStart(of group: String, in db: StoreConnection) throws -> Bool {
-        guard let limit = try db.namedRows("SELECT running_limit, rate_limit, rate_period FROM _batchrun_group WHERE name = ? FOR UPDATE",
-                                           [.text(group)]).first else { return true }
+        guard let limit = try db.namedRows("SELECT running_limit, rate_limit, rate_period FROM _batchrun_group WHERE name = ? FOR UPDATE SKIP LOCKED",
+                                           [.text(group)]).first else {
+            return try db.value("SELECT 1 FROM _batchrun_group WHERE name = ?", [.text(group)]) == nil
+        }
         if let running = limit["running_limit"].int64,
            try db.value("SELECT count(*) FROM _batchrun_queue WHERE item_group = ? AND state = 'running'", [.text(group)])?.int64 ?? 0 >= running {
             return false

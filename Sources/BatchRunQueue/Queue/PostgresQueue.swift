@@ -91,6 +91,8 @@ package final class PostgresQueue: Sendable {
         ("_batchrun_queue_priority", "priority BETWEEN \(QueueSubmission.priorities.lowerBound) AND \(QueueSubmission.priorities.upperBound)"),
         ("_batchrun_queue_attempts", "max_attempts BETWEEN \(QueueSubmission.attemptRange.lowerBound) AND \(QueueSubmission.attemptRange.upperBound)"),
         ("_batchrun_queue_backoff", "backoff BETWEEN 0 AND \(Int(QueueSubmission.longestBackoff))"),
+        // A batch item's role is JSON naming its batch by number: what `advance` reads of it cannot fail.
+        ("_batchrun_queue_role", "role IS NULL OR (role::json ->> 'batch')::bigint IS NOT NULL"),
     ]
 
     /// The columns a submit-only role may insert (its column `GRANT`, docs/postgresql.md).
@@ -321,14 +323,14 @@ package final class PostgresQueue: Sendable {
                     failures = failures + CASE WHEN ? = 'retryable' THEN 1 ELSE 0 END,
                     run_at = CASE WHEN ? = 'retryable' THEN \(Self.now) + ?::double precision * interval '1 second' ELSE run_at END
                 WHERE id = ? AND token = ? AND state = 'running'
-                RETURNING batch
+                RETURNING batch, role
                 """, [.text(state.rawValue), status.map { .integer(Int64($0)) } ?? .null, report.map(StoreValue.text) ?? .null,
                       .text(log), error.map(StoreValue.text) ?? .null, rows.map { .integer(Int64($0)) } ?? .null,
                       .text(state.rawValue), .text(state.rawValue), .text(state.rawValue),
                       .real(retryIn), .integer(claim.id), .integer(claim.token)])
             guard let row = ended.first else { return false }
             // What a batch waits for is queued in this transaction, or not at all.
-            if state == .done, let batch = row.first?.int64 { try advance(batch: batch, in: db) }
+            if state == .done, let batch = row.first?.int64 { try advance(batch: batch, item: claim.id, role: row.dropFirst().first?.string, in: db) }
             whileHeld()
             return true
         } }

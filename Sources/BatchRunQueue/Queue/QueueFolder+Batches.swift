@@ -19,6 +19,9 @@ extension QueueFolder {
         var needs: String?
         var parts: [String]
         var completion: String?
+        /// Set once every item ended done, before `prune` removes any: an item found nowhere
+        /// then was pruned, not waiting.
+        var finished: Bool?
     }
 
     /// The line of a batch's item that says what it runs (`QueueBatchMembership` JSON).
@@ -74,7 +77,7 @@ extension QueueFolder {
     }
 
     /// Writes `content` beside `path` and renames it there: never seen half written.
-    private static func writeWhole(_ content: String, to path: String) throws {
+    static func writeWhole(_ content: String, to path: String) throws {
         let temporary = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/.write-\(UUID().uuidString)"
         try Data(content.utf8).write(to: URL(fileURLWithPath: temporary))
         guard rename(temporary, path) == 0 else {
@@ -82,6 +85,13 @@ extension QueueFolder {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// Marks batch `id` finished in its record (before any of its items is pruned).
+    func markFinished(_ id: Int64) throws {
+        guard var record = batchRecord(id), record.finished != true else { return }
+        record.finished = true
+        try Self.writeWhole(String(decoding: try JSONEncoder.sorted.encode(record), as: UTF8.self), to: batchFolder(id) + "/batch.json")
     }
 
     func batchRecord(_ id: Int64) -> BatchRecord? {
@@ -138,7 +148,7 @@ extension QueueFolder {
             guard let record = batchRecord(id) else { return nil }
             var parts: [String: Int] = [:], rows = 0
             for name in record.parts {
-                guard let state = batchItemState(name, of: id) else {
+                guard let state = batchItemState(name, of: id) ?? (record.finished == true ? .done : nil) else {
                     parts[QueueBatch.waiting, default: 0] += 1
                     continue
                 }
@@ -150,7 +160,7 @@ extension QueueFolder {
                 }
             }
             let completion = record.completion.map { name in
-                let state = batchItemState(name, of: id)
+                let state = batchItemState(name, of: id) ?? (record.finished == true ? .done : nil)
                 return QueueBatch.Completion(id: state == nil ? nil : name, state: state?.rawValue ?? QueueBatch.waiting)
             }
             return QueueBatch(id: id, job: record.job, parts: parts, rows: rows, completion: completion)

@@ -42,11 +42,13 @@ extension QueueFolder {
     }
 
     /// The group's claim lock, held, when an item of it may start now (its start not yet
-    /// counted: `recordStart` does, once the item is claimed); nil when the group is at a limit.
+    /// counted: `recordStart` does, once the item is claimed); nil when the group is at a limit,
+    /// or another worker is deciding for it at this moment (never waited for: a worker stopped
+    /// while holding it would hold up every claim).
     func admission(for limit: QueueGroupLimit, now: Date) -> Int32? {
         let lock = open(limitsFolder + "/\(limit.group).lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard lock >= 0 else { return nil }
-        guard flock(lock, LOCK_EX) == 0 else {
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             close(lock)
             return nil
         }
@@ -66,7 +68,7 @@ extension QueueFolder {
 
     /// Counts a start of the group whose claim lock `lock` is held (its rate's log keeps only
     /// the starts within the period), and releases the lock.
-    func recordStart(for limit: QueueGroupLimit, lock: Int32, now: Date) {
+    func recordStart(for limit: QueueGroupLimit, lock: Int32, now: Date = QueueClock.now()) {
         defer { close(lock) }
         guard let rate = limit.rate else { return }
         let kept = recentStarts(of: limit.group, within: rate.period, now: now) + [now.timeIntervalSince1970]

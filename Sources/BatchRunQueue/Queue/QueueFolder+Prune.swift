@@ -16,6 +16,7 @@ extension QueueFolder {
                     let finished = finishedBatches[batch] ?? ((try? batches(only: batch))?.first?.isFinished ?? false)
                     finishedBatches[batch] = finished
                     guard finished else { continue }
+                    if !emptied.contains(batch) { try markFinished(batch) }
                     emptied.insert(batch)
                 }
                 // The item first: once it is gone, nothing lists it; its sidecars follow.

@@ -64,8 +64,7 @@ extension QueueFolder: Queue {
         items(in: .failed).filter { name in
             if let group, Self.group(ofItemAt: itemPath(name, in: .failed)) != group { return false }
             guard let since else { return true }
-            let attributes = try? FileManager.default.attributesOfItem(atPath: itemPath(name, in: .failed))
-            return (attributes?[.modificationDate] as? Date ?? .distantPast) >= since
+            return Self.ended(itemPath(name, in: .failed)) >= since   // when its report was written
         }
     }
 

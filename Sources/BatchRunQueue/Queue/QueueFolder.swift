@@ -173,18 +173,21 @@ package struct QueueFolder: Sendable {
         promoteDue(now: now)
         // An item of a group at one of its limits is passed over (`batchrun limit`).
         let limits = Dictionary(((try? self.limits()) ?? []).map { ($0.group, $0) }) { first, _ in first }
-        var passedOver: Set<String> = [], blocked = Set(paused.groups)
+        var blocked = Set(paused.groups)
+        // The last item passed over: the next look goes on after it (not from the first again).
+        var passedOver: (key: String, name: String)?
         while true {
-            let next = pendingIndex.first(16 + passedOver.count).filter { !passedOver.contains($0.name) }
+            let next = passedOver.map { pendingIndex.entries(after: $0, limit: 16) } ?? pendingIndex.first(16)
             if next.isEmpty { return nil }
-            for (_, name) in next {
+            for entry in next {
+                let name = entry.name
                 let from = itemPath(name, in: .pending), to = itemPath(name, in: .running)
                 var admitted: (limit: QueueGroupLimit, lock: Int32)?
                 if !limits.isEmpty || !blocked.isEmpty, let group = itemGroups.group(of: name, at: from),
                    blocked.contains(group) || limits[group] != nil {
                     guard !blocked.contains(group), let limit = limits[group], let lock = admission(for: limit, now: now) else {
                         blocked.insert(group)
-                        passedOver.insert(name)
+                        passedOver = entry
                         continue
                     }
                     admitted = (limit, lock)
@@ -198,7 +201,7 @@ package struct QueueFolder: Sendable {
                     continue
                 }
                 if rename(from, to) == 0 {
-                    if let admitted { recordStart(for: admitted.limit, lock: admitted.lock, now: now) }
+                    if let admitted { recordStart(for: admitted.limit, lock: admitted.lock) }
                     return Claim(name: name, path: to, orphan: false, descriptor: descriptor)
                 }
                 if let admitted { close(admitted.lock) }

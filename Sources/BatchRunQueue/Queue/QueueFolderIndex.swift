@@ -42,6 +42,17 @@ package final class QueueFolderIndex: Sendable {
         }
     }
 
+    /// The entries (up to `limit`) that come after `entry` in order, after taking in what arrived:
+    /// a claim that passes over items goes on from the last it looked at.
+    package func entries(after entry: (key: String, name: String), limit: Int) -> [(key: String, name: String)] {
+        state.withLock { state in
+            refresh(&state)
+            var index = Self.insertionIndex(of: entry, in: state.entries)
+            if index < state.entries.count, state.entries[index].name == entry.name { index += 1 }
+            return Array(state.entries[index...].prefix(limit))
+        }
+    }
+
     /// Forgets an item (claimed or moved, by this worker or another).
     package func remove(_ name: String) {
         state.withLock { state in
