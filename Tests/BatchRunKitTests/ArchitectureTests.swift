@@ -103,12 +103,13 @@ struct ArchitectureTests {
     }
 
     /// Commands and their options, shell completion and `--version`; what they do is in the library.
-    /// (Raised from 1,600 for `retry`, `limit` and `submit --fan-out/--group`: mostly their options' help.)
-    @Test("the command is thin: at most 1,800 lines of Swift in Sources/batchrun")
+    /// (Raised from 1,600 for `retry`, `limit`, `pause`, `resume`, `prune`, `serve --tls-*` and `submit
+    /// --fan-out/--group`: mostly their options' help.)
+    @Test("the command is thin: at most 1,900 lines of Swift in Sources/batchrun")
     func thinCommand() throws {
         let lines = try Self.sources(in: "Sources/batchrun").reduce(0) { $0 + $1.text.split(separator: "\n", omittingEmptySubsequences: false).count - 1 }
         #expect(lines > 100, "the count found nothing: the walk is broken")
-        #expect(lines <= 1_800, "\(lines) lines")
+        #expect(lines <= 1_900, "\(lines) lines")
     }
 
     @Test("a command's error reaches standard error through one place: BatchRunCommand.report (the interrupt notices aside)")

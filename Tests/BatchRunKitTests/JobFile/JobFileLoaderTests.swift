@@ -208,12 +208,12 @@ struct JobFileLoaderTests {
         #expect(Suggestion.closest(to: "zzzzzz", in: JobFileBuilder.fetchKeys) == nil)
     }
 
-    @Test("durations", arguments: [("500ms", 0.5), ("30s", 30), ("5m", 300), ("1h", 3600), ("1.5s", 1.5)])
+    @Test("durations", arguments: [("500ms", 0.5), ("30s", 30), ("5m", 300), ("1h", 3600), ("1.5s", 1.5), ("14d", 1_209_600)])
     func durations(text: String, seconds: Double) {
         #expect(NodeReader.seconds(text) == seconds)
     }
 
-    @Test("bad durations", arguments: ["5", "5 min", "-1s", "s", "1d", "0s"])
+    @Test("bad durations", arguments: ["5", "5 min", "-1s", "s", "1w", "0s", "d"])
     func badDurations(text: String) {
         #expect(NodeReader.seconds(text) == nil)
     }
