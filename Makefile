@@ -136,6 +136,7 @@ bench: build bench-deps
 	python3 bench/feeds.py
 	python3 bench/parts.py
 	python3 bench/fanout.py
+	python3 bench/operating.py
 	python3 bench/live.py
 	bench/scheduler.sh
 	bench/split.sh
