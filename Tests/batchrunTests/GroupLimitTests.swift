@@ -108,6 +108,17 @@ struct GroupLimitTests {
         #expect(!listed.stdout.contains("\nlimits"), "\(listed.stdout)")
     }
 
+    @Test("an item dropped by hand whose group line names no group submit takes (../) is in no group: listed without one, run, nothing made outside limits/")
+    func handDroppedGroup() throws {
+        let queue = try QueueFeatureTests.TestQueue("folder")
+        try queue.folder.write("q/pending/dropped.yaml", "# batchrun-group: ../../escape\n" + Self.slowJob(queue, seconds: 0))
+        #expect(try Batchrun.run(["limit", "q", "other", "--running", "1"], in: queue.folder.url).status == 0)
+        #expect(try queue.items()["dropped.yaml"]?["group"] == nil)
+        #expect(try queue.worker(["--once"]).status == 0)
+        #expect(try queue.items()["dropped.yaml"]?["state"] as? String == "done")
+        #expect(!FileManager.default.fileExists(atPath: queue.folder.path("escape.lock")))
+    }
+
     @Test("bad limits and groups are exit 2 naming what is wrong")
     func badInput() throws {
         let folder = try TemporaryFolder()

@@ -14,8 +14,23 @@ struct PruneTests {
         try queue.folder.write("quick.yaml", GroupLimitTests.slowJob(queue, seconds: 0))
         try queue.folder.write("broken.yaml", GroupLimitTests.slowJob(queue, seconds: 0)
             .replacingOccurrences(of: "- fetch: { entity: T }", with: "- insert: { entity: T, from: \(queue.folder.path("missing.csv")) }"))
+        try Self.writeBatch(queue, badPart: 2)
+        let done = try (0..<4).map { _ in try queue.submit("quick.yaml") }
+        try queue.folder.write("missing.csv", "id\n1\n")
+        let failed = try queue.submit("broken.yaml")
+        try FileManager.default.removeItem(atPath: queue.folder.path("missing.csv"))   // gone when it runs: it fails
+        let cancelled = try queue.submit("quick.yaml", ["--in", "1h"])
+        #expect(try Batchrun.run(["cancel", queue.location, cancelled], in: queue.folder.url).status == 0)
+        #expect(try Batchrun.run(["submit", queue.location, "batch.yaml", "--fan-out", "load"], in: queue.folder.url).status == 0)
+        _ = try queue.worker(["--once"] + (queue.isFolder ? [] : ["--allow-hooks"]))
+        Thread.sleep(forTimeInterval: 1.2)   // every one of them ended more than a second ago
+        return (done, failed, cancelled)
+    }
+
+    /// `batch.yaml`: a job `load` of three parts in `data/` into `P`; part `badPart` has a bad row (its item fails).
+    static func writeBatch(_ queue: QueueFeatureTests.TestQueue, badPart: Int?) throws {
         for part in 1...3 {
-            try queue.folder.write("data/part-\(part).csv", "id,v\n\(part),\(part == 2 ? "not a number" : "1")\n")
+            try queue.folder.write("data/part-\(part).csv", "id,v\n\(part),\(part == badPart ? "not a number" : "1")\n")
         }
         try queue.folder.write("batch.yaml", """
             version: 1
@@ -27,16 +42,6 @@ struct PruneTests {
                 steps:
                   - insert: { entity: P, from: "\(queue.folder.path("data"))/part-*.csv" }
             """)
-        let done = try (0..<4).map { _ in try queue.submit("quick.yaml") }
-        try queue.folder.write("missing.csv", "id\n1\n")
-        let failed = try queue.submit("broken.yaml")
-        try FileManager.default.removeItem(atPath: queue.folder.path("missing.csv"))   // gone when it runs: it fails
-        let cancelled = try queue.submit("quick.yaml", ["--in", "1h"])
-        #expect(try Batchrun.run(["cancel", queue.location, cancelled], in: queue.folder.url).status == 0)
-        #expect(try Batchrun.run(["submit", queue.location, "batch.yaml", "--fan-out", "load"], in: queue.folder.url).status == 0)
-        _ = try queue.worker(["--once"] + (queue.isFolder ? [] : ["--allow-hooks"]))
-        Thread.sleep(forTimeInterval: 1.2)   // every one of them ended more than a second ago
-        return (done, failed, cancelled)
     }
 
     static func runCount(_ queue: QueueFeatureTests.TestQueue) throws -> Int {
@@ -98,17 +103,7 @@ extension PruneTests {
     @Test("a finished batch pruned over two runs (its parts ended at different times): the rest goes the second time, then its record; never shown as waiting")
     func finishedBatchInTwoRuns() throws {
         let queue = try QueueFeatureTests.TestQueue("folder")
-        for part in 1...3 { try queue.folder.write("data/part-\(part).csv", "id,v\n\(part),1\n") }
-        try queue.folder.write("batch.yaml", """
-            version: 1
-            store: \(queue.folder.path("store.sqlite"))
-            entities:
-              P: { columns: { id: integer primary key, v: integer } }
-            jobs:
-              load:
-                steps:
-                  - insert: { entity: P, from: "\(queue.folder.path("data"))/part-*.csv" }
-            """)
+        try Self.writeBatch(queue, badPart: nil)
         #expect(try Batchrun.run(["submit", "q", "batch.yaml", "--fan-out", "load"], in: queue.folder.url).status == 0)
         #expect(try queue.worker(["--once"]).status == 0)
         // Two of the parts ended two days ago.

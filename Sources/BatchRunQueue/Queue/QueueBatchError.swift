@@ -1,6 +1,6 @@
 import BatchRunStore
 
-/// Why a fan-out batch could not be queued or advanced.
+/// Why a fan-out batch could not be queued.
 ///
 /// ```swift
 /// throw QueueBatchError.notQueued
@@ -8,8 +8,6 @@ import BatchRunStore
 package enum QueueBatchError: BatchRunError, Equatable {
     /// The queue gave the batch no number (its insert returned nothing).
     case notQueued
-    /// A queue folder's batch record could not be read or written.
-    case record(path: String, reason: String)
 
     package var code: String { "queue.batch" }
     package var message: String { description }
@@ -17,7 +15,6 @@ package enum QueueBatchError: BatchRunError, Equatable {
     package var description: String {
         switch self {
         case .notQueued: "the queue did not take the batch"
-        case .record(let path, let reason): "batch record \(path): \(reason)"
         }
     }
 }

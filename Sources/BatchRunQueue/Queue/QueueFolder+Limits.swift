@@ -13,9 +13,12 @@ extension QueueFolder {
 
     var limitsFolder: String { path + "/limits" }
 
-    /// The group an item is in, from its first lines; nil for none.
+    /// The group an item is in, from its first lines; nil for none, and for a line that names
+    /// no group `submit` takes (an item dropped by hand is anyone's text: its group names files
+    /// under `limits/`, so `../` must never reach them).
     package static func group(ofItemAt path: String) -> String? {
         headerLines(ofItemAt: path).first { $0.hasPrefix(groupPrefix) }.map { String($0.dropFirst(groupPrefix.count)) }
+            .flatMap { QueueSubmission.isGroupName($0) ? $0 : nil }
     }
 
     package func setLimit(_ limit: QueueGroupLimit) throws {

@@ -13,9 +13,4 @@ package struct QueuePause: Sendable, Hashable {
         self.queue = queue
         self.groups = groups
     }
-
-    /// True when an item of `group` (nil: in none) may not be claimed now.
-    package func holds(group: String?) -> Bool {
-        queue || group.map(groups.contains) == true
-    }
 }

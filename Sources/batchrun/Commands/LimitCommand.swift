@@ -10,13 +10,13 @@ struct LimitCommand: ParsableCommand {
         discussion: """
             Enforced where items are claimed (on PostgreSQL in the claim's own transaction), kept in the queue: it holds for \
             workers started later and across their restarts. An item of a group at its limit waits; other items are claimed \
-            past it. Each run of --limit replaces the group's limits; --clear removes them. `batchrun queue` lists them.
+            past it. Each `limit` replaces the group's limits; --clear removes them. `batchrun queue` lists them.
             """)
 
     @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
 
-    @Argument(help: "The group (1 to 64 letters, digits, _, - and .).")
+    @Argument(help: "The group (1 to 64 letters, digits, _, - and ., starting with a letter or digit).")
     var group: String
 
     @Option(help: "At most this many items of the group run at once.")

@@ -37,7 +37,7 @@ struct SubmitCommand: ParsableCommand {
     @Flag(help: "Queue nothing when the same file with the same params is already pending, scheduled, retryable or running (exit 0, naming it).")
     var unique = false
 
-    @Option(help: ArgumentHelp("Put the items in this group, which `batchrun limit` may limit (1 to 64 letters, digits, _, - and .).", valueName: "NAME"))
+    @Option(help: ArgumentHelp("Put the items in this group, which `batchrun limit` and `pause --group` act on (1 to 64 letters, digits, _, - and ., starting with a letter or digit).", valueName: "NAME"))
     var group: String?
 
     @Option(name: .customLong("fan-out"), help: ArgumentHelp("Queue one batch: the jobs JOB needs as one item, then one item per part of JOB's feed in parts (JOB alone on it), then the remaining jobs once every part is done. One file.", valueName: "JOB"),
