@@ -32,6 +32,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         // S3 feeds and outputs: SigV4's HMAC-SHA256 and SHA-256 (already built for PostgresNIO).
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
+        // `serve`'s HTTP server: its router, sessions (`serve --actions`' sign-in cookie) and TLS.
+        // Without its default traits (swift-configuration, full Foundation), as hummingbird-auth asks.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", exact: "2.5.0"),
+        // Hummingbird's logger, silenced (`serve` prints what it says itself), and its header names.
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
     ],
     targets: [
         // The library's layers, bottom to top (docs/development.md, "Modules"): each imports only
@@ -124,9 +131,12 @@ let package = Package(
                 "BatchRunRender",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "Logging", package: "swift-log"),
                 // `serve --tls-cert/--tls-key`: the page over HTTPS (already built for PostgresNIO).
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]

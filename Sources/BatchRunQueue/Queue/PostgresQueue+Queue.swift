@@ -142,6 +142,8 @@ extension PostgresQueue: Queue {
             if let published = items[index].progress.flatMap({ ItemProgress.decode(Data($0.utf8)) }) { items[index].show(published) }
         }
         let listed = items.filter { [.running, .scheduled, .retryable].contains($0.state) }
+            // The next pending ones in run order (highest priority, then first submitted).
+            + items.filter { $0.state == .pending }.sorted { ($0.priority, -($0.id ?? 0)) > ($1.priority, -($1.id ?? 0)) }.prefix(shown)
             + QueueSnapshot.newest(items.filter { $0.state == .done || $0.state == .cancelled }, shown: shown)
             + QueueSnapshot.newest(items.filter { $0.state == .failed }, shown: shown)
         return QueueSnapshot(queue: location, items: listed, schedules: schedules, statesAreFolders: false, counts: counts)

@@ -33,6 +33,11 @@ extension PostgresQueue {
         try store.writeRecords { db in try db.execute("DELETE FROM _batchrun_schedule WHERE name = ?::text", [.text(name)]) == 1 }
     }
 
+    package func runScheduleNow(named name: String) throws -> String? {
+        guard let entry = try schedules().first(where: { $0.name == name }) else { return nil }
+        return String(try submit(text: entry.text, name: entry.name + ".yaml", params: entry.params, directory: entry.directory).id)
+    }
+
     /// The server's `now` (moved by the test-only clock offset).
     func serverNow() throws -> Date {
         let seconds = try store.readRecords { db in try db.value("SELECT extract(epoch FROM \(Self.now))::double precision", [])?.double }

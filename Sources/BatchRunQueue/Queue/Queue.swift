@@ -104,6 +104,11 @@ package protocol Queue: Sendable {
     /// Removes a schedule; false when there is none of that name.
     func removeSchedule(named name: String) throws -> Bool
 
+    /// Queues a schedule's job file now, as an item of its own ("run this schedule now" on the
+    /// live page); its due times are not touched. The item queued, or nil when there is no
+    /// schedule of that name.
+    func runScheduleNow(named name: String) throws -> String?
+
     /// Queues the latest due time of each schedule unless it was queued (by any worker) or came
     /// before the schedule was made; the items queued.
     func queueDueSchedules() throws -> [String]

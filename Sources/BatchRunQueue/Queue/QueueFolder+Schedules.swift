@@ -48,6 +48,11 @@ extension QueueFolder {
         unlink(schedulesFolder + "/" + name + ".yaml") == 0
     }
 
+    package func runScheduleNow(named name: String) throws -> String? {
+        guard let entry = try schedules().first(where: { $0.name == name }) else { return nil }
+        return try submit(text: entry.text, name: entry.name + ".yaml", params: entry.params)
+    }
+
     /// Queues the due time of each schedule that is due and not yet queued; the items queued.
     package func queueDueSchedules(at now: Date) throws -> [String] {
         var queued: [String] = []

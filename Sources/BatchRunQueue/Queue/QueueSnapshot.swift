@@ -19,7 +19,7 @@ package struct QueueSnapshot: Sendable, Encodable {
         case everything
         /// What a live page shows each second, read cheaply: every running, scheduled and
         /// retryable item (a running one with the progress its run publishes, not from its
-        /// store); pending items counted, not listed; the newest `finishedShown` of the done and
+        /// store); the first `finishedShown` pending items in run order, the rest counted; the newest `finishedShown` of the done and
         /// cancelled items, and of the failed ones, newest first, the rest counted. A folder's
         /// finished states are listed only when they changed (`FinishedFolderIndex`).
         case live(finishedShown: Int)
@@ -214,6 +214,10 @@ package struct QueueSnapshot: Sendable, Encodable {
             listed += names.map { state == .running ? Self.published($0, in: queue) : Self.item($0, state: state, in: queue) }
         }
         counts[.pending] = FolderEntries.itemCount(in: queue.folder(.pending))
+        // The next to run, from the worker's index (one another worker took meanwhile is left out).
+        listed += queue.pendingIndex.first(shown * 2).lazy.map(\.name)
+            .filter { access(queue.folder(.pending) + "/" + $0, F_OK) == 0 }.prefix(shown)
+            .map { Item(key: $0, name: $0, state: .pending, priority: QueueFolderName.priority(of: $0)) }
         var finished: [Item] = [], failed: [Item] = []
         for state in [QueueItemState.done, .cancelled, .failed] {
             let index = queue.finishedIndexes.refreshed(state, of: queue, shown: shown, now: takenAt)

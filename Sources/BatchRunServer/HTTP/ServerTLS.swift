@@ -4,7 +4,7 @@ import NIOSSL
 /// is served with over HTTPS (TLS 1.2 or later, through SwiftNIO's own TLS stack).
 ///
 /// ```swift
-/// let tls = try ServerTLS(certificate: "/etc/batchrun/page.crt", key: "/etc/batchrun/page.key").context()
+/// let tls = try ServerTLS(certificate: "/etc/batchrun/page.crt", key: "/etc/batchrun/page.key").configuration()
 /// ```
 package struct ServerTLS: Sendable {
     package var certificate: String
@@ -15,8 +15,9 @@ package struct ServerTLS: Sendable {
         self.key = key
     }
 
-    /// The server's TLS context; throws naming the file that cannot be read.
-    package func context() throws -> NIOSSLContext {
+    /// The server's TLS configuration, checked by making a context of it; throws naming the
+    /// file that cannot be read.
+    package func configuration() throws -> TLSConfiguration {
         let chain: [NIOSSLCertificate]
         do { chain = try NIOSSLCertificate.fromPEMFile(certificate) } catch {
             throw ServerTLSError(file: certificate, reason: "not a readable PEM certificate (\(error))")
@@ -28,8 +29,9 @@ package struct ServerTLS: Sendable {
         }
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         configuration.minimumTLSVersion = .tlsv12
-        do { return try NIOSSLContext(configuration: configuration) } catch {
+        do { _ = try NIOSSLContext(configuration: configuration) } catch {
             throw ServerTLSError(file: certificate, reason: "does not go with the key \(self.key) (\(error))")
         }
+        return configuration
     }
 }

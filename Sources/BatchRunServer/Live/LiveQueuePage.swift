@@ -9,16 +9,22 @@ import Foundation
 /// ```swift
 /// let html = LiveQueuePage.page(snapshot, rates: [:], nonce: "n0nce")
 /// ```
+///
+/// With `serve --actions` (`PageActions`), a signed-in reader has a button per action beside
+/// what it acts on, each a form POST that carries the session's form token.
 package enum LiveQueuePage {
+    /// How many lines of the audit log the page lists, newest first.
+    package static let auditShown = 50
+
     /// The whole page; `nonce` lets its one inline script run under the page's policy.
-    package static func page(_ snapshot: QueueSnapshot, rates: [String: Double], nonce: String) -> String {
+    package static func page(_ snapshot: QueueSnapshot, rates: [String: Double], nonce: String, actions: PageActions = .none) -> String {
         var page = Markup()
         page.trusted("<!DOCTYPE html>\n")
         page.element("html", ["lang": "en"]) { html in
             html.element("head") { head in
                 head.empty("meta", ["charset": "utf-8"])
                 head.empty("meta", ["http-equiv": "Content-Security-Policy",
-                                    "content": "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-\(nonce)'; connect-src 'self'"])
+                                    "content": "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-\(nonce)'; connect-src 'self'; form-action 'self'"])
                 head.empty("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"])
                 head.element("noscript") { $0.empty("meta", ["http-equiv": "refresh", "content": "5"]) }
                 head.element("title", text: "batchrun serve: \(snapshot.queue)")
@@ -27,8 +33,11 @@ package enum LiveQueuePage {
             html.newline()
             html.element("body") { body in
                 body.element("h1", text: "batchrun queue: \(snapshot.queue)")
-                body.element("div", ["id": "live"]) { live in live.trusted(fragment(snapshot, rates: rates)) }
-                body.element("footer", text: "batchrun \(BatchRunVersion.current) serve: read-only; updates every second by server-sent events (every 5 s without scripts).")
+                // Outside the part that each event replaces: what is typed into it stays.
+                signIn(actions, into: &body)
+                body.element("div", ["id": "live"]) { live in live.trusted(fragment(snapshot, rates: rates, actions: actions)) }
+                let mode = actions == .none ? "read-only" : "actions signed in"
+                body.element("footer", text: "batchrun \(BatchRunVersion.current) serve: \(mode); updates every second by server-sent events (every 5 s without scripts).")
                 body.element("script", ["nonce": nonce]) { $0.trusted(script) }
             }
         }
@@ -48,18 +57,32 @@ package enum LiveQueuePage {
     static let extraStyle = """
         progress { width: 12em; height: 0.9em; vertical-align: middle; }
         td.bar { white-space: nowrap; }
+        form.action { display: inline; margin: 0; }
+        form.action button { font: inherit; font-size: 0.85em; padding: 0 0.5em; }
+        #session { margin: 0.5em 0 1em; }
         """
 
-    /// The part that changes: counts, running items, waiting items, schedules, finished and failed items.
-    package static func fragment(_ snapshot: QueueSnapshot, rates: [String: Double]) -> String {
+    /// The part that changes: counts, running items, waiting items, schedules, finished and
+    /// failed items, the audit log; with `actions` signed in, a button beside each thing acted on.
+    package static func fragment(_ snapshot: QueueSnapshot, rates: [String: Double], actions: PageActions = .none) -> String {
+        let token = actions.formToken
         var body = Markup()
         body.element("dl", ["class": "facts"]) { facts in
             facts.element("dt", text: "as of")
             facts.element("dd", ["id": "as-of"], text: ReportTheme.timestamp(snapshot.takenAt))
             if snapshot.pause.queue || !snapshot.pause.groups.isEmpty {
                 facts.element("dt", text: "paused")
-                facts.element("dd", ["class": "paused"],
-                              text: snapshot.pause.queue ? "the whole queue: no new item starts" : "groups \(snapshot.pause.groups.joined(separator: ", "))")
+                facts.element("dd", ["class": "paused"]) { paused in
+                    paused.text(snapshot.pause.queue ? "the whole queue: no new item starts" : "groups \(snapshot.pause.groups.joined(separator: ", "))")
+                    if snapshot.pause.queue { button("resume", label: "resume the queue", token: token, into: &paused) }
+                    for group in snapshot.pause.groups {
+                        button("resume", fields: ["group": group], label: "resume \(group)", token: token, into: &paused)
+                    }
+                }
+            }
+            if !snapshot.pause.queue, token != nil {
+                facts.element("dt", text: "workers")
+                facts.element("dd") { button("pause", label: "pause the queue", token: token, into: &$0) }
             }
             facts.element("dt", text: "items")
             facts.element("dd", ["class": "counts"]) { counts in
@@ -72,7 +95,7 @@ package enum LiveQueuePage {
             }
         }
         section("running", snapshot.items(in: [.running]), into: &body,
-                columns: ["item", "job", "progress", "rows", "rows/s", "elapsed", "left", "process"]) { item, row in
+                columns: ["item", "job", "progress", "rows", "rows/s", "elapsed", "left", "process"] + actionColumn(token)) { item, row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", text: (item.jobs ?? []).isEmpty ? "–" : (item.jobs ?? []).joined(separator: ", "))
             let elapsed = item.startedAt.map { snapshot.takenAt.timeIntervalSince($0) }
@@ -96,44 +119,125 @@ package enum LiveQueuePage {
             let left = item.fraction.flatMap { fraction in elapsed.flatMap { fraction > 0.001 ? $0 * (1 - fraction) / fraction : nil } }
             row.element("td", ["class": "n left"], text: left.map { DurationFormat.compact.string($0) } ?? "–")
             row.element("td", text: item.process ?? "–")
+            action("cancel", item, token: token, into: &row)
         }
         batches(snapshot.batches, into: &body)
-        section("scheduled and retryable", snapshot.items(in: [.scheduled, .retryable]), into: &body, columns: ["item", "state", "due", "attempts", "error"]) { item, row in
+        let pending = snapshot.items(in: [.pending])
+        section("pending", pending, into: &body, columns: ["item", "priority"] + actionColumn(token),
+                total: snapshot.counts[QueueItemState.pending.rawValue]) { item, row in
+            row.element("td", ["class": "name"], text: item.name)
+            row.element("td", ["class": "n"], text: String(item.priority))
+            action("cancel", item, token: token, into: &row)
+        }
+        section("scheduled and retryable", snapshot.items(in: [.scheduled, .retryable]), into: &body,
+                columns: ["item", "state", "due", "attempts", "error"] + actionColumn(token)) { item, row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", ["class": "status"]) { state(&$0, item) }
             row.element("td", text: item.runAt ?? "–")
             row.element("td", ["class": "n"], text: "\(item.attempts) of \(item.maxAttempts)")
             row.element("td", text: item.error.map(firstLine).map(redacted) ?? "")
+            action("cancel", item, token: token, into: &row)
         }
         body.element("h2", text: "schedules (\(snapshot.schedules.count))")
         if snapshot.schedules.isEmpty {
             body.element("p", ["class": "empty"], text: "No schedules.")
         } else {
             body.element("table", ["class": "schedules"]) { table in
-                HTMLReportSection.headerRow(["schedule", "cron", "time zone", "next due"], numericFrom: 9, into: &table)
+                HTMLReportSection.headerRow(["schedule", "cron", "time zone", "next due"] + actionColumn(token), numericFrom: 9, into: &table)
                 for schedule in snapshot.schedules {
                     table.element("tr") { row in
                         row.element("td", ["class": "name"], text: schedule.name)
                         row.element("td", text: schedule.cron)
                         row.element("td", text: schedule.timeZone)
                         row.element("td", text: schedule.nextDue ?? "–")
+                        if token != nil {
+                            row.element("td") { button("run-schedule", fields: ["schedule": schedule.name], label: "run now", token: token, into: &$0) }
+                        }
                     }
                 }
             }
         }
-        section("failed", snapshot.items(in: [.failed]), into: &body, columns: ["item", "ended", "first error", "output"]) { item, row in
+        section("failed", snapshot.items(in: [.failed]), into: &body, columns: ["item", "ended", "first error", "output"] + actionColumn(token)) { item, row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", text: item.ended.map { ReportTheme.timestamp($0) } ?? "–")
             row.element("td", ["class": "error"], text: item.error.map(firstLine).map(redacted) ?? "–")
             row.element("td") { links(&$0, item) }
+            action("retry", item, token: token, into: &row)
         }
-        section("last finished", snapshot.items(in: [.done, .cancelled]), into: &body, columns: ["item", "state", "ended", "output"]) { item, row in
+        section("last finished", snapshot.items(in: [.done, .cancelled]), into: &body,
+                columns: ["item", "state", "ended", "output"] + actionColumn(token)) { item, row in
             row.element("td", ["class": "name"], text: item.name)
             row.element("td", ["class": "status"]) { state(&$0, item) }
             row.element("td", text: item.ended.map { ReportTheme.timestamp($0) } ?? "–")
             row.element("td") { links(&$0, item) }
+            if item.state == .cancelled { action("retry", item, token: token, into: &row) } else if token != nil { row.element("td", text: "") }
         }
+        audit(snapshot.audit, into: &body)
         return body.output
+    }
+
+    /// The sign-in form (actions on, not signed in), or who is signed in with a sign-out button.
+    private static func signIn(_ actions: PageActions, into body: inout Markup) {
+        switch actions {
+        case .none: return
+        case .signIn:
+            body.element("form", ["id": "session", "class": "sign-in", "method": "post", "action": "sign-in"]) { form in
+                form.element("label", ["for": "token"], text: "Token ")
+                form.empty("input", ["id": "token", "name": "token", "type": "password", "autocomplete": "current-password", "required": "required"])
+                form.text(" ")
+                form.element("button", ["type": "submit"], text: "sign in")
+                form.text(" to cancel, retry, pause and resume, and run schedules from this page.")
+            }
+        case .signedIn(let who, let token):
+            body.element("div", ["id": "session"]) { session in
+                session.text("Signed in as ")
+                session.element("strong", ["class": "who"], text: who)
+                session.text(" ")
+                button("sign-out", path: "sign-out", label: "sign out", token: token, into: &session)
+            }
+        }
+    }
+
+    /// The audit log's newest lines, newest first.
+    private static func audit(_ entries: [QueueAuditEntry], into body: inout Markup) {
+        body.newline()
+        body.element("h2", ["id": "audit"], text: "Audit (\(entries.count))")
+        guard !entries.isEmpty else { return body.element("p", ["class": "empty"], text: "No actions yet.") }
+        body.element("div", ["class": "scroll"]) { scroll in
+            scroll.element("table", ["class": "audit"]) { table in
+                HTMLReportSection.headerRow(["at", "who", "action", "item"], numericFrom: 99, into: &table)
+                for entry in entries.suffix(auditShown).reversed() {
+                    table.element("tr") { row in
+                        row.element("td", text: entry.at)
+                        row.element("td", ["class": "who"], text: entry.who)
+                        row.element("td", ["class": "action"], text: entry.action)
+                        row.element("td", ["class": "name"], text: entry.item ?? (["pause", "resume"].contains(entry.action) ? "the queue" : "–"))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The header of the actions' column, when signed in.
+    private static func actionColumn(_ token: String?) -> [String] {
+        token == nil ? [] : ["action"]
+    }
+
+    /// A cell with a button acting on `item` (when signed in).
+    private static func action(_ name: String, _ item: QueueSnapshot.Item, token: String?, into row: inout Markup) {
+        guard token != nil else { return }
+        row.element("td") { button(name, fields: ["item": item.key], label: name, token: token, into: &$0) }
+    }
+
+    /// A one-button form that POSTs `fields` and the form token to `actions/NAME` (or `path`).
+    private static func button(_ name: String, path: String? = nil, fields: KeyValuePairs<String, String> = [:], label: String,
+                               token: String?, into markup: inout Markup) {
+        guard let token else { return }
+        markup.element("form", ["class": "action", "method": "post", "action": path ?? "actions/\(name)"]) { form in
+            form.empty("input", ["type": "hidden", "name": "form_token", "value": token])
+            for (key, value) in fields { form.empty("input", ["type": "hidden", "name": key, "value": value]) }
+            form.element("button", ["type": "submit", "class": "act-\(name)", "data-action": name], text: label)
+        }
     }
 
     /// A row per fan-out batch: a bar of its parts done, the parts by state, rows so far, its completion.
@@ -166,9 +270,10 @@ package enum LiveQueuePage {
     }
 
     private static func section(_ title: String, _ items: [QueueSnapshot.Item], into body: inout Markup, columns: [String],
-                                row: (QueueSnapshot.Item, inout Markup) -> Void) {
+                                total: Int? = nil, row: (QueueSnapshot.Item, inout Markup) -> Void) {
         body.newline()
-        body.element("h2", text: "\(title) (\(items.count))")
+        let shown = total.map { $0 > items.count ? "\(items.count) of \($0)" : "\($0)" } ?? "\(items.count)"
+        body.element("h2", text: "\(title) (\(shown))")
         guard !items.isEmpty else { return body.element("p", ["class": "empty"], text: "No items.") }
         body.element("div", ["class": "scroll"]) { scroll in
             scroll.element("table", ["class": "items \(title.replacingOccurrences(of: " ", with: "-"))"]) { table in

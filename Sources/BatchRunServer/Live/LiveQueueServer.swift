@@ -1,21 +1,27 @@
 import BatchRunKit
 import BatchRunRender
 import Foundation
+import Hummingbird
+import HummingbirdAuth
 import Synchronization
 
 /// `batchrun serve QUEUE`: the live page at `/`, its server-sent events at `/events`, and each
 /// finished item's HTML report and log at `/items/KEY/report.html` and `/items/KEY/log`, where
 /// KEY must name a finished item of the queue (nothing else is read: no path escapes). A live
 /// snapshot of the queue (`Queue.snapshot(.live(...))`, the same for a folder and PostgreSQL)
-/// is taken at most once a second, whoever asks.
+/// is taken at most once a second, whoever asks. With `tokens` (`serve --actions`), a reader
+/// signs in and acts on the queue (`LiveQueueServer+Actions.swift`).
 ///
 /// ```swift
 /// let server = try LiveQueueServer.start(queue: "var/queue", listen: ListenAddress("127.0.0.1:8080")!)
 /// print(server.url)
 /// ```
 package final class LiveQueueServer: Sendable {
-    /// How many finished (and failed) items the page lists, newest first.
+    /// How many finished (and failed) items the page lists, newest first; and how many pending.
     package static let finishedShown = 50
+
+    /// A request's context: its session, and who signed in (nil when no one did).
+    typealias Context = BasicSessionRequestContext<PageSession, PageSession>
 
     private struct Cache {
         var snapshot: QueueSnapshot?
@@ -24,27 +30,33 @@ package final class LiveQueueServer: Sendable {
         var seen: [String: (rows: Int, at: Date)] = [:]
     }
 
-    private let queue: any Queue
+    let queue: any Queue
     private let cache = Mutex(Cache())
     private let listen: ListenAddress
     /// Served over HTTPS (`--tls-cert`).
-    private let secure: Bool
-    private let server: Mutex<ReadOnlyHTTPServer?> = Mutex(nil)
+    let secure: Bool
+    /// Who may act (`--actions --token-file`); nil: the page is read-only.
+    let tokens: ServeTokens?
+    private let server: Mutex<HTTPServer?> = Mutex(nil)
 
-    private init(queue: any Queue, listen: ListenAddress, secure: Bool) {
+    private init(queue: any Queue, listen: ListenAddress, secure: Bool, tokens: ServeTokens?) {
         self.secure = secure
         self.queue = queue
         self.listen = listen
+        self.tokens = tokens
     }
 
-    /// Opens the queue (a folder must exist) and listens.
-    package static func start(queue location: String, listen: ListenAddress, tls: ServerTLS? = nil) throws -> LiveQueueServer {
+    /// Opens the queue (a folder must exist) and listens; with `tokens`, the page's actions are on.
+    package static func start(queue location: String, listen: ListenAddress, tls: ServerTLS? = nil,
+                              actions tokens: ServeTokens? = nil) throws -> LiveQueueServer {
         if case .folder = QueueLocation(location), !FileManager.default.fileExists(atPath: location + "/pending") {
             throw NotAQueueFolder(path: location)
         }
-        let context = try tls?.context()
-        let live = LiveQueueServer(queue: try openQueue(at: location), listen: listen, secure: context != nil)
-        let server = try ReadOnlyHTTPServer.start(host: listen.host, port: listen.port, tls: context) { [live] path in live.respond(to: path) }
+        let configuration = try tls?.configuration()
+        let live = LiveQueueServer(queue: try openQueue(at: location), listen: listen, secure: configuration != nil, tokens: tokens)
+        let sessions = MemoryPersistDriver()
+        let server = try HTTPServer.start(host: listen.host, port: listen.port, tls: configuration,
+                                          router: live.router(sessions: sessions), sessions: tokens == nil ? nil : sessions)
         live.server.withLock { $0 = server }
         return live
     }
@@ -56,22 +68,51 @@ package final class LiveQueueServer: Sendable {
         server.withLock { $0?.stop() }
     }
 
-    func respond(to path: String) -> HTTPResponse {
-        switch path {
-        case "/", "/index.html":
-            let (snapshot, rates) = current()
-            let nonce = (0..<16).map { _ in String("abcdefghijklmnopqrstuvwxyz0123456789".randomElement()!) }.joined()
-            return HTTPResponse(contentType: "text/html; charset=utf-8", text: LiveQueuePage.page(snapshot, rates: rates, nonce: nonce))
-        case "/events":
-            var response = HTTPResponse(contentType: "text/event-stream", body: [])
-            response.events = { [self] in
-                let (snapshot, rates) = current()
-                return "{\"html\":\(LogFormat.quote(LiveQueuePage.fragment(snapshot, rates: rates)))}"
-            }
-            return response
-        default:
-            return item(path) ?? .notFound
+    /// The page's routes: GET only unless actions are on.
+    private func router(sessions: MemoryPersistDriver<ContinuousClock>) -> Router<Context> {
+        let router = Router(context: Context.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: PageHeadersMiddleware(actions: tokens != nil))
+        if let tokens {
+            router.add(middleware: SessionMiddleware(storage: sessions, configuration: SessionMiddlewareConfiguration(
+                sessionCookieParameters: SessionCookieParameters(name: "batchrun_session", path: "/", secure: secure, sameSite: .strict),
+                keyPrefix: "session.", defaultSessionExpiration: .seconds(12 * 60 * 60))))
+            // A session whose name was taken out of the token file (and `serve` restarted) is no one's.
+            router.add(middleware: SessionAuthenticator(context: Context.self) { session, _ in tokens.contains(session.who) ? session : nil })
+            addActions(to: router)
         }
+        for path in ["/", "/index.html"] {
+            router.get(RouterPath(path)) { [self] _, context in
+                let (snapshot, rates) = await offTheLoop { self.current() }
+                let nonce = (0..<16).map { _ in String("abcdefghijklmnopqrstuvwxyz0123456789".randomElement()!) }.joined()
+                return Response.text(LiveQueuePage.page(snapshot, rates: rates, nonce: nonce, actions: self.actions(for: context)), contentType: "text/html; charset=utf-8")
+            }
+        }
+        router.get("/events") { [self] _, context in
+            let actions = self.actions(for: context)
+            return Response(status: .ok, headers: [.contentType: "text/event-stream; charset=utf-8"], body: ResponseBody { writer in
+                // An event now and every second after, until the reader goes (its write fails) or the server stops.
+                while !Task.isCancelled {
+                    let (snapshot, rates) = await offTheLoop { self.current() }
+                    let json = "{\"html\":\(LogFormat.quote(LiveQueuePage.fragment(snapshot, rates: rates, actions: actions)))}"
+                    let event = json.split(separator: "\n", omittingEmptySubsequences: false).map { "data: \($0)\n" }.joined() + "\n"
+                    try await writer.write(ByteBuffer(string: event))
+                    try await Task.sleep(for: .seconds(1))
+                }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("/items/:key/:file") { [self] request, _ in
+            let path = request.uri.path
+            return await offTheLoop { self.item(path) } ?? .text("not found\n", status: .notFound)
+        }
+        return router
+    }
+
+    /// What the page offers the reader of `context`.
+    func actions(for context: Context) -> PageActions {
+        guard tokens != nil else { return .none }
+        guard let session = context.identity else { return .signIn }
+        return .signedIn(who: session.who, formToken: session.formToken)
     }
 
     /// The snapshot of the last second (taken now when older), with each running item's rows per second.
@@ -81,6 +122,7 @@ package final class LiveQueueServer: Sendable {
             var snapshot = (try? queue.snapshot(.live(finishedShown: Self.finishedShown))) ?? QueueSnapshot(unreadable: queue.location)
             // The batches still going, and the newest finished ones.
             snapshot.pause = (try? queue.pause()) ?? QueuePause()
+            snapshot.audit = (try? queue.audit()) ?? []
             let batches = (try? queue.batches()) ?? []
             snapshot.batches = batches.filter { !$0.isFinished } + batches.filter(\.isFinished).suffix(Self.finishedShown).reversed()
             var seen: [String: (rows: Int, at: Date)] = [:]
@@ -104,18 +146,31 @@ package final class LiveQueueServer: Sendable {
         }
     }
 
+    /// Forgets the last snapshot: the next page shows what an action changed.
+    func refresh() {
+        cache.withLock { $0.snapshot = nil }
+    }
+
     /// `/items/KEY/report.html` or `/items/KEY/log` of a finished item; nil for anything else.
-    private func item(_ path: String) -> HTTPResponse? {
+    private func item(_ path: String) -> Response? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0].isEmpty, parts[1] == "items", parts[3] == "report.html" || parts[3] == "log",
               let key = String(parts[2]).removingPercentEncoding, !key.contains("/"), key != ".", key != ".." else { return nil }
         let wantsLog = parts[3] == "log"
         guard let output = try? queue.output(of: key), [.done, .failed, .cancelled].contains(output.state) else { return nil }
-        if wantsLog { return HTTPResponse(contentType: "text/plain; charset=utf-8", text: output.log) }
+        if wantsLog { return .text(output.log, contentType: "text/plain; charset=utf-8") }
         guard let json = output.report, let report = try? RunReport(jsonData: Data(json.utf8)) else {
-            return HTTPResponse(status: 404, contentType: "text/plain; charset=utf-8", text: "no report for this item (its log may say why)\n")
+            return .text("no report for this item (its log may say why)\n", status: .notFound)
         }
-        return HTTPResponse(contentType: "text/html; charset=utf-8", text: HTMLReport(sections: [.init(report: report)]).render())
+        return .text(HTMLReport(sections: [.init(report: report)]).render(), contentType: "text/html; charset=utf-8")
+    }
+}
+
+/// Runs blocking work (a queue's snapshot, an action on a PostgreSQL queue) on a thread of its
+/// own, never on the threads that serve requests.
+func offTheLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
 }
 

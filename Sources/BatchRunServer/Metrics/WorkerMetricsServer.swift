@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 
 /// `worker --metrics HOST:PORT`: `/metrics` in Prometheus' text format, the worker's own
 /// metrics plus those its items' processes wrote (`ItemMetricsInbox`).
@@ -10,10 +11,10 @@ import Foundation
 /// ```
 package final class WorkerMetricsServer: Sendable {
     package let inbox: ItemMetricsInbox
-    package let server: ReadOnlyHTTPServer
+    package let server: HTTPServer
     let listen: ListenAddress
 
-    private init(inbox: ItemMetricsInbox, server: ReadOnlyHTTPServer, listen: ListenAddress) {
+    private init(inbox: ItemMetricsInbox, server: HTTPServer, listen: ListenAddress) {
         self.inbox = inbox
         self.server = server
         self.listen = listen
@@ -25,13 +26,11 @@ package final class WorkerMetricsServer: Sendable {
         MetricsExport.start()
         let inbox = try ItemMetricsInbox()
         do {
-            let server = try ReadOnlyHTTPServer.start(host: listen.host, port: listen.port) { path in
-                switch path {
-                case "/metrics": HTTPResponse(contentType: contentType, text: inbox.text())
-                case "/": HTTPResponse(contentType: "text/plain; charset=utf-8", text: "batchrun worker: metrics at /metrics\n")
-                default: .notFound
-                }
-            }
+            let router = Router(options: .autoGenerateHeadEndpoints)
+            router.add(middleware: PageHeadersMiddleware(actions: false))
+            router.get("/metrics") { _, _ in Response.text(inbox.text(), contentType: contentType) }
+            router.get("/") { _, _ in Response.text("batchrun worker: metrics at /metrics\n") }
+            let server = try HTTPServer.start(host: listen.host, port: listen.port, router: router)
             return WorkerMetricsServer(inbox: inbox, server: server, listen: listen)
         } catch {
             inbox.close()

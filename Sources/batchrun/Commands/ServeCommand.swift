@@ -7,7 +7,12 @@ import Foundation
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a live, read-only web page of a queue: counts, running items with their progress, waiting items, schedules, the last finished and failed items with their report and log.")
+        abstract: "Serve a live web page of a queue: counts, running items with their progress, waiting items, schedules, the last finished and failed items with their report and log, the audit log.",
+        discussion: """
+            Read-only unless --actions: then a reader signs in on the page with a token of --token-file (one NAME TOKEN a line, \
+            chmod 600) and can cancel, retry, pause and resume, and run a schedule now; each action is written to the queue's \
+            audit log under the token's NAME.
+            """)
 
     @Argument(help: "The queue folder, or postgresql://USER@HOST:PORT/DB.", completion: .directory)
     var queue: String
@@ -22,12 +27,21 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The private key (PEM) of --tls-cert.", valueName: "FILE"), completion: .file())
     var tlsKey: String?
 
+    @Flag(help: "Offer cancel, retry, pause/resume and \"run this schedule now\" on the page, to readers who sign in with a token of --token-file.")
+    var actions = false
+
+    @Option(help: ArgumentHelp("With --actions: who may act, one NAME TOKEN a line (tokens of 16 characters or more; the file readable by its owner only).",
+                               valueName: "FILE"), completion: .file())
+    var tokenFile: String?
+
     @Flag(help: "Serve plain HTTP on an address other than loopback, on purpose (anyone on the network can then read the page, and what crosses it).")
     var insecureHTTP = false
 
     func validate() throws {
         guard let address = ListenAddress(listen) else { throw ValidationError("--listen takes HOST:PORT, like 127.0.0.1:8080") }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
+        if actions && tokenFile == nil { throw ValidationError("--actions needs --token-file FILE: one NAME TOKEN a line, naming who may act") }
+        if !actions && tokenFile != nil { throw ValidationError("--token-file goes with --actions") }
         if !address.isLoopback && tlsCert == nil && !insecureHTTP {
             throw ValidationError("""
                 --listen \(listen) is not loopback: give --tls-cert FILE and --tls-key FILE to serve HTTPS, or --insecure-http \
@@ -40,13 +54,17 @@ struct ServeCommand: ParsableCommand {
         let tls = tlsCert.map { ServerTLS(certificate: $0, key: tlsKey ?? "") }
         let server: LiveQueueServer
         do {
-            server = try LiveQueueServer.start(queue: queue, listen: ListenAddress(listen)!, tls: tls)
+            let tokens = try tokenFile.map { try ServeTokens(contentsOf: $0) }
+            server = try LiveQueueServer.start(queue: queue, listen: ListenAddress(listen)!, tls: tls, actions: tokens)
         } catch let error as ServerTLSError {
+            throw CommandFailure("\(error)", status: ExitStatus.invalid)
+        } catch let error as ServeTokenFileError {
             throw CommandFailure("\(error)", status: ExitStatus.invalid)
         } catch {
             throw CommandFailure(error is CocoaError ? error.localizedDescription : "\(error)", status: ExitStatus.failed)
         }
-        FileHandle.standardOutput.write(Data("serving \(queue) at \(server.url) (Ctrl-C stops)\n".utf8))
+        let mode = actions ? ", actions on for who signs in" : ""
+        FileHandle.standardOutput.write(Data("serving \(queue) at \(server.url)\(mode) (Ctrl-C stops)\n".utf8))
         let stopped = DispatchSemaphore(value: 0)
         SignalWatcher.start([SIGINT, SIGTERM]) { _ in stopped.signal() }
         stopped.wait()
