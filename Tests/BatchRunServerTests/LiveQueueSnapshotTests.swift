@@ -143,6 +143,21 @@ struct LiveQueueSnapshotTests {
         #expect(snapshot.items(in: [.pending]).map(\.name) == (0..<4).map(Self.name))
     }
 
+    @Test("the next 50 pending items in run order, however many ahead of them left the folder since the last snapshot")
+    func nextPending() throws {
+        let queue = try Self.queue()
+        defer { try? FileManager.default.removeItem(atPath: queue.path) }
+        for number in 0..<120 { try Data("version: 1\n".utf8).write(to: URL(fileURLWithPath: queue.itemPath(Self.name(number), in: .pending))) }
+        #expect(try queue.snapshot(.live(finishedShown: 50)).items(in: [.pending]).map(\.name) == (0..<50).map(Self.name))
+        // Claimed or cancelled meanwhile, by anyone: 100 of the first 110 leave (serve's index learns it only by looking).
+        for number in 0..<110 where number % 11 != 0 {
+            #expect(rename(queue.itemPath(Self.name(number), in: .pending), queue.itemPath(Self.name(number), in: .cancelled)) == 0)
+        }
+        let snapshot = try queue.snapshot(.live(finishedShown: 50))
+        #expect(snapshot.counts["pending"] == 20)
+        #expect(snapshot.items(in: [.pending]).map(\.name) == (Array(stride(from: 0, to: 110, by: 11)) + Array(110..<120)).map(Self.name))
+    }
+
     @Test("published progress times are read without Foundation's ISO 8601 strategy")
     func progressTimes() throws {
         #expect(ItemProgress.date("2026-11-26T14:03:07Z") == Date(timeIntervalSince1970: 1_795_701_787))

@@ -84,17 +84,20 @@ struct LiveActionsTests {
                 ["click": "dd.paused button.act-resume"],
                 ["wait_gone": "dd.paused"],
                 ["eval": "document.querySelector('table.audit').innerText"],
+                ["click": "button.act-sign-out"],
+                ["wait": "form.sign-in"],
+                ["eval": "document.querySelectorAll('form.action').length"],
             ])
-            #expect(results.first as? Int == 0, "no action's form before signing in")
+            #expect(results.first as? Int == 0 && results.last as? Int == 0, "no action's form before signing in, nor after signing out")
             #expect(results.dropFirst().first as? String == "", "the session cookie is HttpOnly: the page's scripts cannot read it")
             #expect((results.dropFirst(2).first as? String)?.contains("the whole queue") == true, "\(results)")
-            let pageAudit = results.last as? String ?? ""
+            let pageAudit = results.dropLast().last as? String ?? ""
             #expect(pageAudit.contains("alice\tretry\t\(failed)") && pageAudit.contains("alice\tcancel\t\(pending)"), "\(pageAudit)")
 
             #expect(try queue.state(failed) == "pending", "retried under its identity")
             #expect(try queue.state(pending) == "cancelled")
             let audit = try Self.audit(queue)
-            #expect(audit.count == 6, "\(audit)")
+            #expect(audit.count == 7 && audit.last == "alice sign-out", "\(audit)")
             #expect(Array(audit.prefix(3)) == ["alice sign-in", "alice retry \(failed)", "alice cancel \(pending)"], "\(audit)")
             #expect(audit.count > 5 && audit[3].hasPrefix("alice run-schedule nightly (item ") && audit[4] == "alice pause" && audit[5] == "alice resume", "\(audit)")
             let listed = try Batchrun.run(["queue", queue.location], in: queue.folder.url)
@@ -118,24 +121,38 @@ struct LiveActionsTests {
             #expect(try Self.post(url + "sign-in", ["token": "not-a-token-of-the-file"], origin: origin, jar: jar).status == 401)
             #expect(try Self.post(url + "sign-in", ["token": Self.token], origin: "http://evil.example", jar: jar).status == 403)
             #expect(try Self.post(url + "actions/cancel", ["item": pending], origin: origin, jar: nil).status == 401)
+            // Signing in again ends the session signed in before (a new id each time).
+            #expect(try Self.post(url + "sign-in", ["token": Self.token], origin: origin, jar: jar).status == 303)
+            let before = queue.folder.path("cookies-before")
+            try FileManager.default.copyItem(atPath: jar, toPath: before)
             let signedIn = try Self.post(url + "sign-in", ["token": Self.token], origin: origin, jar: jar)
             #expect(signedIn.status == 303 && signedIn.headers.contains("HttpOnly") && signedIn.headers.contains("SameSite=Strict"), "\(signedIn.headers)")
+            let stale = try Self.request(url, jar: before).body
+            #expect(stale.contains("form class=\"sign-in") || stale.contains("class=\"sign-in\""), "the earlier session is gone")
             let page = try Self.request(url, jar: jar).body
             let formToken = try #require(page.firstMatch(of: /name="form_token" value="([0-9a-f]+)"/).map { String($0.1) })
             #expect(try Self.post(url + "actions/cancel", ["item": pending, "form_token": formToken], origin: "http://evil.example", jar: jar).status == 403)
             #expect(try Self.post(url + "actions/cancel", ["item": pending, "form_token": formToken], origin: "null", jar: jar).status == 403)
+            // A name rebound to this address (DNS rebinding): its Host is refused, whatever its Origin.
+            let rebound = try Self.post(url + "actions/cancel", ["item": pending, "form_token": formToken], origin: "http://evil.example:80",
+                                        jar: jar, extra: ["-H", "Host: evil.example:80"])
+            #expect(rebound.status == 421, "\(rebound.status)")
+            // A NUL in the item's name: refused, not cut short to another item's name.
+            #expect(try Self.post(url + "actions/cancel", [:], origin: origin, jar: jar,
+                                  extra: ["--data", "item=\(pending)%00x.yaml&form_token=\(formToken)"]).status == 400)
             #expect(try Self.post(url + "actions/cancel", ["item": pending], origin: origin, jar: jar).status == 403)
             #expect(try Self.post(url + "actions/retry", ["item": failed, "form_token": "0" + formToken.dropFirst()], origin: origin, jar: jar).status == 403)
             let viaGet = try Self.request(url + "actions/cancel?item=\(pending)&form_token=\(formToken)", jar: jar)
             #expect(![200, 303].contains(viaGet.status), "\(viaGet.status)")
             #expect(try queue.state(pending) == "pending" && queue.state(failed) == "failed")
-            #expect(try Self.audit(queue) == ["alice sign-in"])
+            #expect(try Self.audit(queue) == ["alice sign-in", "alice sign-in"])
             // Refused with a reason: retrying a pending item (409), nothing written to the log.
             let conflict = try Self.post(url + "actions/retry", ["item": pending, "form_token": formToken], origin: origin, jar: jar)
             #expect(conflict.status == 409 && conflict.body.contains("only a failed or cancelled item is retried"), "\(conflict.body)")
-            #expect(try Self.audit(queue) == ["alice sign-in"])
-            // Taken: the same POST from the page itself.
-            #expect(try Self.post(url + "actions/cancel", ["item": pending, "form_token": formToken], origin: origin, jar: jar).status == 303)
+            #expect(try Self.audit(queue).count == 2)
+            // Taken: the same POST from the page itself, as `localhost` names it too.
+            let localhost = origin.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            #expect(try Self.post(url + "actions/cancel", ["item": pending, "form_token": formToken], origin: localhost, jar: jar).status == 303)
             #expect(try queue.state(pending) == "cancelled")
 
             let (readOnly, port) = try LivePageTests.serve(queue.location, in: queue.folder)
@@ -165,11 +182,14 @@ struct LiveActionsTests {
         }
         let bare = try Batchrun.run(["serve", "q", "--actions"], in: folder.url)
         #expect(bare.status == 2 && bare.stderr.contains("--actions needs --token-file FILE"), "\(bare.stderr)")
+        let everywhere = try Batchrun.run(["serve", "q", "--listen", "0.0.0.0:0", "--insecure-http", "--actions", "--token-file", "operators"], in: folder.url)
+        #expect(everywhere.status == 2 && everywhere.stderr.contains("give --origin URL"), "\(everywhere.stderr)")
     }
 
     /// A form POST through curl (`jar` keeps the session cookie): status, headers, body.
-    static func post(_ url: String, _ fields: [String: String], origin: String, jar: String?) throws -> (status: Int, headers: String, body: String) {
-        var arguments = ["-H", "Origin: \(origin)"]
+    static func post(_ url: String, _ fields: [String: String], origin: String, jar: String?,
+                     extra: [String] = []) throws -> (status: Int, headers: String, body: String) {
+        var arguments = ["-H", "Origin: \(origin)"] + extra
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) { arguments += ["--data-urlencode", "\(name)=\(value)"] }
         return try request(url, jar: jar, arguments)
     }

@@ -142,11 +142,20 @@ extension PostgresQueue: Queue {
             if let published = items[index].progress.flatMap({ ItemProgress.decode(Data($0.utf8)) }) { items[index].show(published) }
         }
         let listed = items.filter { [.running, .scheduled, .retryable].contains($0.state) }
-            // The next pending ones in run order (highest priority, then first submitted).
-            + items.filter { $0.state == .pending }.sorted { ($0.priority, -($0.id ?? 0)) > ($1.priority, -($1.id ?? 0)) }.prefix(shown)
+            + (try nextPending(shown)).compactMap { id in items.firstIndex { $0.id == id }.map { items[$0] } }
             + QueueSnapshot.newest(items.filter { $0.state == .done || $0.state == .cancelled }, shown: shown)
             + QueueSnapshot.newest(items.filter { $0.state == .failed }, shown: shown)
         return QueueSnapshot(queue: location, items: listed, schedules: schedules, statesAreFolders: false, counts: counts)
+    }
+
+    /// The ids of the next `count` pending items, in the order a claim takes them.
+    private func nextPending(_ count: Int) throws -> [Int64] {
+        try store.readRecords { db in
+            try db.namedRows("""
+                SELECT id FROM _batchrun_queue WHERE state = 'pending' OR (state = 'scheduled' AND run_at <= \(Self.now))
+                ORDER BY priority DESC, run_at, id LIMIT \(count)
+                """, []).compactMap { $0["id"].int64 }
+        }
     }
 
     /// `2026-11-26 14:03:07.12+00`, as PostgreSQL writes a timestamptz as text (a session in UTC).

@@ -12,7 +12,7 @@ package struct QueueAuditEntry: Sendable, Hashable, Codable {
     package var at: String
     /// The name of the token that signed in (`--token-file`).
     package var who: String
-    /// `cancel`, `retry`, `pause`, `resume`, `run-schedule`, `sign-in`.
+    /// `cancel`, `retry`, `pause`, `resume`, `run-schedule`, `sign-in`, `sign-out`.
     package var action: String
     /// The item, group or schedule acted on; nil for the whole queue.
     package var item: String?

@@ -23,7 +23,8 @@ extension QueueFolder {
         let size = (try? handle.seekToEnd()) ?? 0
         let tail = UInt64(QueueAuditEntry.listed * 512)
         try? handle.seek(toOffset: size > tail ? size - tail : 0)
-        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        // `readToEnd` throws where `readDataToEndOfFile` would trap (a folder in the file's place).
+        let text = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
         var lines = text.split(separator: "\n")
         if size > tail { lines = Array(lines.dropFirst()) }   // the first may be cut
         return lines.suffix(QueueAuditEntry.listed).compactMap { try? JSONDecoder().decode(QueueAuditEntry.self, from: Data($0.utf8)) }

@@ -50,7 +50,9 @@ extension QueueFolder {
 
     package func runScheduleNow(named name: String) throws -> String? {
         guard let entry = try schedules().first(where: { $0.name == name }) else { return nil }
-        return try submit(text: entry.text, name: entry.name + ".yaml", params: entry.params)
+        // Named as its schedule's items are, so `queue` shows where it came from.
+        let content = Self.fromSchedulePrefix + entry.name + "\n" + (try Self.content(text: entry.text, params: entry.params, submission: QueueSubmission()))
+        return try write(content, name: { QueueFolderName(priority: 0, due: QueueClock.now(), number: $0, base: entry.name).text }, into: .pending, from: 1)
     }
 
     /// Queues the due time of each schedule that is due and not yet queued; the items queued.

@@ -50,8 +50,11 @@ package struct QueueFolder: Sendable {
         return names.filter(Self.isItem).sorted()
     }
 
+    /// True for an item's file name: not hidden, `.yaml` or `.yml`, no `/` and no control character
+    /// (a NUL would end the name the system sees before the name the queue was given).
     package static func isItem(_ name: String) -> Bool {
         !name.hasPrefix(".") && (name.hasSuffix(".yaml") || name.hasSuffix(".yml"))
+            && name.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "/") }
     }
 
     // MARK: Submitting

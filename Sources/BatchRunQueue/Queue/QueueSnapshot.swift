@@ -214,10 +214,16 @@ package struct QueueSnapshot: Sendable, Encodable {
             listed += names.map { state == .running ? Self.published($0, in: queue) : Self.item($0, state: state, in: queue) }
         }
         counts[.pending] = FolderEntries.itemCount(in: queue.folder(.pending))
-        // The next to run, from the worker's index (one another worker took meanwhile is left out).
-        listed += queue.pendingIndex.first(shown * 2).lazy.map(\.name)
-            .filter { access(queue.folder(.pending) + "/" + $0, F_OK) == 0 }.prefix(shown)
-            .map { Item(key: $0, name: $0, state: .pending, priority: QueueFolderName.priority(of: $0)) }
+        // The next to run, from the folder's index: one that left (claimed, cancelled) is forgotten.
+        var next: [(key: String, name: String)] = []
+        var page = queue.pendingIndex.first(shown)
+        while !page.isEmpty, next.count < shown {
+            for entry in page where next.count < shown {
+                if access(queue.folder(.pending) + "/" + entry.name, F_OK) == 0 { next.append(entry) } else { queue.pendingIndex.remove(entry.name) }
+            }
+            page = next.count < shown ? queue.pendingIndex.entries(after: page[page.count - 1], limit: shown) : []
+        }
+        listed += next.map { Item(key: $0.name, name: $0.name, state: .pending, priority: QueueFolderName.priority(of: $0.name)) }
         var finished: [Item] = [], failed: [Item] = []
         for state in [QueueItemState.done, .cancelled, .failed] {
             let index = queue.finishedIndexes.refreshed(state, of: queue, shown: shown, now: takenAt)

@@ -27,6 +27,8 @@ package enum PageAction: Sendable, Equatable {
     /// The action posted to `actions/NAME` with `form`; nil for a name that is no action, or a
     /// form without what the action needs.
     package init?(name: String, form: [String: String]) {
+        // No control character in a name (a NUL would act on one name and log another).
+        guard form.values.allSatisfy({ $0.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F } }) else { return nil }
         let item = form["item"].flatMap { $0.isEmpty ? nil : $0 }
         let group = form["group"].flatMap { $0.isEmpty ? nil : $0 }
         switch name {

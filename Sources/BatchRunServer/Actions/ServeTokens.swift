@@ -25,8 +25,9 @@ package struct ServeTokens: Sendable {
             throw ServeTokenFileError(file: path, line: nil, reason: String(format: "may be read by others (mode %o): its tokens act on the queue; chmod 600 it", status.st_mode & 0o777))
         }
         var entries: [(name: String, token: [UInt8])] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+        // `isNewline`: a file written on Windows ends its lines with "\r\n", one Character to Swift.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let fields = line.split(whereSeparator: \.isWhitespace)
             guard let first = fields.first, !first.hasPrefix("#") else { continue }
             let at = index + 1
             guard fields.count == 2 else {
@@ -54,11 +55,6 @@ package struct ServeTokens: Sendable {
         var found: String?
         for entry in entries where Self.same(entry.token, given) { found = entry.name }
         return found
-    }
-
-    /// True when the file still names `name` (a session of a name taken out ends).
-    package func contains(_ name: String) -> Bool {
-        entries.contains { $0.name == name }
     }
 
     static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -25,6 +25,11 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         host.hasPrefix("127.") || host == "::1" || host == "localhost"
     }
 
+    /// Every address of the machine (`0.0.0.0`, `::`): no one name the browser uses.
+    package var isWildcard: Bool {
+        host == "0.0.0.0" || host == "::" || host.isEmpty
+    }
+
     package var description: String { "\(Self.host(host)):\(port)" }
 
     /// A host as a URL writes it (an IPv6 address in brackets).

@@ -37,47 +37,68 @@ package final class LiveQueueServer: Sendable {
     let secure: Bool
     /// Who may act (`--actions --token-file`); nil: the page is read-only.
     let tokens: ServeTokens?
+    /// Where the page's readers reach it besides the listen address (`--origin`): a proxy's.
+    private let origins: [String]
+    /// The signed-in readers' sessions, in memory.
+    private let sessions = MemoryPersistDriver()
+    let sessionStorage: SessionStorage<PageSession>
     private let server: Mutex<HTTPServer?> = Mutex(nil)
 
-    private init(queue: any Queue, listen: ListenAddress, secure: Bool, tokens: ServeTokens?) {
+    private init(queue: any Queue, listen: ListenAddress, secure: Bool, tokens: ServeTokens?, origins: [String]) {
         self.secure = secure
         self.queue = queue
         self.listen = listen
         self.tokens = tokens
+        self.origins = origins.map { $0.lowercased().hasSuffix("/") ? String($0.lowercased().dropLast()) : $0.lowercased() }
+        // `__Host-`: under TLS, a cookie no other host nor path can set or shadow.
+        let cookie = SessionCookieParameters(name: secure ? "__Host-batchrun_session" : "batchrun_session", path: "/", secure: secure, sameSite: .strict)
+        sessionStorage = SessionStorage(sessions, configuration: SessionStorageConfiguration(sessionCookieParameters: cookie, keyPrefix: "session."))
     }
 
-    /// Opens the queue (a folder must exist) and listens; with `tokens`, the page's actions are on.
+    /// Opens the queue (a folder must exist) and listens; with `tokens`, the page's actions are
+    /// on, taken from pages at the listen address or one of `origins`.
     package static func start(queue location: String, listen: ListenAddress, tls: ServerTLS? = nil,
-                              actions tokens: ServeTokens? = nil) throws -> LiveQueueServer {
+                              actions tokens: ServeTokens? = nil, origins: [String] = []) throws -> LiveQueueServer {
         if case .folder = QueueLocation(location), !FileManager.default.fileExists(atPath: location + "/pending") {
             throw NotAQueueFolder(path: location)
         }
         let configuration = try tls?.configuration()
-        let live = LiveQueueServer(queue: try openQueue(at: location), listen: listen, secure: configuration != nil, tokens: tokens)
-        let sessions = MemoryPersistDriver()
+        let live = LiveQueueServer(queue: try openQueue(at: location), listen: listen, secure: configuration != nil, tokens: tokens, origins: origins)
         let server = try HTTPServer.start(host: listen.host, port: listen.port, tls: configuration,
-                                          router: live.router(sessions: sessions), sessions: tokens == nil ? nil : sessions)
+                                          router: live.router(), sessions: tokens == nil ? nil : live.sessions)
         live.server.withLock { $0 = server }
         return live
+    }
+
+    /// The origins (`scheme://host:port`) whose pages may post actions: the listen address as a
+    /// browser on this machine names it (loopback: `127.0.0.1`, `localhost`, `[::1]`; none for
+    /// every address), and `--origin`'s.
+    var allowedOrigins: [String] {
+        let scheme = secure ? "https" : "http"
+        let hosts = listen.isLoopback ? ["127.0.0.1", "localhost", "[::1]"] : listen.isWildcard ? [] : [ListenAddress.host(listen.host)]
+        return hosts.map { "\(scheme)://\($0):\(port)" } + origins
     }
 
     package var port: Int { server.withLock { $0?.port ?? 0 } }
     package var url: String { "\(secure ? "https" : "http")://\(ListenAddress.host(listen.host)):\(port)/" }
 
     package func stop() {
-        server.withLock { $0?.stop() }
+        let running = server.withLock { server in
+            defer { server = nil }
+            return server
+        }
+        running?.stop()
     }
 
     /// The page's routes: GET only unless actions are on.
-    private func router(sessions: MemoryPersistDriver<ContinuousClock>) -> Router<Context> {
+    private func router() -> Router<Context> {
         let router = Router(context: Context.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: PageHeadersMiddleware(actions: tokens != nil))
-        if let tokens {
-            router.add(middleware: SessionMiddleware(storage: sessions, configuration: SessionMiddlewareConfiguration(
-                sessionCookieParameters: SessionCookieParameters(name: "batchrun_session", path: "/", secure: secure, sameSite: .strict),
-                keyPrefix: "session.", defaultSessionExpiration: .seconds(12 * 60 * 60))))
-            // A session whose name was taken out of the token file (and `serve` restarted) is no one's.
-            router.add(middleware: SessionAuthenticator(context: Context.self) { session, _ in tokens.contains(session.who) ? session : nil })
+        if tokens != nil {
+            // A request naming another host (a name rebound to this address) is refused.
+            router.add(middleware: KnownHostMiddleware { [self] in allowedOrigins })
+            router.add(middleware: SessionMiddleware(sessionStorage: sessionStorage, defaultSessionExpiration: .seconds(12 * 60 * 60)))
+            router.add(middleware: SessionAuthenticator(context: Context.self) { session, _ in session })
             addActions(to: router)
         }
         for path in ["/", "/index.html"] {
@@ -163,14 +184,6 @@ package final class LiveQueueServer: Sendable {
             return .text("no report for this item (its log may say why)\n", status: .notFound)
         }
         return .text(HTMLReport(sections: [.init(report: report)]).render(), contentType: "text/html; charset=utf-8")
-    }
-}
-
-/// Runs blocking work (a queue's snapshot, an action on a PostgreSQL queue) on a thread of its
-/// own, never on the threads that serve requests.
-func offTheLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
 }
 

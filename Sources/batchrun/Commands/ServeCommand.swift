@@ -34,6 +34,10 @@ struct ServeCommand: ParsableCommand {
                                valueName: "FILE"), completion: .file())
     var tokenFile: String?
 
+    @Option(help: ArgumentHelp("With --actions: an origin readers reach the page at besides --listen (a TLS proxy's, like https://queue.example.com); actions posted from any other are refused. Repeatable.",
+                               valueName: "URL"))
+    var origin: [String] = []
+
     @Flag(help: "Serve plain HTTP on an address other than loopback, on purpose (anyone on the network can then read the page, and what crosses it).")
     var insecureHTTP = false
 
@@ -42,6 +46,16 @@ struct ServeCommand: ParsableCommand {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         if actions && tokenFile == nil { throw ValidationError("--actions needs --token-file FILE: one NAME TOKEN a line, naming who may act") }
         if !actions && tokenFile != nil { throw ValidationError("--token-file goes with --actions") }
+        if !actions && !origin.isEmpty { throw ValidationError("--origin goes with --actions") }
+        for given in origin where !(given.hasPrefix("http://") || given.hasPrefix("https://")) || given.dropFirst(8).contains("/") && !given.hasSuffix("/") {
+            throw ValidationError("--origin takes scheme://host[:port], like https://queue.example.com, found '\(given)'")
+        }
+        if actions && address.isWildcard && origin.isEmpty {
+            throw ValidationError("""
+                --listen \(listen) is every address of the machine: give --origin URL, the address readers' browsers use \
+                (https://queue.example.com), so that actions are taken only from the page itself
+                """)
+        }
         if !address.isLoopback && tlsCert == nil && !insecureHTTP {
             throw ValidationError("""
                 --listen \(listen) is not loopback: give --tls-cert FILE and --tls-key FILE to serve HTTPS, or --insecure-http \
@@ -55,7 +69,7 @@ struct ServeCommand: ParsableCommand {
         let server: LiveQueueServer
         do {
             let tokens = try tokenFile.map { try ServeTokens(contentsOf: $0) }
-            server = try LiveQueueServer.start(queue: queue, listen: ListenAddress(listen)!, tls: tls, actions: tokens)
+            server = try LiveQueueServer.start(queue: queue, listen: ListenAddress(listen)!, tls: tls, actions: tokens, origins: origin)
         } catch let error as ServerTLSError {
             throw CommandFailure("\(error)", status: ExitStatus.invalid)
         } catch let error as ServeTokenFileError {
