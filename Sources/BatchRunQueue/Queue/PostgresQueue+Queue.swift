@@ -122,30 +122,53 @@ extension PostgresQueue: Queue {
         try items().map { QueueEntry(id: $0.key, name: $0.name, state: $0.state) }
     }
 
-    /// Every row is read for either extent (one query); a live snapshot lists only what it shows,
-    /// a running item with the progress its run publishes into its row (`ItemProgress`; none
-    /// until the run's first second, none once the claim ended).
+    /// Every row is read for `.everything`. A live snapshot reads only what it shows, whatever
+    /// the table holds: the counts (one `GROUP BY`), the running, scheduled and retryable items,
+    /// the next pending ones and the newest finished and failed ones; a running item with the
+    /// progress its run publishes into its row (`ItemProgress`; none until the run's first
+    /// second, none once the claim ended).
     package func snapshot(_ extent: QueueSnapshot.Extent) throws -> QueueSnapshot {
-        var items = try items()
         // A submit-only role may not read the schedules: then none is listed.
         let schedules = ((try? schedules()) ?? []).map { QueueScheduleListing($0) }
         guard case .live(let shown) = extent else {
-            return QueueSnapshot(queue: location, items: items, schedules: schedules, statesAreFolders: false)
+            return QueueSnapshot(queue: location, items: try items(), schedules: schedules, statesAreFolders: false)
         }
-        var counts: [QueueItemState: Int] = [:]
+        let counts = try liveCounts()
+        let next = try nextPending(shown)
+        let newest = "ORDER BY ended_at DESC NULLS LAST, id DESC LIMIT \(shown)"
+        var items = try items(where: """
+            WHERE id IN (SELECT id FROM _batchrun_queue WHERE state IN ('running', 'retryable') OR (state = 'scheduled' AND run_at > \(Self.now))
+                UNION ALL (SELECT id FROM _batchrun_queue WHERE state IN ('done', 'cancelled') \(newest))
+                UNION ALL (SELECT id FROM _batchrun_queue WHERE state = 'failed' \(newest))
+                UNION ALL SELECT unnest(ARRAY[\(next.map(String.init).joined(separator: ","))]::bigint[]))
+            """)
         for index in items.indices {
-            counts[items[index].state, default: 0] += 1
             items[index].ended = items[index].endedAt.flatMap(Self.serverDate)
             guard items[index].state == .running else { continue }
             items[index].orphaned = (items[index].leaseLeft ?? 0) < 0
             items[index].process = items[index].worker
             if let published = items[index].progress.flatMap({ ItemProgress.decode(Data($0.utf8)) }) { items[index].show(published) }
         }
+        let pending = Dictionary(items.filter { $0.state == .pending }.map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first })
         let listed = items.filter { [.running, .scheduled, .retryable].contains($0.state) }
-            + (try nextPending(shown)).compactMap { id in items.firstIndex { $0.id == id }.map { items[$0] } }
+            + next.compactMap { pending[$0] }
             + QueueSnapshot.newest(items.filter { $0.state == .done || $0.state == .cancelled }, shown: shown)
             + QueueSnapshot.newest(items.filter { $0.state == .failed }, shown: shown)
         return QueueSnapshot(queue: location, items: listed, schedules: schedules, statesAreFolders: false, counts: counts)
+    }
+
+    /// Each state's items, counted by the server (a scheduled item that is due counts as pending).
+    private func liveCounts() throws -> [QueueItemState: Int] {
+        try store.readRecords { db in
+            var counts: [QueueItemState: Int] = [:]
+            for row in try db.namedRows("""
+                SELECT CASE WHEN state = 'scheduled' AND run_at <= \(Self.now) THEN 'pending' ELSE state END AS state, count(*) AS n
+                FROM _batchrun_queue GROUP BY 1
+                """, []) {
+                if let state = row["state"].string.flatMap(QueueItemState.init(rawValue:)) { counts[state, default: 0] += row["n"].int ?? 0 }
+            }
+            return counts
+        }
     }
 
     /// The ids of the next `count` pending items, in the order a claim takes them.

@@ -399,8 +399,8 @@ package final class PostgresQueue: Sendable {
 
     // MARK: Listing
 
-    /// Every item in submission order, as a snapshot lists it.
-    package func items() throws -> [QueueSnapshot.Item] {
+    /// Every item in submission order, as a snapshot lists it; with `filter` (`WHERE ...`), those it keeps.
+    package func items(where filter: String = "") throws -> [QueueSnapshot.Item] {
         try store.readRecords { db in
             try db.namedRows("""
                 SELECT id, name, CASE WHEN state = 'scheduled' AND run_at <= \(Self.now) THEN 'pending' ELSE state END AS state,
@@ -409,7 +409,7 @@ package final class PostgresQueue: Sendable {
                         THEN to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END AS run_at,
                     submitted_at, ended_at, status, error, cancel_requested, schedule,
                     CASE WHEN state = 'running' THEN progress END AS progress, batch, part, item_group
-                FROM _batchrun_queue ORDER BY id
+                FROM _batchrun_queue \(filter) ORDER BY id
                 """, []).map { row in
                 let state = QueueItemState(rawValue: row["state"].string ?? "") ?? .pending
                 let failures = row["failures"].int ?? 0
