@@ -24,6 +24,18 @@ server this script starts and stops):
     Also printed: submission to claim (a folder item's name carries its submission time to the
     millisecond, PostgreSQL's `submitted_at`), how many items came while both of the worker's
     slots were busy (their claim waited for a run to end), and how long the items ran.
+  - the live page's first load (`batchrun serve`): a queue of PAGE_DONE (default 10,000) done
+    items, PAGE_FAILED (5) failed and PAGE_PENDING (5) pending ones and PAGE_AUDIT (1,000) audit
+    lines, each kind made with the queue's own means (one item of each done and failed by a
+    worker, the done one copied: folder files, PostgreSQL one INSERT ... SELECT generate_series;
+    the audit lines into the folder's audit.log, or one INSERT ... SELECT into _batchrun_audit);
+    `serve QUEUE --listen 127.0.0.1:0`, then GET / over a new connection each: the first one
+    once the server has printed where it listens (cold: a new process, its first snapshot), and
+    PAGE_LOADS (20) more, each PAGE_SPACING (1.1 s) after the previous one came (the server keeps
+    a snapshot for 1 s: each takes a new one; a page from the cache is counted), median and
+    worst; the same with `--actions --token-file F` for a reader signed in (POST /sign-in, its
+    `batchrun_session` cookie); each with the page's size and the CPU `serve` spent (target:
+    under 200 ms, cold and warm).
 The machine's load average and its CPU and I/O pressure (/proc/pressure) are sampled every
 second and printed per phase: a folder's prune unlinks 300,000 files, and its time follows the
 I/O of everything else on the machine.
@@ -31,20 +43,27 @@ Writes .build-bench/operating.json.
     bench/operating.py [TRIALS] [PRUNED]
         (.build/release/batchrun when it is newer than the last commit touching Sources/, else
          .build/debug/batchrun, and says so; BIN=path overrides; WATCH=seconds after each pause;
-         ONLY=folder or ONLY=postgres: one kind of queue)
+         ONLY=folder or ONLY=postgres: one kind of queue; PARTS=pause,prune,page (the default):
+         which measurements)
 """
-import atexit, calendar, json, os, resource, shutil, signal, statistics, subprocess, sys, threading, time
+import atexit, calendar, http.client, json, os, re, resource, shutil, signal, statistics, subprocess, sys, threading, time
 
 TRIALS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 PRUNED = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
 WATCH = float(os.environ.get("WATCH", "3"))
 KINDS = [kind for kind in ("folder", "postgres") if kind in os.environ.get("ONLY", "folder,postgres").split(",")]
+PARTS = os.environ.get("PARTS", "pause,prune,page").split(",")
 PENDING = 30            # items kept waiting behind the three busy workers at each pause
 SUBMIT_EVERY = 0.1      # seconds between two submits while claim latency is measured
 BASELINE_SUBMITS = 30   # submits without a prune running
 POLL = 0.005            # a folder's pending/ and running/ listed this often
 LATENCY_WINDOW = 60     # seconds of submits at most during a prune (enough samples; a long prune then runs alone)
 PRUNE_TIMEOUT = float(os.environ.get("PRUNE_TIMEOUT", "180"))   # a prune still running then is killed (the run stays bounded)
+PAGE_DONE = int(os.environ.get("PAGE_DONE", "10000"))   # the live page's queue: done items,
+PAGE_FAILED, PAGE_PENDING, PAGE_AUDIT = 5, 5, 1_000     # failed and pending ones, audit lines
+PAGE_LOADS, PAGE_SPACING = 20, 1.1   # loads after the first, each this many seconds after the last came (a snapshot lasts 1 s)
+PAGE_TARGET_MS = 200
+TOKEN = "0123456789abcdef0123"       # `alice`'s, in serve's --token-file
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = f"{ROOT}/.build-bench/operating"
 SERVER = f"{ROOT}/Tests/TestSupport/pg-throwaway.sh"
@@ -69,6 +88,16 @@ jobs:
   wait:
     steps:
       - fetch: {{ entity: T }}
+"""
+# A failed item: its feed's one value is no integer (submit checks the file is there, not what it holds)
+BROKEN = """version: 1
+store: {store}
+entities:
+  T: {{ columns: {{ id: integer primary key }} }}
+jobs:
+  broken:
+    steps:
+      - insert: {{ entity: T, from: {folder}/broken.csv }}
 """
 
 
@@ -205,7 +234,7 @@ class Backend:
     def job(self, name, text):
         path = f"{self.folder}/{name}.yaml"
         with open(path, "w") as out:
-            out.write(text.format(store=self.store))
+            out.write(text.format(store=self.store, folder=self.folder))
         return path
 
     def submit(self, job, count=1):
@@ -492,6 +521,163 @@ def prune_with_claims(backend, duration):
             "unclaimed": {"baseline": base_missing, "during_prune": during_missing}, "claim_latency_target_ms": 50}
 
 
+def page_queue(backend):
+    """The live page's queue: one done and PAGE_FAILED failed items run by a worker, the done one
+    copied to PAGE_DONE, PAGE_PENDING pending items, PAGE_AUDIT audit lines. The seconds it took."""
+    started = time.perf_counter()
+    quick, broken = backend.job("quick", QUICK), backend.job("broken", BROKEN)
+    with open(f"{backend.folder}/broken.csv", "w") as out:
+        out.write("id\nabc\n")
+    backend.submit(quick)
+    backend.submit(broken, PAGE_FAILED)
+    # ends 1 when items failed: its exit status is not checked, the states are
+    subprocess.run([BIN, "worker", backend.queue, "--once", "--quiet", *backend.options], stdout=subprocess.DEVNULL,
+                   stderr=open(f"{backend.folder}/workers.err", "a"))
+    now = time.time()
+    # the copies ended over the last day, evenly; the audit lines a minute apart
+    spacing = 86400 / PAGE_DONE
+    ends = [now - 86400 + spacing * n for n in range(1, PAGE_DONE)]
+    actions = ["retry", "cancel", "pause", "resume", "sign-in"]
+    if backend.kind == "folder":
+        done = f"{backend.queue}/done"
+        [real] = [n for n in os.listdir(done) if n.endswith(".yaml")]
+        contents = [(suffix, open(f"{done}/{real}{suffix}", "rb").read()) for suffix in ("", ".json", ".log")]
+        for n, ended in enumerate(ends, start=1):
+            # distinct names of the shape submit gives (20261128T153128772-0012-quick.yaml), of when it ended
+            name = f"{done}/{time.strftime('%Y%m%dT%H%M%S', time.gmtime(ended))}{n % 1000:03d}-{n % 10_000:04d}-quick.yaml"
+            for suffix, content in contents:
+                descriptor = os.open(name + suffix, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.write(descriptor, content)
+                os.close(descriptor)
+                os.utime(name + suffix, (ended, ended))
+        names = sorted(n for n in os.listdir(done) if n.endswith(".yaml"))
+        with open(f"{backend.queue}/audit.log", "a") as out:   # as QueueFolder.appendAudit writes them
+            for n in range(1, PAGE_AUDIT + 1):
+                at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now - 86400 + 60 * n)) + ".000Z"
+                line = {"action": actions[n % 5], "at": at, "who": ("alice", "bob")[n % 2]}
+                if n % 5 < 2:
+                    line["item"] = names[n % len(names)]
+                out.write(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n")
+    else:
+        copied = ("name, job_text, params, directory, state, token, attempts, status, report, log, error, priority, run_at, "
+                  "max_attempts, backoff, failures")
+        psql(backend.queue, f"""
+            INSERT INTO _batchrun_queue ({copied}, submitted_at, started_at, ended_at)
+            SELECT {copied}, now() - interval '1 day' + g * interval '{spacing} seconds' - interval '1 second',
+                   now() - interval '1 day' + g * interval '{spacing} seconds' - interval '0.5 second',
+                   now() - interval '1 day' + g * interval '{spacing} seconds'
+            FROM _batchrun_queue, generate_series(1, {PAGE_DONE - 1}) AS g
+            WHERE id = (SELECT min(id) FROM _batchrun_queue WHERE state = 'done');
+            INSERT INTO _batchrun_audit (at, who, action, item)
+            SELECT to_char((now() - interval '1 day' + g * interval '1 minute') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                   (ARRAY['alice', 'bob'])[1 + g % 2], (ARRAY['{"', '".join(actions)}'])[1 + g % 5],
+                   CASE WHEN g % 5 < 2 THEN (1 + g % {PAGE_DONE})::text END
+            FROM generate_series(1, {PAGE_AUDIT}) AS g;
+            ANALYZE _batchrun_queue; ANALYZE _batchrun_audit""")
+    backend.submit(quick, PAGE_PENDING)
+    return time.perf_counter() - started
+
+
+def page_get(port, path="/", cookie=None):
+    """GET over a new connection: seconds to the last byte, and the page."""
+    headers = {"Connection": "close", **({"Cookie": cookie} if cookie else {})}
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("GET", path, headers=headers)
+    response = connection.getresponse()
+    body = response.read()
+    seconds = time.perf_counter() - started
+    connection.close()
+    assert response.status == 200, f"GET {path}: {response.status} {body[:300]!r}"
+    return seconds, body
+
+
+def as_of_of(page):
+    """The page's "as of" (its snapshot's time, to the second)."""
+    match = re.search(rb'id="as-of">([^<]*)<', page)
+    assert match, page[:2000]
+    return match.group(1)
+
+
+def sign_in(port):
+    """POST /sign-in as the page's form does; the session's cookie (`batchrun_session=...`)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("POST", "/sign-in", body=f"token={TOKEN}",
+                       headers={"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/x-www-form-urlencoded",
+                                "Connection": "close"})
+    response = connection.getresponse()
+    body = response.read()
+    cookies = [c.split(";", 1)[0] for c in response.msg.get_all("Set-Cookie") or [] if c.startswith("batchrun_session=")]
+    connection.close()
+    assert response.status == 303 and cookies, f"sign-in: {response.status} {body[:300]!r}"
+    return cookies[0]
+
+
+def page_loads(backend, signed_in):
+    """`serve` started; the first GET / (cold), and PAGE_LOADS more, each PAGE_SPACING after the previous one came."""
+    extra = []
+    if signed_in:
+        tokens = f"{backend.folder}/tokens"
+        with open(tokens, "w") as out:
+            out.write(f"alice {TOKEN}\n")
+        os.chmod(tokens, 0o600)
+        extra = ["--actions", "--token-file", tokens]
+    serve = subprocess.Popen([BIN, "serve", backend.queue, "--listen", "127.0.0.1:0", *extra], stdout=subprocess.PIPE,
+                             stderr=open(f"{backend.folder}/serve.err", "a"), text=True, start_new_session=True)
+    GROUPS.add(serve.pid)
+    try:
+        said = serve.stdout.readline()   # serving Q at http://127.0.0.1:PORT/ ...: listening
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", said)
+        assert match, f"serve said {said!r}"
+        port = int(match.group(1))
+        cookie = sign_in(port) if signed_in else None
+        cpu = cpu_seconds(serve.pid)
+        first, page = page_get(port, cookie=cookie)
+        first_cpu = cpu_seconds(serve.pid) - cpu
+        if signed_in:
+            assert b"Signed in as" in page, page[:2000]
+        counts = f"{PAGE_DONE} done".encode(), f"{PAGE_FAILED} failed".encode(), f"Audit ({PAGE_AUDIT})".encode()
+        assert all(text in page for text in counts), page[:3000]
+        # PAGE_SPACING after the previous page came (a PostgreSQL snapshot's time is taken once its
+        # rows are read: spaced from the requests, a slow load made the next one the cached page);
+        # a page whose "as of" (to the second) is the previous one's came from the cache
+        loads, cpus, cached, as_of = [], [], 0, as_of_of(page)
+        for _ in range(PAGE_LOADS):
+            time.sleep(PAGE_SPACING)
+            cpu = cpu_seconds(serve.pid)
+            seconds, later = page_get(port, cookie=cookie)
+            cpus.append(cpu_seconds(serve.pid) - cpu)
+            loads.append(seconds)
+            cached += as_of_of(later) == as_of
+            as_of = as_of_of(later)
+        rss_mb = int(next(line for line in open(f"/proc/{serve.pid}/status") if line.startswith("VmHWM")).split()[1]) / 1024
+    finally:
+        serve.send_signal(signal.SIGINT)
+        try:
+            serve.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait()
+        GROUPS.discard(serve.pid)
+    return {"first_ms": round(1000 * first, 1), "first_cpu_ms": round(1000 * first_cpu),
+            "median_ms": round(1000 * statistics.median(loads), 1), "max_ms": round(1000 * max(loads), 1),
+            "cpu_median_ms": round(1000 * statistics.median(cpus)), "cpu_max_ms": round(1000 * max(cpus)),
+            "loads_ms": [round(1000 * s, 1) for s in loads], "page_kb": round(len(page) / 1024, 1),
+            "later_page_kb": round(len(later) / 1024, 1), "cached_loads": cached, "serve_peak_mb": round(rss_mb, 1),
+            "first_passed": first * 1000 < PAGE_TARGET_MS, "later_passed": max(loads) * 1000 < PAGE_TARGET_MS}
+
+
+def page_first_load(backend):
+    LOAD.phase = f"{backend.kind}: making the page's queue"
+    made_s = page_queue(backend)
+    result = {"done": PAGE_DONE, "failed": PAGE_FAILED, "pending": PAGE_PENDING, "audit_lines": PAGE_AUDIT,
+              "made_s": round(made_s, 2), "target_ms": PAGE_TARGET_MS}
+    for signed_in, key in ((False, "read_only"), (True, "signed_in")):
+        LOAD.phase = f"{backend.kind}: page, {key.replace('_', ' ')}"
+        result[key] = page_loads(backend, signed_in)
+    return result
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
@@ -501,18 +687,26 @@ def main():
     results = {}
     server = subprocess.run(["bash", SERVER, "start", "--owner", str(os.getpid())], check=True, capture_output=True,
                             text=True).stdout.strip().splitlines()[-1]
+    duration, refusal = None, None
     try:
-        for kind in KINDS:
+        for kind in KINDS if "pause" in PARTS else []:
             LOAD.phase = f"{kind}: pause"
             results.setdefault(kind, {})["pause"] = pause_to_last_claim(Backend(kind, "pause", server))
             print(f"  {kind}: pause done", flush=True)
-        duration, refusal = older_than()
-        if refusal:
-            print(f"  BUG: {refusal}", flush=True)
-        for kind in KINDS:
+        if "prune" in PARTS:
+            duration, refusal = older_than()
+            if refusal:
+                print(f"  BUG: {refusal}", flush=True)
+        for kind in KINDS if "prune" in PARTS else []:
             backend = Backend(kind, "prune", server)
-            results[kind]["prune"] = prune_with_claims(backend, duration)
+            results.setdefault(kind, {})["prune"] = prune_with_claims(backend, duration)
             print(f"  {kind}: prune done", flush=True)
+            if kind == "folder":
+                shutil.rmtree(backend.folder, ignore_errors=True)
+        for kind in KINDS if "page" in PARTS else []:
+            backend = Backend(kind, "page", server)
+            results.setdefault(kind, {})["page"] = page_first_load(backend)
+            print(f"  {kind}: page done", flush=True)
             if kind == "folder":
                 shutil.rmtree(backend.folder, ignore_errors=True)
     finally:
@@ -529,38 +723,51 @@ def main():
     for kind, name in (("folder", "queue folder"), ("postgres", "PostgreSQL")):
         if kind not in results:
             continue
-        pause, prune = results[kind]["pause"], results[kind]["prune"]
-        met = "met" if pause["max_s"] <= 1 else "NOT met"
-        after = sum(t["claims_after_return"] for t in pause["trials"])
         print(f"  {name}")
-        issued = [t["last_claim_after_pause_issued_s"] for t in pause["trials"] if t["last_claim_after_pause_issued_s"] is not None]
-        print(f"    pause to the last claim: median {1000 * pause['median_s']:6.1f} ms, worst {1000 * pause['max_s']:6.1f} ms over "
-              f"{TRIALS} pauses of 3 busy workers, ~{PENDING} pending (target at most 1,000 ms: {met}); "
-              f"{after} claims after pause returned, in all; "
-              f"from the command's start: worst {1000 * max(issued, default=0):.1f} ms (the command took "
-              f"{1000 * max(t['pause_command_s'] for t in pause['trials']):.0f} ms at most)")
-        base, during = prune["claim_latency_baseline"], prune["claim_latency_during_prune"]
-        ok = "met" if prune["prune_s"] <= 10 and prune["printed_count"] == PRUNED and prune["old_items_left"] == 0 else "NOT met"
-        if prune["killed_after_s"]:
-            ok += f"; it had not ended after {prune['killed_after_s']:g} s and was killed"
-        cpu = prune["cpu_during_prune"]
-        print(f"    prune --older-than {duration} of {PRUNED:,} done items: {prune['prune_s']:6.2f} s, printed {prune['printed_count']:,}, "
-              f"{prune['old_items_left']} left (target at most 10 s, all of them: {ok}); its CPU {cpu['prune_user_s']:.2f} s user "
-              f"{cpu['prune_sys_s']:.2f} s system ({cpu['prune_waits']:,} waits); meanwhile the submits used {cpu['submits_s']:.2f} s, "
-              f"the worker and its runs {cpu['worker_and_its_runs_s']:.2f} s")
-        lat = "met" if during["max_ms"] is not None and during["max_ms"] <= 50 else "NOT met"
-        print(f"    claim latency, submit returned -> claimed (0 when claimed before): during the prune median {during['median_ms']} ms, "
-              f"worst {during['max_ms']} ms ({during['samples']} items, {during['claimed_before_submit_returned']} claimed before "
-              f"submit returned; target at most 50 ms: {lat})")
-        print(f"                   without a prune median {base['median_ms']} ms, worst {base['max_ms']} ms ({base['samples']} items, "
-              f"{base['claimed_before_submit_returned']} claimed before submit returned)")
-        print(f"    claim latency, submitted -> claimed: during the prune median {during['from_submission_median_ms']} ms, worst "
-              f"{during['from_submission_max_ms']} ms; without median {base['from_submission_median_ms']} ms, worst "
-              f"{base['from_submission_max_ms']} ms")
-        print(f"    items submitted while both of the worker's slots were busy: {during['with_both_slots_busy']} during the prune "
-              f"(with a slot free: worst {during['slot_free_max_ms']} ms), {base['with_both_slots_busy']} without "
-              f"(worst {base['slot_free_max_ms']} ms); an item ran (claim to end) median {during['item_run_median_ms']} ms, "
-              f"worst {during['item_run_max_ms']} ms during the prune, {base['item_run_median_ms']} / {base['item_run_max_ms']} ms without")
+        pause, prune, page = (results[kind].get(part) for part in ("pause", "prune", "page"))
+        if pause:
+            met = "met" if pause["max_s"] <= 1 else "NOT met"
+            after = sum(t["claims_after_return"] for t in pause["trials"])
+            issued = [t["last_claim_after_pause_issued_s"] for t in pause["trials"] if t["last_claim_after_pause_issued_s"] is not None]
+            print(f"    pause to the last claim: median {1000 * pause['median_s']:6.1f} ms, worst {1000 * pause['max_s']:6.1f} ms over "
+                  f"{TRIALS} pauses of 3 busy workers, ~{PENDING} pending (target at most 1,000 ms: {met}); "
+                  f"{after} claims after pause returned, in all; "
+                  f"from the command's start: worst {1000 * max(issued, default=0):.1f} ms (the command took "
+                  f"{1000 * max(t['pause_command_s'] for t in pause['trials']):.0f} ms at most)")
+        if prune:
+            base, during = prune["claim_latency_baseline"], prune["claim_latency_during_prune"]
+            ok = "met" if prune["prune_s"] <= 10 and prune["printed_count"] == PRUNED and prune["old_items_left"] == 0 else "NOT met"
+            if prune["killed_after_s"]:
+                ok += f"; it had not ended after {prune['killed_after_s']:g} s and was killed"
+            cpu = prune["cpu_during_prune"]
+            print(f"    prune --older-than {duration} of {PRUNED:,} done items: {prune['prune_s']:6.2f} s, printed {prune['printed_count']:,}, "
+                  f"{prune['old_items_left']} left (target at most 10 s, all of them: {ok}); its CPU {cpu['prune_user_s']:.2f} s user "
+                  f"{cpu['prune_sys_s']:.2f} s system ({cpu['prune_waits']:,} waits); meanwhile the submits used {cpu['submits_s']:.2f} s, "
+                  f"the worker and its runs {cpu['worker_and_its_runs_s']:.2f} s")
+            lat = "met" if during["max_ms"] is not None and during["max_ms"] <= 50 else "NOT met"
+            print(f"    claim latency, submit returned -> claimed (0 when claimed before): during the prune median {during['median_ms']} ms, "
+                  f"worst {during['max_ms']} ms ({during['samples']} items, {during['claimed_before_submit_returned']} claimed before "
+                  f"submit returned; target at most 50 ms: {lat})")
+            print(f"                   without a prune median {base['median_ms']} ms, worst {base['max_ms']} ms ({base['samples']} items, "
+                  f"{base['claimed_before_submit_returned']} claimed before submit returned)")
+            print(f"    claim latency, submitted -> claimed: during the prune median {during['from_submission_median_ms']} ms, worst "
+                  f"{during['from_submission_max_ms']} ms; without median {base['from_submission_median_ms']} ms, worst "
+                  f"{base['from_submission_max_ms']} ms")
+            print(f"    items submitted while both of the worker's slots were busy: {during['with_both_slots_busy']} during the prune "
+                  f"(with a slot free: worst {during['slot_free_max_ms']} ms), {base['with_both_slots_busy']} without "
+                  f"(worst {base['slot_free_max_ms']} ms); an item ran (claim to end) median {during['item_run_median_ms']} ms, "
+                  f"worst {during['item_run_max_ms']} ms during the prune, {base['item_run_median_ms']} / {base['item_run_max_ms']} ms without")
+        if page:
+            print(f"    the live page's first load (serve), {page['done']:,} done, {page['failed']} failed, {page['pending']} pending, "
+                  f"{page['audit_lines']:,} audit lines (made in {page['made_s']:.1f} s); target under {PAGE_TARGET_MS} ms:")
+            for key, who in (("read_only", "read-only"), ("signed_in", "signed in (--actions)")):
+                p = page[key]
+                verdict = lambda passed: "PASS" if passed else "FAIL"
+                print(f"      {who:22} first GET / {p['first_ms']:6.1f} ms (serve's CPU {p['first_cpu_ms']} ms): "
+                      f"{verdict(p['first_passed'])}; next {PAGE_LOADS}, {PAGE_SPACING} s apart: median {p['median_ms']:6.1f} ms, "
+                      f"worst {p['max_ms']:6.1f} ms (CPU median {p['cpu_median_ms']} ms, worst {p['cpu_max_ms']} ms; "
+                      f"{PAGE_LOADS - p['cached_loads']} new snapshots): "
+                      f"{verdict(p['later_passed'])}; page {p['page_kb']:.1f} KB; serve's peak {p['serve_peak_mb']:.1f} MB")
     if refusal:
         print(f"  BUG: {refusal}")
     print("  load by phase: 1-minute load average mean (max); CPU and I/O pressure, % of time some task waited, mean (max)")
