@@ -28,7 +28,7 @@ package final class WorkerMetricsServer: Sendable {
         do {
             let router = Router(options: .autoGenerateHeadEndpoints)
             router.add(middleware: PageHeadersMiddleware(actions: false))
-            router.get("/metrics") { _, _ in Response.text(inbox.text(), contentType: contentType) }
+            router.get("/metrics") { _, _ in Response.text(await offTheLoop { inbox.text() }, contentType: contentType) }  // reads the items' files
             router.get("/") { _, _ in Response.text("batchrun worker: metrics at /metrics\n") }
             let server = try HTTPServer.start(host: listen.host, port: listen.port, router: router)
             return WorkerMetricsServer(inbox: inbox, server: server, listen: listen)
