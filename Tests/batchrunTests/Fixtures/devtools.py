@@ -10,6 +10,9 @@ STEPS_JSON is a list of steps, run in order, each waiting (up to 60 s) for what 
     {"open": URL}                      a new tab at URL, once its document has loaded
     {"type": [SELECTOR, TEXT]}         focus the field and type TEXT into it
     {"click": SELECTOR}                a real mouse click at the middle of the element
+    {"submit": SELECTOR}               a click on a form's button, then until the page it leads
+                                       to has loaded (not the old page, which the server's
+                                       events may change to look like the new one meanwhile)
     {"wait": SELECTOR}                 until an element matches
     {"wait_text": [SELECTOR, TEXT]}    until an element matching SELECTOR has TEXT in its text
     {"wait_gone": SELECTOR}            until no element matches
@@ -125,6 +128,12 @@ class Browser:
         for kind in ("mousePressed", "mouseReleased"):
             self.command("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
 
+    def submit(self, selector):
+        # A mark on the old document: the new one does not have it.
+        self.evaluate("window.__devtoolsOldDocument = true")
+        self.click(selector)
+        self.until(f"the page after submitting {selector}", "!window.__devtoolsOldDocument && document.readyState === 'complete'")
+
     def type(self, selector, text):
         self.until(f"{selector} to type into", f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return false; e.focus(); return document.activeElement === e; }})()")
         self.command("Input.insertText", {"text": text})
@@ -143,6 +152,8 @@ def main():
                 browser.type(*argument)
             elif kind == "click":
                 browser.click(argument)
+            elif kind == "submit":
+                browser.submit(argument)
             elif kind == "wait":
                 browser.until(argument, f"!!document.querySelector({json.dumps(argument)})")
             elif kind == "wait_text":
