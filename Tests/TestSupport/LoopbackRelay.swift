@@ -107,6 +107,14 @@ final class LoopbackRelay: Sendable {
                 close(server)
                 continue
             }
+            // Each side's bytes go on at once: a forward that sends a message at a time (the
+            // PostgreSQL proxy) otherwise meets Nagle's wait for the ACK of the message before,
+            // which the other end delays by 40 ms; a batch of several messages then took about
+            // 0.3 s, and a test's 1,000 batches 5 minutes.
+            var on: Int32 = 1
+            for socket in [client, server] {
+                _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+            }
             let relay = self
             Thread.detachNewThread {
                 answers(server, client)
