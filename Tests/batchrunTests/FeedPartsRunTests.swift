@@ -82,6 +82,7 @@ struct FeedPartsRunTests {
         #expect(try Batchrun.run(["job.yaml", "--quiet"], in: reference.url).status == 0)
         var runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet"], interruptions: 8,
                                    wholeRun: Date().timeIntervalSince(started))
+        runs.rowsPerAttempt = Self.partCount * Self.rowsPerPart / 16
         // After each attempt: how many parts its checkpoint had begun and not finished.
         var mostOpen = 0
         runs.afterAttempt = {

@@ -17,6 +17,13 @@ struct InterruptedRuns {
     var interruptions = 12
     var wholeRun: Double
 
+    /// When set, an attempt that is not killed in its start is killed once the run's rows grew
+    /// by a random 1 to `rowsPerAttempt` (polled every 5 ms), not after a random delay: each
+    /// attempt then moves the run on by about that much, however much faster this machine runs
+    /// now than when `wholeRun` was measured (a busy minute, then a quiet one, gave 4 attempts
+    /// in place of 8).
+    var rowsPerAttempt: Int?
+
     /// Called after each attempt that did not end the run ok (to look at the store between attempts).
     var afterAttempt: () throws -> Void = {}
 
@@ -45,11 +52,14 @@ struct InterruptedRuns {
                     // connection (one opened before the run's process has the store open may fail
                     // every read: SQLite cannot set up a WAL store's shared memory read-only).
                     let deadline = Date().addingTimeInterval(max(10, 4 * wholeRun))
+                    let target = rows + (rowsPerAttempt.map { Int.random(in: 1...max(1, $0), using: &generator) } ?? 1)
                     while process.isRunning, Date() < deadline {
-                        if let now = try? rowsSoFar(), now > rows { break }
-                        Thread.sleep(forTimeInterval: 0.02)
+                        if let now = try? rowsSoFar(), now >= target { break }
+                        Thread.sleep(forTimeInterval: rowsPerAttempt == nil ? 0.02 : 0.005)
                     }
-                    Thread.sleep(forTimeInterval: Double.random(in: delayAfterCommit, using: &generator))
+                    if rowsPerAttempt == nil {
+                        Thread.sleep(forTimeInterval: Double.random(in: delayAfterCommit, using: &generator))
+                    }
                 }
                 if process.isRunning {
                     kill(process.processIdentifier, interrupted % 2 == 0 ? SIGKILL : SIGINT)
