@@ -43,6 +43,8 @@ DEB_DIR := .build-deb
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180
 FUZZ_TEST_SECONDS ?= 30
+# Processes the end-to-end tests are split over by make test (Tests/run-tests.sh).
+TEST_SHARDS ?= 4
 FUZZ_TARGETS := jobfile csv tsv ndjson json
 # The decompressors, each under the CSV reader (the input is the compressed file).
 FUZZ_TARGETS += gzip zstd
@@ -92,7 +94,7 @@ plan: build
 
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	SWIFT="$(SWIFT)" TEST_SHARDS=$(TEST_SHARDS) Tests/run-tests.sh
 	$(MAKE) fuzz-short
 
 fuzz-build: deps
