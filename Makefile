@@ -43,6 +43,7 @@ DEB_DIR := .build-deb
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180
 FUZZ_TEST_SECONDS ?= 30
+FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 # Processes the end-to-end tests are split over by make test (Tests/run-tests.sh).
 TEST_SHARDS ?= 4
 FUZZ_TARGETS := jobfile csv tsv ndjson json
@@ -101,11 +102,12 @@ fuzz-build: deps
 	$(SWIFT) build $(FUZZ_FLAGS)
 
 # A short run of every target (FUZZ_TEST_SECONDS each) for make test; the corpus is not changed.
+# FUZZ_JOBS targets at once (default: one per core; each fuzzer is one busy thread).
 fuzz-short: fuzz-build
-	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_TEST_SECONDS) || exit 1; done
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} fuzz/run.sh {} $(FUZZ_TEST_SECONDS)
 
 fuzz: fuzz-build
-	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_SECONDS) --keep || exit 1; done
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} fuzz/run.sh {} $(FUZZ_SECONDS) --keep
 
 bench-deps: test-deps
 	@missing=""; command -v hyperfine >/dev/null 2>&1 || missing="$$missing hyperfine"; \
