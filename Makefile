@@ -53,13 +53,14 @@ FUZZ_TARGETS += gzip zstd
 FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz --disable-default-traits \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
 
-.PHONY: all deps test-deps bench-deps packaging-deps build debug run test bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo deb deb-test
+.PHONY: all deps test-deps bench-deps packaging-deps build debug run test test-busy bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo deb deb-test
 
 all: build
 
 help:
 	@echo "make run      build (release) and run $(JOB) on its embedded SQLite store"
 	@echo "make test     build and run every test"
+	@echo "make test-busy  make test 3 times in a row beside 2 CPU-bound processes (RUNS, HOGS)"
 	@echo "make check    validate $(JOB) without touching the store"
 	@echo "make plan     show $(JOB)'s jobs in waves"
 	@echo "make queue-demo  queue examples/queue/*.yaml in var/queue and drain it with a worker (docs/queue.md)"
@@ -97,6 +98,10 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	SWIFT="$(SWIFT)" TEST_SHARDS=$(TEST_SHARDS) Tests/run-tests.sh
 	$(MAKE) fuzz-short
+
+# make test RUNS times in a row (default 3) beside HOGS CPU-bound processes (default 2).
+test-busy: test-deps
+	MAKE="$(MAKE)" Tests/busy-machine.sh
 
 fuzz-build: deps
 	$(SWIFT) build $(FUZZ_FLAGS)
