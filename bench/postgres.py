@@ -2,7 +2,8 @@
 """PostgreSQL (issue 11), against a throwaway local server this script starts and stops, each
 figure beside its reference in the same run (medians of RUNS, default 5, alternating):
   - import of the 1,000,000-row flight feed: batchrun (COPY FROM STDIN, guarded by PostgresCopyRun; through unnest of column arrays for a day, 2026-11-26) against `psql -c "\\copy ..."` into
-    the same table (target: at most 1.15x);
+    the same table (target: at most 0.85x, issue 51), and psql's two streams (the file's halves
+    by two psql at once), the server's ceiling for an import over two connections;
   - context batch-update over 1,000,000 rows in batches of 5,000 against one set-based UPDATE
     (target: at most 2x);
   - 1,000 trivial queued items through 4 worker processes (target: at least 100 items/s);
@@ -62,7 +63,16 @@ def import_figures(server):
     url = database(server, "flights_bench")
     # The table as batchrun makes it (bigint, double precision, timestamptz, an identity key).
     subprocess.run([BIN, "bench/import/flights.yaml", "--quiet", "--store", url], check=True, stdout=subprocess.DEVNULL)
-    ours, theirs, before = [], [], []
+    # The server's ceiling for two streams: the file's two halves by two psql at once.
+    halves = [f"{ROOT}/.build-bench/import/flights-{ROWS}-half{n}.csv" for n in (1, 2)]
+    if not all(os.path.exists(half) for half in halves):
+        with open(feed) as whole:
+            header, lines = whole.readline(), whole.readlines()
+        for n, half in enumerate(halves):
+            with open(half, "w") as out:
+                out.write(header)
+                out.writelines(lines[n * len(lines) // 2:(n + 1) * len(lines) // 2])
+    ours, theirs, before, two = [], [], [], []
     for _ in range(RUNS):
         for binary, times in [(BIN, ours)] + ([(BEFORE, before)] if BEFORE else []):
             psql(url, "DROP TABLE IF EXISTS flights; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
@@ -73,10 +83,20 @@ def import_figures(server):
         psql(url, "VACUUM flights")
         theirs.append(timed([PSQL, url, "-X", "-q", "-c",
                              f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{feed}' WITH (FORMAT csv, HEADER, NULL 'NA')"]))
+        psql(url, "TRUNCATE flights")
         psql(url, "VACUUM flights")
+        started = time.perf_counter()
+        streams = [subprocess.Popen([PSQL, url, "-X", "-q", "-c",
+                                     f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{half}' WITH (FORMAT csv, HEADER, NULL 'NA')"])
+                   for half in halves]
+        assert [stream.wait() for stream in streams] == [0, 0]
+        two.append(time.perf_counter() - started)
+        assert psql(url, "SELECT count(*) FROM flights") == str(ROWS)
+        psql(url, "VACUUM flights")
+    print(f"  import, psql \\copy of the file's halves at once (two streams): {statistics.median(two):.2f} s, median of {RUNS}")
     if before:
         print(f"  import, batchrun before ({BEFORE}): {statistics.median(before):.2f} s, median of {RUNS}")
-    return statistics.median(ours), statistics.median(theirs)
+    return statistics.median(ours), statistics.median(theirs), statistics.median(two)
 
 
 def update_figures(server):
@@ -179,7 +199,7 @@ def main():
                             text=True).stdout.strip().splitlines()[-1]
     try:
         nan = float("nan")
-        ours, copy = import_figures(server) if "import" in ONLY else (nan, nan)
+        ours, copy, two_streams = import_figures(server) if "import" in ONLY else (nan, nan, nan)
         context, direct = update_figures(server) if "update" in ONLY else (nan, nan)
         queue_seconds = queue_figures(server) if "queue" in ONLY else nan
         takeover_median, takeover_worst = takeover_figures(server) if "takeover" in ONLY else (nan, nan)
@@ -187,7 +207,7 @@ def main():
         subprocess.run(["bash", SERVER, "stop", server], check=False)
     summary = {
         "benchmark": "postgresql", "rows": ROWS, "runs": RUNS,
-        "import_s": {"batchrun": round(ours, 3), "psql \\copy": round(copy, 3), "ratio": round(ours / copy, 2), "target": 1.15},
+        "import_s": {"batchrun": round(ours, 3), "psql \\copy": round(copy, 3), "psql two streams": round(two_streams, 3), "ratio": round(ours / copy, 2), "target": 0.85},
         "update_s": {"context": round(context, 3), "direct UPDATE": round(direct, 3), "ratio": round(context / direct, 2), "target": 2.0},
         "queue": {"items": ITEMS, "workers": 4, "seconds": round(queue_seconds, 2), "items_per_s": round(ITEMS / queue_seconds, 1),
                   "target_items_per_s": 100},
@@ -196,7 +216,7 @@ def main():
     os.makedirs(".build-bench", exist_ok=True)
     json.dump(summary, open(".build-bench/postgres.json", "w"), indent=2)
     print(f"PostgreSQL, local throwaway server, medians of {RUNS}")
-    print(f"  import {ROWS:,} flight rows   batchrun {ours:7.2f} s   psql \\copy {copy:7.2f} s   {ours / copy:5.2f}x (target at most 1.15x)")
+    print(f"  import {ROWS:,} flight rows   batchrun {ours:7.2f} s   psql \\copy {copy:7.2f} s   {ours / copy:5.2f}x (target at most 0.85x, issue 51)")
     print(f"  batch-update {ROWS:,} rows     context  {context:7.2f} s   one UPDATE {direct:6.2f} s   {context / direct:5.2f}x (target at most 2x)")
     print(f"  {ITEMS:,} queued items, 4 workers   {queue_seconds:6.2f} s   {ITEMS / queue_seconds:6.1f} items/s (target at least 100)")
     print(f"  lease takeover ({LEASE:.0f} s lease)  median {takeover_median:.2f} s, worst {takeover_worst:.2f} s (target at most {LEASE + 2:.0f} s)")

@@ -487,12 +487,6 @@ struct PostgresQueueTests {
         return try Batchrun.start(["worker", url, "--trust-submitters", "--lease", "2s", "--jobs", "1"], in: folder, output: log)
     }
 
-    /// The children of a process (its item runs).
-    static func children(of pid: Int32) -> [Int32] {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
-        return text.split(separator: " ").compactMap { Int32($0) }
-    }
-
     /// The sockets a process has open (their inodes).
     static func sockets(of pid: Int32) -> Set<String> {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
@@ -504,7 +498,7 @@ struct PostgresQueueTests {
     static func waitUntilRunning(_ pid: Int32, url: String) throws -> Bool {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if !children(of: pid).isEmpty,
+            if !QueueTests.children(of: pid).isEmpty,
                try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state = 'running' AND worker LIKE '\(pid)@%'") == "1",
                try PostgresServer.psql(url, "SELECT count(*) > 0 FROM entry") == "t" {
                 return true
@@ -530,14 +524,14 @@ struct PostgresQueueTests {
         // A worker and its run die at once, as when a machine goes down.
         let killed = workers[0].processIdentifier
         #expect(try Self.waitUntilRunning(killed, url: url))
-        let killedRuns = Self.children(of: killed)
+        let killedRuns = QueueTests.children(of: killed)
         kill(killed, SIGKILL)
         for child in killedRuns { kill(child, SIGKILL) }
 
         // A worker and its run are paused past the lease, then go on as if nothing happened.
         let frozen = workers[1].processIdentifier
         #expect(try Self.waitUntilRunning(frozen, url: url))
-        let frozenRuns = Self.children(of: frozen)
+        let frozenRuns = QueueTests.children(of: frozen)
         // A runner holds none of its worker's sessions (they would outlive a worker that died).
         for run in frozenRuns { #expect(Self.sockets(of: run).isDisjoint(with: Self.sockets(of: frozen))) }
         for pid in [frozen] + frozenRuns { kill(pid, SIGSTOP) }
