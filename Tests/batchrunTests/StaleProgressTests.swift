@@ -57,8 +57,13 @@ struct StaleProgressTests {
         let url = try PostgresServer.database("stale_kill")
         let folder = try TemporaryFolder()
         try Batchrun.writeLongFeed(in: folder)
-        // 1,000 rows a batch: long enough to be killed in the middle, short enough to finish after.
-        try folder.write("slow.yaml", LivePageTests.slowItem(in: folder).replacingOccurrences(of: "batch_size: 100", with: "batch_size: 1000"))
+        // 100 rows a batch, 4,000 batches: long enough to publish its progress and be killed in
+        // the middle, short enough to finish after. (The slow item's batches are of 10 rows:
+        // 40,000 of them took the run past the test's 300 s beside two CPU-bound processes; at
+        // 1,000 rows it ended before it published its progress.)
+        let item = LivePageTests.slowItem(in: folder).replacingOccurrences(of: "batch_size: 10\n", with: "batch_size: 100\n")
+        try #require(item.contains("batch_size: 100\n"))
+        try folder.write("slow.yaml", item)
         #expect(try Batchrun.run(["submit", url, "slow.yaml"], in: folder.url).status == 0)
         let first = try PostgresQueueTests.startWorker(folder, url: url)
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
