@@ -13,8 +13,9 @@ MAKE=${MAKE:-make}
 hogs=()
 stop_hogs() { for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null; done; }
 trap stop_hogs EXIT
+# Each hog also ends by itself once this script is gone (killed with SIGKILL, the trap not run).
 for _ in $(seq 1 "$HOGS"); do
-  ( while :; do :; done ) &
+  ( while kill -0 $$ 2>/dev/null; do :; done ) &
   hogs+=($!)
 done
 echo "busy-machine: ${#hogs[@]} CPU-bound processes beside make test, $RUNS runs"

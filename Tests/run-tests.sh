@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the package, built already (`swift build --build-tests`), in several
 # processes at once: the end-to-end tests (batchrunTests) split by suite into TEST_SHARDS
-# processes (default 2), and the other targets in one more. One process runs as many tests at
+# processes (default 4, as make test), and the other targets in one more. One process runs as many tests at
 # once as Swift Testing's pool has threads, one per core, and an end-to-end test holds its
 # thread while it waits for the batchrun processes, servers and browsers it started: on 2
 # cores one process kept them busy about half the time. Each process's lines go to the
@@ -12,7 +12,7 @@
 #   TEST_SHARDS=1 Tests/run-tests.sh   the end-to-end tests in one process
 set -uo pipefail
 cd "$(dirname "$0")/.."
-SHARDS=${TEST_SHARDS:-2}
+SHARDS=${TEST_SHARDS:-4}
 SWIFT=${SWIFT:-swift}
 LOGS=.build/test-logs
 rm -rf "$LOGS"
@@ -40,7 +40,7 @@ done
 
 pids=()
 names=()
-run() { # NAME ARGS...: one swift test process, its lines prefixed and kept in $LOGS/NAME.log
+run() { # NAME ARGS...: one process of the test binary, its lines prefixed and kept in $LOGS/NAME.log
   local name=$1; shift
   ( "$TESTS" --testing-library swift-testing "$@" 2>&1 | tee "$LOGS/$name.log" | sed -u "s/^/[$name] /" ) &
   pids+=($!)
