@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PostgreSQL (issue 11), against a throwaway local server this script starts and stops, each
 figure beside its reference in the same run (medians of RUNS, default 5, alternating):
-  - import of the 1,000,000-row flight feed: batchrun (COPY FROM STDIN, guarded by PostgresCopyRun; through unnest of column arrays for a day, 2026-11-26) against `psql -c "\\copy ..."` into
+  - import of the 1,000,000-row flight feed: batchrun (COPY FROM STDIN over several sessions at once, the
+    default; and on one, `parallel: 1`) against `psql -c "\\copy ..."` into
     the same table (target: at most 0.85x, issue 51), and psql's two streams (the file's halves
     by two psql at once), the server's ceiling for an import over two connections;
   - context batch-update over 1,000,000 rows in batches of 5,000 against one set-based UPDATE
@@ -72,31 +73,40 @@ def import_figures(server):
             with open(half, "w") as out:
                 out.write(header)
                 out.writelines(lines[n * len(lines) // 2:(n + 1) * len(lines) // 2])
-    ours, theirs, before, two = [], [], [], []
-    for _ in range(RUNS):
-        for binary, times in [(BIN, ours)] + ([(BEFORE, before)] if BEFORE else []):
-            psql(url, "DROP TABLE IF EXISTS flights; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
-            times.append(timed([binary, "bench/import/flights.yaml", "--quiet", "--store", url]))
-            count = psql(url, "SELECT count(*) FROM flights")
-            assert count == str(ROWS), f"{binary} imported {count} rows"
-        psql(url, "TRUNCATE flights")
-        psql(url, "VACUUM flights")
-        theirs.append(timed([PSQL, url, "-X", "-q", "-c",
-                             f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{feed}' WITH (FORMAT csv, HEADER, NULL 'NA')"]))
-        psql(url, "TRUNCATE flights")
-        psql(url, "VACUUM flights")
-        started = time.perf_counter()
-        streams = [subprocess.Popen([PSQL, url, "-X", "-q", "-c",
-                                     f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{half}' WITH (FORMAT csv, HEADER, NULL 'NA')"])
-                   for half in halves]
-        assert [stream.wait() for stream in streams] == [0, 0]
-        two.append(time.perf_counter() - started)
-        assert psql(url, "SELECT count(*) FROM flights") == str(ROWS)
-        psql(url, "VACUUM flights")
+    # The same job written on one session (`parallel: 1`), beside the default (several sessions).
+    one_session = f"{ROOT}/bench/import/flights-one-session.yaml"
+    with open(f"{ROOT}/bench/import/flights.yaml") as job, open(one_session, "w") as out:
+        out.write(job.read().replace("nulls: [NA] }", "nulls: [NA], parallel: 1 }"))
+    ours, theirs, before, two, one = [], [], [], [], []
+    try:
+        for _ in range(RUNS):
+            for binary, job, times in [(BIN, "bench/import/flights.yaml", ours), (BIN, one_session, one)] \
+                    + ([(BEFORE, "bench/import/flights.yaml", before)] if BEFORE else []):
+                psql(url, "DROP TABLE IF EXISTS flights; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
+                times.append(timed([binary, job, "--quiet", "--store", url]))
+                count = psql(url, "SELECT count(*) FROM flights")
+                assert count == str(ROWS), f"{binary} {job} imported {count} rows"
+            psql(url, "TRUNCATE flights")
+            psql(url, "VACUUM flights")
+            theirs.append(timed([PSQL, url, "-X", "-q", "-c",
+                                 f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{feed}' WITH (FORMAT csv, HEADER, NULL 'NA')"]))
+            psql(url, "TRUNCATE flights")
+            psql(url, "VACUUM flights")
+            started = time.perf_counter()
+            streams = [subprocess.Popen([PSQL, url, "-X", "-q", "-c",
+                                         f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{half}' WITH (FORMAT csv, HEADER, NULL 'NA')"])
+                       for half in halves]
+            assert [stream.wait() for stream in streams] == [0, 0]
+            two.append(time.perf_counter() - started)
+            assert psql(url, "SELECT count(*) FROM flights") == str(ROWS)
+            psql(url, "VACUUM flights")
+    finally:
+        os.remove(one_session)
+    print(f"  import, batchrun on one session (parallel: 1): {statistics.median(one):.2f} s, median of {RUNS}")
     print(f"  import, psql \\copy of the file's halves at once (two streams): {statistics.median(two):.2f} s, median of {RUNS}")
     if before:
         print(f"  import, batchrun before ({BEFORE}): {statistics.median(before):.2f} s, median of {RUNS}")
-    return statistics.median(ours), statistics.median(theirs), statistics.median(two)
+    return statistics.median(ours), statistics.median(theirs), statistics.median(two), statistics.median(one)
 
 
 def update_figures(server):
@@ -199,7 +209,7 @@ def main():
                             text=True).stdout.strip().splitlines()[-1]
     try:
         nan = float("nan")
-        ours, copy, two_streams = import_figures(server) if "import" in ONLY else (nan, nan, nan)
+        ours, copy, two_streams, one_session = import_figures(server) if "import" in ONLY else (nan, nan, nan, nan)
         context, direct = update_figures(server) if "update" in ONLY else (nan, nan)
         queue_seconds = queue_figures(server) if "queue" in ONLY else nan
         takeover_median, takeover_worst = takeover_figures(server) if "takeover" in ONLY else (nan, nan)
@@ -207,7 +217,8 @@ def main():
         subprocess.run(["bash", SERVER, "stop", server], check=False)
     summary = {
         "benchmark": "postgresql", "rows": ROWS, "runs": RUNS,
-        "import_s": {"batchrun": round(ours, 3), "psql \\copy": round(copy, 3), "psql two streams": round(two_streams, 3), "ratio": round(ours / copy, 2), "target": 0.85},
+        "import_s": {"batchrun": round(ours, 3), "psql \\copy": round(copy, 3), "psql two streams": round(two_streams, 3),
+                     "batchrun one session": round(one_session, 3), "ratio": round(ours / copy, 2), "target": 0.85},
         "update_s": {"context": round(context, 3), "direct UPDATE": round(direct, 3), "ratio": round(context / direct, 2), "target": 2.0},
         "queue": {"items": ITEMS, "workers": 4, "seconds": round(queue_seconds, 2), "items_per_s": round(ITEMS / queue_seconds, 1),
                   "target_items_per_s": 100},

@@ -5,7 +5,8 @@ import PostgresNIO
 import Synchronization
 
 /// The PostgreSQL backend: one writer connection that serializes this process's writes (READ
-/// COMMITTED transactions), pooled reader connections for snapshot reads (REPEATABLE READ, READ
+/// COMMITTED transactions), sessions an import writes its batches over at once (`importLanes`,
+/// committed in feed order by `ImportLanes`), pooled reader connections for snapshot reads (REPEATABLE READ, READ
 /// ONLY), and a control connection (made at first use) that cancels a statement (`pg_cancel_backend`) when a
 /// context is interrupted. Opening connects; `Store` then makes the tables hold the model with
 /// the contract's type mapping (`SchemaMigration`), as on SQLite.
@@ -66,7 +67,12 @@ package final class PostgresBackend: StoreBackend {
             if let idle = fence?.idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
             let setUp = "SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
                 .joined(separator: ", ")
-            connections = try Connections(location: location, role: role) { writer in try writer.simple(setUp) }
+            // An import lane waits for a lock at most 200 ms: the holder may be a later batch of
+            // the same import, which waits for this one's commit (`ImportLanes`); the batch then
+            // goes to the writer, which waits the whole busy_timeout.
+            let laneSetUp = "SELECT set_config('lock_timeout', '\(min(Self.milliseconds(busyTimeout), 200))ms', false)"
+            connections = try Connections(location: location, role: role, setUpWriter: { writer in try writer.simple(setUp) },
+                                          setUpLane: { lane in try lane.simple(laneSetUp) })
         } catch let error as StoreError {
             throw error
         } catch {
@@ -92,7 +98,18 @@ package final class PostgresBackend: StoreBackend {
     }
 
     package func write<T>(interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
-        try connections.withWriter { connection, pid in
+        try write(lane: 0, interruptedBy: interrupter, body)
+    }
+
+    /// Up to 16 sessions besides the writer: an import's batches are COPYed over several
+    /// sessions at once, so the server parses and inserts on several cores (a session's backend
+    /// is one process, one core). A lane's session is set up as the writer's, but for waiting
+    /// for a lock at most 200 ms.
+    package var importLanes: Int { 16 }
+
+    /// Lane 0 is `write`'s session.
+    package func write<T>(lane: Int, interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
+        try connections.withWriter(lane: lane) { connection, pid in
             try transaction(on: connection, pid: pid, begin: "BEGIN READ WRITE", interruptedBy: interrupter) { connection in
                 let value = try body(connection)
                 if let fence, try connection.value(fence.sql, SQLArguments(fence.arguments)) == nil {
@@ -263,12 +280,17 @@ private final class Connections: @unchecked Sendable {
     // took it alone, until it is put back. So no connection (not Sendable: it caches statement
     // texts) is used by two threads at once. Of the control connection only its
     // PostgresConnection leaves the lock, which is Sendable (its requests go through its
-    // channel's event loop). `listeners`, `isClosing` and `watchedControl` are touched only under `lock`.
+    // channel's event loop). `listeners`, `isClosing`, `watchedControl` and `lanes` (the array; each
+    // lane guards its session) are touched only under `lock`.
     private let writerLock = NSLock()
     private var writer: PostgresStoreConnection
     private var writerPID: Int32
+    /// Import lanes 1, 2, ...: each a writer session of its own, under its own lock, made at first use.
+    private var lanes: [Lane] = []
     /// Sets a new writer session up (its settings) before its first transaction.
     private let setUpWriter: @Sendable (PostgresStoreConnection) throws -> Void
+    /// What an import lane's session sets besides (after `setUpWriter`).
+    private let setUpLane: @Sendable (PostgresStoreConnection) throws -> Void
     private let lock = NSLock()
     private var readers: [(connection: PostgresStoreConnection, pid: Int32)] = []
     private var controlConnection: PostgresStoreConnection?
@@ -277,30 +299,78 @@ private final class Connections: @unchecked Sendable {
     /// The role every session of this store takes (`--item-role`), nil: the URL's user.
     private let role: String?
 
-    init(location: PostgresLocation, role: String?, setUpWriter: @escaping @Sendable (PostgresStoreConnection) throws -> Void) throws {
+    init(location: PostgresLocation, role: String?, setUpWriter: @escaping @Sendable (PostgresStoreConnection) throws -> Void,
+         setUpLane: @escaping @Sendable (PostgresStoreConnection) throws -> Void) throws {
         self.location = location
         self.role = role
         self.setUpWriter = { [role] session in
             try setUpWriter(session)
             try session.take(role: role)
         }
+        self.setUpLane = setUpLane
         (writer, writerPID) = try PostgresSessionPool.session(for: location)
         try self.setUpWriter(writer)
     }
 
-    /// `body` on the writer, made again first when the server closed it. A new session that
-    /// cannot be made throws (a lost connection: `StoreFailure.connectionLost`), and the next
-    /// call tries again.
-    func withWriter<T>(_ body: (PostgresStoreConnection, Int32) throws -> T) throws -> T {
+    /// `body` on the writer (`lane` 0) or an import lane's session, made again first when the
+    /// server closed it. A new session that cannot be made throws (a lost connection:
+    /// `StoreFailure.connectionLost`), and the next call tries again.
+    func withWriter<T>(lane: Int = 0, _ body: (PostgresStoreConnection, Int32) throws -> T) throws -> T {
+        if lane > 0 {
+            return try self.lane(lane).withSession(making: {
+                let (session, pid) = try makeWriter()
+                try setUpLane(session)
+                return (session, pid)
+            }, body)
+        }
         writerLock.lock()
         defer { writerLock.unlock() }
         if writer.connection.isClosed {
-            let (session, pid) = try PostgresSessionPool.session(for: location)
-            try setUpWriter(session)
-            (writer, writerPID) = (session, pid)
+            (writer, writerPID) = try makeWriter()
             Reconnection.noteNewSession()
         }
         return try body(writer, writerPID)
+    }
+
+    /// A new writer session, set up.
+    private func makeWriter() throws -> (PostgresStoreConnection, Int32) {
+        let (session, pid) = try PostgresSessionPool.session(for: location)
+        try setUpWriter(session)
+        return (session, pid)
+    }
+
+    /// Import lane `number` (1, 2, ...), made at first use.
+    private func lane(_ number: Int) -> Lane {
+        lock.withLock {
+            while lanes.count < number { lanes.append(Lane()) }
+            return lanes[number - 1]
+        }
+    }
+
+    /// One import lane: its session (none until first used), under its own lock.
+    private final class Lane: @unchecked Sendable {
+        // SAFETY: `session` is touched only under `lock`, by `withSession` and `take`.
+        private let lock = NSLock()
+        private var session: (connection: PostgresStoreConnection, pid: Int32)?
+
+        func withSession<T>(making make: () throws -> (PostgresStoreConnection, Int32),
+                            _ body: (PostgresStoreConnection, Int32) throws -> T) throws -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            if session == nil || session!.connection.connection.isClosed {
+                if session != nil { Reconnection.noteNewSession() }
+                session = try make()
+            }
+            return try body(session!.connection, session!.pid)
+        }
+
+        /// The session, taken out (for the pool when the store closes).
+        func take() -> (connection: PostgresStoreConnection, pid: Int32)? {
+            lock.withLock {
+                defer { session = nil }
+                return session
+            }
+        }
     }
 
     /// An idle reader still open, or a new session.
@@ -381,6 +451,9 @@ private final class Connections: @unchecked Sendable {
     /// The writer and the readers go to the process's session pool, for the next store.
     func closeAll() {
         writerLock.withLock { PostgresSessionPool.keep(writer, pid: writerPID, for: location) }
+        for lane in lock.withLock({ lanes }) {
+            if let (session, pid) = lane.take() { PostgresSessionPool.keep(session, pid: pid, for: location) }
+        }
         for (reader, pid) in lock.withLock({ readers }) { PostgresSessionPool.keep(reader, pid: pid, for: location) }
         let control = lock.withLock { () -> PostgresStoreConnection? in
             isClosing = true

@@ -107,6 +107,13 @@ package final class SQLiteBackend: StoreBackend {
 
     package var hasStoreWideWriteLock: Bool { true }
 
+    /// None: a write locks the whole database, so a second writer would only wait.
+    package var importLanes: Int { 0 }
+
+    package func write<T>(lane: Int, interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
+        try write(interruptedBy: interrupter, body)
+    }
+
     package func isUnchanged(since generation: UInt64, in connection: any StoreConnection) throws -> Bool {
         // Every connection this backend hands out is a SQLiteConnection.
         try self.generation.isUnchanged(since: generation, writer: unsafeDowncast(connection, to: SQLiteConnection.self).db)

@@ -115,7 +115,7 @@ struct PostgresReconnectTests {
                 WHERE datname = '\(database)' AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
                 """)) ?? "0") ?? 0
         }
-        #expect(terminated == 1, "no writer was caught in a transaction")
+        #expect(terminated >= 1, "no writer was caught in a transaction")
         let (status, output) = try run.finish()
         #expect(status == 0, "\(output)")
         try Self.expectEveryRowOnce(url)

@@ -31,6 +31,25 @@ extension Context {
         return result
     }
 
+    /// Lanes for an import into `entity` over `count` writer sessions at once (`ImportLanes`),
+    /// as many as the store has (`StoreBackend.importLanes`); nil when that leaves fewer than
+    /// two, or inside `atomically` (one transaction holds every write).
+    package func makeImportLanes(_ count: Int, for entity: Entity, policy: MergePolicy, job: String) -> ImportLanes? {
+        let count = min(count, store.backend.importLanes)
+        guard count >= 2, !isAtomic else { return nil }
+        return ImportLanes(count: count, store: store, entity: entity, policy: policy, job: job, savedBy: name, interrupter: interrupter)
+    }
+
+    /// A new save's change record, for a batch started on a lane.
+    package func newSaveChanges() -> SaveChanges {
+        core.newSaveChanges()
+    }
+
+    /// A batch a lane committed, as this context's save: its `SaveResult`, its `DidSave` posted.
+    package func saved(_ save: ImportLanes.Save) -> SaveResult {
+        core.saved(save.changes, sequence: save.sequence, ruleEffects: save.ruleEffects, began: save.began)
+    }
+
     /// Hot swap: one save deletes every row of the importer's entity, then writes what `feed`
     /// hands to its `write` (a batch and its layouts' columns); readers see the old rows or the
     /// new ones, never a mix. `checkpoint` is in the same transaction.

@@ -3,6 +3,8 @@ import Foundation
 
 /// Writes a checkpoint inside a save's transaction, given what the save changed.
 package typealias CheckpointWrite = (any StoreConnection, SaveChanges) throws -> Void
+/// A `CheckpointWrite` that may run on another thread (an import lane's, `ImportLanes`).
+package typealias SendableCheckpointWrite = @Sendable (any StoreConnection, SaveChanges) throws -> Void
 
 /// The change tracking behind `Context` and `MainContext`: registered objects with their
 /// snapshots, pending inserts, updates and deletes, save, rollback, reset and merge.
@@ -99,8 +101,13 @@ package final class ContextCore {
         store.changeLog.open(read: opened)
         defer { store.changeLog.close(read: opened) }
         let result: T
+        // The block's saves are numbered inside it and committed at its end: it holds the commit order throughout.
+        var holding = false
+        defer { if holding { store.commitOrder.give() } }
         do {
             result = try DatabaseFailure.translating { try store.backend.write(interruptedBy: interrupter) { db in
+                store.commitOrder.take()
+                holding = true
                 self.transaction = db
                 defer { self.transaction = nil }
                 return try body()
@@ -129,19 +136,16 @@ package final class ContextCore {
     /// commit together or not at all.
     package func commit<T>(withIDs: Bool = false, checkpoint: CheckpointWrite? = nil,
                    _ body: (any StoreConnection, inout SaveChanges) throws -> T) throws -> (value: T, result: SaveResult) {
-        var changes = SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil,
-                                  wantsConflicts: didSaveBlock != nil)
+        var changes = newSaveChanges(withIDs: withIDs)
         var sequence: UInt64?
         var ruleEffects = DeleteRuleEnforcer.Effects()
-        let enforcesDeleteRules = store.model.hasRelationships
+        var holding = false
+        defer { if holding { store.commitOrder.give() } }
+        let ordered = transaction == nil   // inside `atomically` the block holds the order
         func work(_ db: any StoreConnection) throws -> T {
             let value = try body(db, &changes)
-            ruleEffects = enforcesDeleteRules ? try DeleteRuleEnforcer(model: store.model, db: db).enforce(&changes) : .init()
-            ruleEffects.deleted += changes.replacedRows   // the saving context drops them too
-            try checkpoint?(db, changes)
-            let number = store.nextSaveSequence()
-            sequence = number
-            store.changeLog.record(sequence: number, job: name, changes: changes.changedKeys)
+            (sequence, ruleEffects) = try Self.endSave(in: db, changes: &changes, checkpoint: checkpoint, store: store, savedBy: name,
+                                                        takingOrder: ordered, holding: &holding)
             return value
         }
         let value: T
@@ -156,11 +160,45 @@ package final class ContextCore {
             if let sequence { store.changeLog.forget(sequences: [sequence]) }
             throw DatabaseFailure.publicError(error)
         }
+        return (value, saved(changes, sequence: sequence!, ruleEffects: ruleEffects, began: began))
+    }
+
+    /// A new save's change record: IDs when someone will read them (`withIDs`, a `didSaves()`
+    /// subscriber, a per-save block), conflicts when a per-save block will.
+    func newSaveChanges(withIDs: Bool = false) -> SaveChanges {
+        SaveChanges(wantsIDs: withIDs || store.hasSaveObservers || didSaveBlock != nil, wantsConflicts: didSaveBlock != nil)
+    }
+
+    /// A save's last statements in its transaction, after its own writes: the delete rules,
+    /// `checkpoint`, then the commit order taken (when `takingOrder`; `holding` set then: the
+    /// caller gives it back after the commit) and the save numbered and recorded in the change
+    /// log. Its number and the delete rules' effects. On any thread: an import lane's
+    /// (`ImportLanes`) as well as the context's.
+    static func endSave(in db: any StoreConnection, changes: inout SaveChanges, checkpoint: CheckpointWrite?, store: Store,
+                        savedBy name: String, takingOrder: Bool, holding: inout Bool) throws
+        -> (sequence: UInt64, ruleEffects: DeleteRuleEnforcer.Effects) {
+        var ruleEffects = store.model.hasRelationships ? try DeleteRuleEnforcer(model: store.model, db: db).enforce(&changes) : .init()
+        ruleEffects.deleted += changes.replacedRows   // the saving context drops them too
+        try checkpoint?(db, changes)
+        if takingOrder {
+            store.commitOrder.take()
+            holding = true
+        }
+        let number = store.nextSaveSequence()
+        store.changeLog.record(sequence: number, job: name, changes: changes.changedKeys)
+        return (number, ruleEffects)
+    }
+
+    /// After a save's commit (`began`: when its transaction began): its delete rules' effects
+    /// applied to this context's objects, its `SaveResult`, and its `DidSave` posted (inside
+    /// `atomically`, after the outer commit).
+    func saved(_ changes: SaveChanges, sequence: UInt64, ruleEffects: DeleteRuleEnforcer.Effects,
+                       began: ContinuousClock.Instant) -> SaveResult {
         lastRuleEffects = ruleEffects
         if !ruleEffects.isEmpty { apply(ruleEffects) }
         let took = began.duration(to: .now).components
         BatchRunMetrics.batchCommitted(seconds: Double(took.seconds) + Double(took.attoseconds) * 1e-18)
-        var result = SaveResult(didSave: changes.didSave(sequence: sequence!, savedBy: name))
+        var result = SaveResult(didSave: changes.didSave(sequence: sequence, savedBy: name))
         result.inserted = changes.inserted
         result.updated = changes.updated
         result.deleted = changes.deleted
@@ -174,7 +212,7 @@ package final class ContextCore {
         } else {
             didCommit(result)
         }
-        return (value, result)
+        return result
     }
 
     /// After the commit: the `DidSave` to every subscriber, then the per-save block.

@@ -26,6 +26,8 @@ public final class Store: Sendable {
     package let reconnectWindow: Double
     package let notifications = SaveNotifications()
     let changeLog = ChangeLog()
+    /// Save numbers in commit order across writer sessions.
+    let commitOrder = CommitOrder()
 
     /// The store a `StoreSpec` names (a job file's `store:`): an SQLite file or a PostgreSQL
     /// database, chosen by the spec's kind. `fence`: a condition every write transaction must
@@ -185,7 +187,8 @@ public final class Store: Sendable {
     /// True when someone listens to `didSaves()`, so savers can skip building their IDs.
     var hasSaveObservers: Bool { notifications.hasSubscribers }
 
-    /// Numbers a save; called inside the write transaction so numbers follow commit order.
+    /// Numbers a save; called inside the write transaction, holding `commitOrder`, so that
+    /// numbers follow commit order.
     func nextSaveSequence() -> UInt64 {
         notifications.nextSequence()
     }

@@ -240,12 +240,7 @@ extension JobFileBuilder {
             }
         }
         if let node = fields["replace"], let value = reader.bool(node, "replace") { step.replace = value }
-        if let node = fields["parallel"], let value = reader.integer(node, "parallel", in: 1...64) {
-            if case .parts = source { step.parallel = value } else if source != nil {
-                reader.error(node, "parallel reads the parts of a feed given as a glob at once (from: data/part-*.csv.gz); "
-                    + (rowsNode == nil ? "this from: names one feed" : "inline rows have no parts"))
-            }
-        }
+        if let node = fields["parallel"], let value = reader.integer(node, "parallel", in: 1...64) { step.parallel = value }
         return source == nil ? nil : step
     }
 

@@ -46,7 +46,7 @@ package enum InsertRunner {
             if let parts {
                 let progress: PartsProgress? = if case .parts(let progress)? = resumeAt { progress } else { nil }
                 PartsReader(step: step, parts: parts, progress: progress, entity: entity, pipe: pipe, batchSize: batchSize, watch: watch,
-                            positions: checkpoints, prefetch: prefetch).start(threads: step.parallel, name: "batchrun.feed.\(environment.job)")
+                            positions: checkpoints, prefetch: prefetch).start(threads: step.readers, name: "batchrun.feed.\(environment.job)")
             } else {
                 let reader = Thread {
                     #if os(Linux)
@@ -70,7 +70,7 @@ package enum InsertRunner {
             if step.replace {
                 try writer.hotSwap(from: pipe, context: context, report: &report)
             } else {
-                try writer.writeBatches(from: pipe, context: context, report: &report)
+                try writer.writeBatches(from: pipe, context: context, writers: step.writers, report: &report)
             }
         } catch {
             report.runSeconds = Date().timeIntervalSince(started)

@@ -1,5 +1,6 @@
 import BatchRunStore
 import BatchRunFeeds
+import Foundation
 
 /// `insert`: adds rows from inline `rows` or a feed file, in batches.
 package struct InsertStep: Sendable, Hashable {
@@ -52,8 +53,18 @@ package struct InsertStep: Sendable, Hashable {
     /// The folders a queue worker lets the item read its feed from and write its rejected rows
     /// in (nil: anywhere).
     package var confinement: PathConfinement?
-    /// A feed in parts: how many parts are read at once (`parallel:`, 1 to 64).
-    package var parallel = 1
+    /// `parallel:` (1 to 64; nil: not given): how many parts of a feed in parts are read at
+    /// once (`readers`), and over how many sessions batches are written at once where the store
+    /// has import lanes (`writers`, PostgreSQL).
+    package var parallel: Int?
+    /// Parts read at once: `parallel:`, else one.
+    package var readers: Int { parallel ?? 1 }
+    /// Batches written at once (PostgreSQL): `parallel:`, else `defaultWriters`.
+    package var writers: Int { parallel ?? Self.defaultWriters }
+
+    /// Sessions an import writes over when `parallel:` is not given: 2, measured best on 2
+    /// cores with the server on them (docs/benchmarks.md); more cores, up to 4.
+    package static let defaultWriters = min(4, max(2, ProcessInfo.processInfo.activeProcessorCount))
     /// A fan-out part's item (JOBFILE.md 17): the parts it reads, its one part, instead of
     /// what the glob lists when the run starts.
     package var listedParts: [FeedPart]?

@@ -1,4 +1,4 @@
-import BatchRunStore
+@_spi(BatchRunPackage) import BatchRunStore
 import BatchRunContext
 import BatchRunFeeds
 import Foundation
@@ -19,6 +19,8 @@ struct InsertWriter {
     private var unrecordedParts: [FeedPart]?
     /// A feed in parts: rows its parts rejected after their last batch, counted with the next checkpoint.
     private var rejectedSinceBatch = 0
+    /// Where the step's checkpoint stands after the last batch taken (once every batch taken commits).
+    private var takenAt: StepPosition?
 
     /// `parts`: a feed in parts' list; `recording`: true when this attempt listed it (then the
     /// first batch that commits records it).
@@ -35,18 +37,69 @@ struct InsertWriter {
             }
         }
         importer = context.makeImporter(for: environment.entity, policy: environment.mergePolicy, job: environment.job)
+        takenAt = environment.resumeAt
     }
 
     /// Each batch in its own transaction; counts join the report once the batch is committed.
-    mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, report: inout StepReport) throws {
+    /// With `writers` of 2 or more on a store with import lanes (PostgreSQL), that many batches
+    /// are written at once, each on a session of its own, and committed in feed order
+    /// (`ImportLanes`); a batch a lane could not commit is written again here, on the writer,
+    /// and so is every later batch in flight (the lanes gave them up unwritten; their rollback
+    /// is not counted as the batch's).
+    mutating func writeBatches(from pipe: BatchPipe, context: isolated Context, writers: Int, report: inout StepReport) throws {
         var importer = self.importer   // a local: `self` stays readable while a save writes through it
         defer { self.importer = importer }
-        // Where the step's checkpoint stands: after the last batch committed.
-        var committedAt = environment.resumeAt
+        var lanes = writers > 1
+            ? context.makeImportLanes(writers, for: environment.entity, policy: environment.mergePolicy, job: environment.job) : nil
+        // Batches a lane gave up on a lock, perhaps one a later batch in flight held: after
+        // `lockFallbacksAllowed`, the step goes on on the writer alone (a feed whose keys repeat
+        // across neighbouring batches).
+        var lockFallbacks = 0
+        // Batches started on the lanes, oldest first.
+        var inFlight: [(batch: TakenBatch, ticket: ImportLanes.Ticket)] = []
+        // Every batch in flight ended and counted (or written again on the writer).
+        func settle(all: Bool) throws {
+            guard let running = lanes, !inFlight.isEmpty else { return }
+            let oldest = inFlight[0]
+            if !all, case .committed(let save) = oldest.ticket.outcome() {
+                inFlight.removeFirst()
+                return counted(context.saved(save), records: save.records, of: oldest.batch, retries: 0, report: &report)
+            }
+            // A failure (or the end): every batch in flight ends first, so none holds a lock the
+            // writer then waits for; then in feed order, each committed one counted, the others
+            // written again on the writer (unless the step was cancelled).
+            let ended = inFlight.map { ($0.batch, $0.ticket.outcome()) }
+            inFlight.removeAll()
+            for (batch, outcome) in ended {
+                switch outcome {
+                case .committed(let save):
+                    counted(context.saved(save), records: save.records, of: batch, retries: 0, report: &report)
+                case .failed(let error) where Self.metLock(error):
+                    // Its lock may have been a later batch's, which waited for this one's commit
+                    // meanwhile (lanes wait for a lock briefly, `StoreBackend.importLanes`): the
+                    // writer tries it as if untried, with the store's busy_timeout and the retries.
+                    if environment.isCancelled() { throw StepError.cancelled(report: report) }
+                    lockFallbacks += 1
+                    try writeOnWriter(batch, context: context, importer: &importer, report: &report)
+                case .failed(let error):
+                    if environment.isCancelled() { throw StepError.cancelled(report: report) }
+                    try writeOnWriter(batch, failedWith: error, context: context, importer: &importer, report: &report)
+                case .aborted:
+                    if environment.isCancelled() { throw StepError.cancelled(report: report) }
+                    try writeOnWriter(batch, context: context, importer: &importer, report: &report)
+                }
+            }
+            running.resume()
+            if lockFallbacks >= Self.lockFallbacksAllowed { lanes = nil }
+        }
         while true {
-            if environment.isCancelled() { throw StepError.cancelled(report: report) }
+            if environment.isCancelled() {
+                try settle(all: true)
+                throw StepError.cancelled(report: report)
+            }
             switch pipe.take() {
             case .end(let rejected):
+                try settle(all: true)
                 if parts == nil { report.rows.rejected = rejected }
                 return
             case .partEnd(let index, let rejected):
@@ -54,77 +107,134 @@ struct InsertWriter {
                 rejectedSinceBatch += rejected
                 if let size = parts?[index].size { progress?.finish(part: index, size: size) }
             case .failure(let message, let rejected):
+                try settle(all: true)
                 report.rows.rejected = parts == nil ? rejected : report.rows.rejected + rejected
                 // The reader stopped for the cancel (`FeedWatch`): the step was cancelled, not the feed.
                 if environment.stoppedByCancel(failure: message) { throw StepError.cancelled(report: report) }
                 throw StepError(message, report: report)
-            case .batch(let batch, let layouts, let rejected, var position, let prefetched, let part):
-                // A feed in parts: the batch moves its part on; the checkpoint holds every part's place.
-                var moved = progress
-                if let part, case .feed(let feed)? = position, moved != nil {
-                    moved!.move(part: part.index, to: feed)
-                    position = .parts(moved!)
-                } else if part != nil {
-                    position = nil
+            case .batch(let batch, let layouts, let rejected, let position, let prefetched, let part):
+                let taken = take(batch, layouts: layouts, rejected: rejected, position: position, prefetched: prefetched, part: part,
+                                 report: &report)
+                if let running = lanes, inFlight.count == running.count { try settle(all: false) }
+                // (`settle` may have ended the lanes.)
+                guard let lanes else {
+                    if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
+                    try writeOnWriter(taken, context: context, importer: &importer, report: &report)
+                    continue
                 }
-                let newlyRejected = part == nil ? rejected - report.rows.rejected : rejected + rejectedSinceBatch
-                // The checkpoint, in the batch's transaction: where the feed goes on, and the rows
-                // rejected since the last one (with the first, a feed's parts).
-                let checkpoint = position.flatMap { position in
-                    environment.checkpoint?.at(position, rejected: newlyRejected, recording: unrecordedParts)
-                }
-                let place = part.map { FeedPlace(feedName: $0.name, inline: false) } ?? self.place
-                report.rows.rejected = part == nil ? rejected : report.rows.rejected + rejected
-                if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
-                let columns = layouts.map(\.columns)
-                // The batch's conflict records go on after the step's, in the step's own array,
-                // moved over (not copied) for the batch: appending a batch's records to the step's
-                // copied each one, a twentieth of a conflict-heavy import. A try that does not
-                // commit takes its records back out.
-                var records = ConflictRecords()
-                swap(&records, &report.conflictRecords)
-                let recordsBefore = records.count
-                var retries = 0
-                let result: SaveResult
-                do {
-                    // After a lost connection, a batch the checkpoint shows committed is not written again.
-                    let rowsSoFar = report.rows
-                    result = try environment.withRetries(retried: { retries += 1 }, reconnected: { report.reconnects += 1 }, committed: {
-                        guard let position, let batch = try environment.committedBatch(after: committedAt, rowsSoFar: rowsSoFar),
-                              batch.position == position else { return nil }
-                        var result = SaveResult()
-                        (result.inserted, result.updated, result.deleted) = (batch.rows.inserted, batch.rows.updated, batch.rows.deleted)
-                        return result
-                    }) {
-                        records.removeRecords(from: recordsBefore)   // a try records from nothing
-                        return try context.importBatch(batch, columns: columns, prefetched: prefetched, with: &importer,
-                                                       records: &records, checkpoint: checkpoint)
-                    }
-                } catch {
-                    records.removeRecords(from: recordsBefore)
-                    swap(&records, &report.conflictRecords)
-                    report.retries += retries
-                    report.batches.rolledBack += 1 + retries
-                    throw failure(error, report: report, place: place)
-                }
-                swap(&records, &report.conflictRecords)
-                if checkpoint != nil {
-                    unrecordedParts = nil
-                    rejectedSinceBatch = 0
-                }
-                if part != nil { progress = moved }
-                committedAt = position ?? committedAt
-                // The rows as the save counted them, once.
-                report.rows.inserted += result.inserted
-                report.rows.updated += result.updated
-                report.rows.deleted += result.deleted   // rows overwrite replaced for holding a row's unique value
-                report.conflicts += report.conflictRecords.count - recordsBefore
-                report.retries += retries
-                report.batches.rolledBack += retries
-                report.batches.committed += 1
-                environment.progress(report.rows)
+                inFlight.append((taken, lanes.start(batch, columns: taken.columns, checkpoint: taken.checkpoint,
+                                                    changes: context.newSaveChanges())))
             }
         }
+    }
+
+    /// Lane batches given up on a lock before a step writes on the writer alone.
+    static let lockFallbacksAllowed = 3
+
+    /// True for a lock waited on too long, or a deadlock the server broke.
+    private static func metLock(_ error: any Error) -> Bool {
+        let failure = StoreFailure(of: error)
+        return failure == .busy || failure == .rolledBackForAnother
+    }
+
+    /// A batch taken from the feed, with what its commit needs: where the checkpoint then stands.
+    private struct TakenBatch {
+        let batch: RowBatch
+        let columns: [[Column]]
+        let prefetched: PrefetchedRows?
+        /// The position after the batch (nil: the step keeps no checkpoint), and before it.
+        let position: StepPosition?
+        let before: StepPosition?
+        let checkpoint: SendableCheckpointWrite?
+        /// The feed's name and line, for a row's failure.
+        let place: FeedPlace
+    }
+
+    /// Takes the next batch: its checkpoint (where the feed goes on, the rows rejected since
+    /// the last one, with the first a feed's parts) and the step's rejected rows so far. The
+    /// batch is counted once it commits; a batch that does not ends the step.
+    private mutating func take(_ batch: RowBatch, layouts: [FeedBatcher.Layout], rejected: Int, position: StepPosition?,
+                               prefetched: PrefetchedRows?, part: BatchPipe.PartMark?, report: inout StepReport) -> TakenBatch {
+        var position = position
+        // A feed in parts: the batch moves its part on; the checkpoint holds every part's place.
+        if let part, case .feed(let feed)? = position, progress != nil {
+            progress!.move(part: part.index, to: feed)
+            position = .parts(progress!)
+        } else if part != nil {
+            position = nil
+        }
+        let newlyRejected = part == nil ? rejected - report.rows.rejected : rejected + rejectedSinceBatch
+        let checkpoint = position.flatMap { position in
+            environment.checkpoint?.at(position, rejected: newlyRejected, recording: unrecordedParts)
+        }
+        if checkpoint != nil {
+            unrecordedParts = nil
+            rejectedSinceBatch = 0
+        }
+        report.rows.rejected = part == nil ? rejected : report.rows.rejected + rejected
+        defer { if let position { takenAt = position } }
+        return TakenBatch(batch: batch, columns: layouts.map(\.columns), prefetched: prefetched, position: position, before: takenAt,
+                          checkpoint: checkpoint, place: part.map { FeedPlace(feedName: $0.name, inline: false) } ?? place)
+    }
+
+    /// Writes `taken` in its own transaction on the context's writer, with the step's retries;
+    /// `failedWith`: how its try on a lane ended, met again as this call's first try (so a lost
+    /// connection first asks whether the batch committed after all).
+    private func writeOnWriter(_ taken: TakenBatch, failedWith laneError: (any Error)? = nil, context: isolated Context,
+                               importer: inout RowImporter, report: inout StepReport) throws {
+        // The batch's conflict records go on after the step's, in the step's own array,
+        // moved over (not copied) for the batch: appending a batch's records to the step's
+        // copied each one, a twentieth of a conflict-heavy import. A try that does not
+        // commit takes its records back out.
+        var records = ConflictRecords()
+        swap(&records, &report.conflictRecords)
+        let recordsBefore = records.count
+        var retries = 0   // a lane's failed try is the first
+        var laneError = laneError
+        let result: SaveResult
+        do {
+            // After a lost connection, a batch the checkpoint shows committed is not written again.
+            let rowsSoFar = report.rows
+            result = try environment.withRetries(retried: { retries += 1 }, reconnected: { report.reconnects += 1 }, committed: {
+                guard let position = taken.position, let batch = try environment.committedBatch(after: taken.before, rowsSoFar: rowsSoFar),
+                      batch.position == position else { return nil }
+                var result = SaveResult()
+                (result.inserted, result.updated, result.deleted) = (batch.rows.inserted, batch.rows.updated, batch.rows.deleted)
+                return result
+            }) {
+                if let error = laneError {
+                    laneError = nil
+                    throw error
+                }
+                records.removeRecords(from: recordsBefore)   // a try records from nothing
+                return try context.importBatch(taken.batch, columns: taken.columns, prefetched: taken.prefetched, with: &importer,
+                                               records: &records, checkpoint: taken.checkpoint)
+            }
+        } catch {
+            records.removeRecords(from: recordsBefore)
+            swap(&records, &report.conflictRecords)
+            report.retries += retries
+            report.batches.rolledBack += 1 + retries
+            throw failure(error, report: report, place: taken.place)
+        }
+        swap(&records, &report.conflictRecords)
+        counted(result, records: nil, of: taken, retries: retries, recordsBefore: recordsBefore, report: &report)
+    }
+
+    /// A committed batch's counts join the report, once: its rows as the save counted them,
+    /// its conflicts (`records`, when not already in the report's from `recordsBefore` on).
+    private func counted(_ result: SaveResult, records: ConflictRecords?, of taken: TakenBatch, retries: Int,
+                         recordsBefore: Int? = nil, report: inout StepReport) {
+        let before = recordsBefore ?? report.conflictRecords.count
+        if let records { report.conflictRecords.append(contentsOf: records) }
+        report.rows.inserted += result.inserted
+        report.rows.updated += result.updated
+        report.rows.deleted += result.deleted   // rows overwrite replaced for holding a row's unique value
+        report.conflicts += report.conflictRecords.count - before
+        report.retries += retries
+        report.batches.rolledBack += retries
+        report.batches.committed += 1
+        environment.progress(report.rows)
     }
 
     /// Hot swap: one transaction deletes every row and writes the whole feed; readers see the

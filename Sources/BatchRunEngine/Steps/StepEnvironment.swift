@@ -218,7 +218,7 @@ struct StepCheckpoint: Sendable {
 
     /// The same, as the save path takes it.
     /// `parts`: a feed's parts, recorded in the same transaction (the step's first batch).
-    package func at(_ position: StepPosition, rejected: Int = 0, recording parts: [FeedPart]? = nil) -> CheckpointWrite {
+    package func at(_ position: StepPosition, rejected: Int = 0, recording parts: [FeedPart]? = nil) -> SendableCheckpointWrite {
         { [recordParts] db, changes in
             if let parts { try recordParts(db, parts) }
             try write(db, position, RowCounts(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted,

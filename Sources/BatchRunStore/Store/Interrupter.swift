@@ -14,7 +14,9 @@ import Synchronization
 /// try store.backend.read(interruptedBy: interrupter) { db in try longAggregate(db) }
 /// ```
 package final class Interrupter: Sendable {
-    private let action = Mutex<Callback<@Sendable () -> Void>?>(nil)
+    /// How to stop each statement running now, by registration: one per transaction in flight
+    /// (an import over several writer sessions runs several at once).
+    private let actions = Mutex<(next: Int, stops: [Int: Callback<@Sendable () -> Void>])>((0, [:]))
     private let requested = Atomic<Bool>(false)
 
     /// True once `interrupt()` was called.
@@ -25,19 +27,22 @@ package final class Interrupter: Sendable {
     /// `stop`, so an interrupt either finds `stop` registered or is seen here.
     package func running<T>(stoppedBy stop: @escaping @Sendable () -> Void, orThrow interrupted: () -> any Error,
                     _ body: () throws -> T) throws -> T {
-        let (previous, already) = action.withLock { action in
-            defer { action = Callback(stop) }
-            return (action, requested.load(ordering: .sequentiallyConsistent))
+        let (id, already) = actions.withLock { actions in
+            actions.next += 1
+            actions.stops[actions.next] = Callback(stop)
+            return (actions.next, requested.load(ordering: .sequentiallyConsistent))
         }
-        defer { action.withLock { $0 = previous } }
+        defer { _ = actions.withLock { $0.stops.removeValue(forKey: id) } }
         if already { throw interrupted() }
         return try body()
     }
 
-    /// Interrupts the running statement (if any) and every statement the context starts from now on.
+    /// Interrupts the running statements (if any) and every statement the context starts from now on.
     package func interrupt() {
         requested.store(true, ordering: .sequentiallyConsistent)
-        action.withLock { $0?.function() }
+        actions.withLock { actions in
+            for stop in actions.stops.values { stop.function() }
+        }
     }
 
     package init() {

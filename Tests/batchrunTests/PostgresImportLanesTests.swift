@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// An import over several sessions at once (issue 51): batches COPYed on `parallel:` sessions,
+/// committed in feed order, so a run killed while several are mid-batch resumes with every row
+/// once, and a later batch that reached a key first does not change what an earlier one wrote.
+@Suite("PostgreSQL: an import over several sessions")
+struct PostgresImportLanesTests {
+    typealias Launched = PostgresReconnectTests.Launched
+
+    /// `PostgresReconnectTests.importJob` in batches of `batchSize`, written over `parallel` sessions.
+    static func importJob(_ url: String, parallel: Int, batchSize: Int = 2000) -> String {
+        PostgresReconnectTests.importJob(url)
+            .replacingOccurrences(of: "batch_size: 5000", with: "batch_size: \(batchSize)")
+            .replacingOccurrences(of: "from: feed.csv }", with: "from: feed.csv, parallel: \(parallel) }")
+    }
+
+    /// Sessions of `url`'s database (other than the asking one) in a write transaction now.
+    static func writing(_ url: String) -> Int {
+        let database = String(url.split(separator: "/").last!)
+        return Int((try? PostgresServer.psql(url, """
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = '\(database)' AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
+            """)) ?? "0") ?? 0
+    }
+
+    @Test("parallel: 4, killed with SIGKILL twice while several sessions were mid-batch, then resumed: every row once, the rows counted once over the attempts")
+    func killedMidBatchAndResumed() throws {
+        let url = try PostgresServer.database("lanes_killed")
+        let job = Self.importJob(url, parallel: 4)
+        var run = try Launched(job: job, arguments: ["job.yaml"])
+        let folder = run.folder
+        for attempt in 1...2 {
+            // Killed at a moment when at least two sessions hold a batch's transaction open.
+            let deadline = Date().addingTimeInterval(120)
+            var most = 0
+            while run.process.isRunning && Date() < deadline {
+                most = max(most, Self.writing(url))
+                if most >= 2 { break }
+            }
+            #expect(most >= 2, "attempt \(attempt): never two sessions mid-batch at once")
+            kill(run.process.processIdentifier, SIGKILL)
+            run.process.waitUntilExit()
+            let stored = Int(try PostgresServer.psql(url, "SELECT count(*) FROM item")) ?? -1
+            #expect(stored < PostgresReconnectTests.rows, "attempt \(attempt): the import ended before it was killed")
+            run = try Launched(job: nil, feed: false, arguments: ["job.yaml", "--resume", "--report", "r.json"]) { fresh in
+                try FileManager.default.removeItem(at: fresh.url)
+                try FileManager.default.copyItem(at: folder.url, to: fresh.url)
+            }
+        }
+        let (status, output) = try run.finish()
+        #expect(status == 0, "\(output)")
+        try PostgresReconnectTests.expectEveryRowOnce(url)
+        // The report counts the step's rows over its attempts (each batch's counted with its checkpoint): every row once.
+        #expect(try run.rows("inserted") == PostgresReconnectTests.rows, "\(output)")
+        #expect(try PostgresServer.psql(url, "SELECT inserted FROM _batchrun_progress WHERE job = 'load' ORDER BY run_id DESC LIMIT 1")
+                == String(PostgresReconnectTests.rows), "\(output)")
+    }
+
+    @Test("a key in two batches in flight at once, under object trump: the later row wins, as written one batch at a time, whichever session reached the key first")
+    func sameKeyInTwoBatchesInFlight() throws {
+        let url = try PostgresServer.database("lanes_same_key")
+        // Batches of 100 rows: key k is in batch k / 100, and again (its minutes + 1000) in the
+        // batch after it, which is in flight at the same time on another session.
+        var feed = "id,minutes\n"
+        for batch in 0..<60 {
+            for row in 0..<100 {
+                if row < 50 {
+                    let id = batch * 100 + row + 1
+                    feed += "\(id),\(id % 600)\n"
+                } else if batch > 0 {
+                    let id = (batch - 1) * 100 + (row - 50) + 1
+                    feed += "\(id),\(id % 600 + 1000)\n"
+                } else {
+                    feed += "\(100_000 + row),0\n"
+                }
+            }
+        }
+        let job = Self.importJob(url, parallel: 4, batchSize: 100)
+            .replacingOccurrences(of: "batch_size:", with: "merge_policy: object-trump\n    batch_size:")
+            .replacingOccurrences(of: "{ postgres: \"\(url)\" }", with: "{ postgres: \"\(url)\", busy_timeout: 1s }")
+        let run = try Launched(job: job, feed: false) { folder in try folder.write("feed.csv", feed) }
+        let (status, output) = try run.finish()
+        #expect(status == 0, "\(output)")
+        // Keys 1-50 of each batch but the last were written twice, the second time with +1000.
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM item WHERE id < 100000") == "3000")
+        #expect(try PostgresServer.psql(url, """
+            SELECT count(*) || coalesce(' ' || string_agg(id || '=' || minutes, ' ' ORDER BY id), '') FROM item
+            WHERE id < 100000 AND minutes <> id % 600 + CASE WHEN id <= 5850 THEN 1000 ELSE 0 END
+            """) == "0", "\(output)")
+        #expect(try run.rows("inserted") == 3050 && run.rows("updated") == 2950, "\(output)")
+    }
+}
