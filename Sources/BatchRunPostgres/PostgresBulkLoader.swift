@@ -28,6 +28,8 @@ package final class PostgresBulkLoader: BulkLoader {
     private let sideSession: PostgresKeyReserve.SideSession?
     /// Rows the batch after this one brings, when known.
     private var expected: Int?
+    /// Keys given for the batch (`useKeys`); nil: drawn as the batch goes.
+    private var givenKeys: ArraySlice<Int64>?
 
     /// Rows per call, and per statement: one COPY takes a whole batch; the arrays' text grows
     /// with them, the statement's not.
@@ -56,6 +58,8 @@ package final class PostgresBulkLoader: BulkLoader {
                 return (outcome, outcome.isDone ? keys : [])
             }
         }
+        // The statement would leave the keys to the server's sequence, out of the given keys' order.
+        if assigningKeys && givenKeys != nil { throw KeysNotGiven() }
         // Rows the INSERT statements take: one statement or several, all or nothing.
         let rows = Array(rows)
         var keys: [Int64] = []
@@ -120,6 +124,11 @@ package final class PostgresBulkLoader: BulkLoader {
     /// every row costs ten times drawing the value); keys for the rows expected next are drawn
     /// meanwhile on another session.
     private func drawKeys(_ count: Int, in connection: any StoreConnection) throws -> [Int64] {
+        if let given = givenKeys {
+            guard given.count >= count else { throw KeysNotGiven() }
+            givenKeys = given.dropFirst(count)
+            return Array(given.prefix(count))
+        }
         let keys = try self.keys ?? reserveKeys(in: connection)
         self.keys = keys
         let drawn = try keys.take(count, in: connection)
@@ -136,6 +145,22 @@ package final class PostgresBulkLoader: BulkLoader {
             throw StoreError.cannotOpen(path: entity.tableName, reason: "its key has no identity sequence")
         }
         return PostgresKeyReserve(sequence: sequence, side: sideSession)
+    }
+
+    /// On the side session (a reader's, outside any transaction), after any drawn ahead.
+    package func drawKeys(_ count: Int) throws -> [Int64] {
+        guard let sideSession else { throw KeysNotGiven() }
+        var drawn: [Int64] = []
+        try sideSession { connection in
+            let keys = try self.keys ?? reserveKeys(in: connection)
+            self.keys = keys
+            drawn = try keys.take(count, in: connection)
+        }
+        return drawn
+    }
+
+    package func useKeys(_ keys: [Int64]?) {
+        givenKeys = keys.map { $0[...] }
     }
 
     package func expectNext(rows: Int) {

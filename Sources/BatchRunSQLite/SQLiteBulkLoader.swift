@@ -55,6 +55,13 @@ package final class SQLiteBulkLoader: BulkLoader {
     }
 
     /// Nothing to prepare: SQLite assigns keys as it inserts, in the same process.
+    /// SQLite has no import lanes: never called.
+    package func drawKeys(_ count: Int) throws -> [Int64] {
+        throw KeysNotGiven()
+    }
+
+    package func useKeys(_ keys: [Int64]?) {}
+
     package func expectNext(rows: Int) {}
 
     package func nextChunk(_ remaining: Int, columns: Int) -> Int {

@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// ```swift
 /// if let lanes = context.makeImportLanes(2, for: entity, policy: .error, job: "load") {
-///     let ticket = lanes.start(batch, columns: columns, checkpoint: nil, changes: context.newSaveChanges())
+///     let ticket = lanes.start(batch, columns: columns, checkpoint: nil, changes: context.newSaveChanges(), keys: [])
 ///     if case .committed(let save) = ticket.outcome() { report(context.saved(save)) }
 /// }
 /// ```
@@ -66,8 +66,11 @@ package final class ImportLanes: Sendable {
 
     /// Starts writing `batch` on the next lane, and returns at once; `changes` as the context
     /// makes a save's (`Context.newSaveChanges`). `checkpoint` runs in the batch's transaction,
-    /// in its turn.
-    package func start(_ batch: RowBatch, columns: [[Column]], checkpoint: SendableCheckpointWrite?, changes: SaveChanges) -> Ticket {
+    /// in its turn. `keys`: the keys its rows that leave the integer key out take, drawn in feed
+    /// order by the caller (`BulkLoader.drawKeys`); a batch that needs others fails with
+    /// `KeysNotGiven`, and is for the writer.
+    package func start(_ batch: RowBatch, columns: [[Column]], checkpoint: SendableCheckpointWrite?, changes: SaveChanges,
+                       keys: [Int64]) -> Ticket {
         let index = started.withLock { started in
             defer { started += 1 }
             return started
@@ -75,7 +78,7 @@ package final class ImportLanes: Sendable {
         let lane = lanes[index % count]
         let ticket = Ticket()
         lane.queue.async { [self] in
-            ticket.end(with: write(batch, columns: columns, checkpoint: checkpoint, changes: changes, index: index, on: lane))
+            ticket.end(with: write(batch, columns: columns, checkpoint: checkpoint, changes: changes, keys: keys, index: index, on: lane))
         }
         return ticket
     }
@@ -88,13 +91,14 @@ package final class ImportLanes: Sendable {
 
     /// Batch `index` in one transaction on `lane`'s session.
     private func write(_ batch: RowBatch, columns: [[Column]], checkpoint: SendableCheckpointWrite?, changes: SaveChanges,
-                       index: Int, on lane: Lane) -> Outcome {
+                       keys: [Int64], index: Int, on lane: Lane) -> Outcome {
         var changes = changes
         var records = ConflictRecords()
         var sequence: UInt64?
         var ruleEffects = DeleteRuleEnforcer.Effects()
         var holding = false
         let began = ContinuousClock.now
+        lane.importer.loader.useKeys(keys)
         do {
             try store.backend.write(lane: lane.number, interruptedBy: interrupter) { db in
                 try lane.importer.write(batch, columns: columns, in: db, changes: &changes, records: &records)

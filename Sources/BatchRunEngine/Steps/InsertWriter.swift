@@ -51,10 +51,10 @@ struct InsertWriter {
         defer { self.importer = importer }
         var lanes = writers > 1
             ? context.makeImportLanes(writers, for: environment.entity, policy: environment.mergePolicy, job: environment.job) : nil
-        // Batches a lane gave up on a lock, perhaps one a later batch in flight held: after
-        // `lockFallbacksAllowed`, the step goes on on the writer alone (a feed whose keys repeat
-        // across neighbouring batches).
-        var lockFallbacks = 0
+        // Batches a lane gave to the writer (a lock, perhaps one a later batch in flight held;
+        // keys it was not given): after `writerFallbacksAllowed`, the step goes on on the writer
+        // alone (a feed whose keys repeat across neighbouring batches).
+        var writerFallbacks = 0
         // Batches started on the lanes, oldest first.
         var inFlight: [(batch: TakenBatch, ticket: ImportLanes.Ticket)] = []
         // Every batch in flight ended and counted (or written again on the writer).
@@ -74,12 +74,13 @@ struct InsertWriter {
                 switch outcome {
                 case .committed(let save):
                     counted(context.saved(save), records: save.records, of: batch, retries: 0, report: &report)
-                case .failed(let error) where Self.metLock(error):
+                case .failed(let error) where Self.isForTheWriter(error):
                     // Its lock may have been a later batch's, which waited for this one's commit
-                    // meanwhile (lanes wait for a lock briefly, `StoreBackend.importLanes`): the
-                    // writer tries it as if untried, with the store's busy_timeout and the retries.
+                    // meanwhile (lanes wait for a lock briefly, `StoreBackend.importLanes`), or it
+                    // needed keys the server would have drawn out of feed order: the writer tries
+                    // it as if untried, with the store's busy_timeout and the retries.
                     if environment.isCancelled() { throw StepError.cancelled(report: report) }
-                    lockFallbacks += 1
+                    writerFallbacks += 1
                     try writeOnWriter(batch, context: context, importer: &importer, report: &report)
                 case .failed(let error):
                     if environment.isCancelled() { throw StepError.cancelled(report: report) }
@@ -90,7 +91,7 @@ struct InsertWriter {
                 }
             }
             running.resume()
-            if lockFallbacks >= Self.lockFallbacksAllowed { lanes = nil }
+            if writerFallbacks >= Self.writerFallbacksAllowed { lanes = nil }
         }
         while true {
             if environment.isCancelled() {
@@ -116,25 +117,49 @@ struct InsertWriter {
                 let taken = take(batch, layouts: layouts, rejected: rejected, position: position, prefetched: prefetched, part: part,
                                  report: &report)
                 if let running = lanes, inFlight.count == running.count { try settle(all: false) }
-                // (`settle` may have ended the lanes.)
-                guard let lanes else {
+                // (`settle` may have ended the lanes.) Keys the batch's rows leave out are drawn
+                // now, so that they rise in feed order whichever lane writes first; a batch that
+                // gives some keys and leaves others to the server goes to the writer, in order.
+                guard let lanes, let keys = try? keysDrawn(for: taken, with: importer) else {
+                    try settle(all: true)
                     if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
                     try writeOnWriter(taken, context: context, importer: &importer, report: &report)
                     continue
                 }
                 inFlight.append((taken, lanes.start(batch, columns: taken.columns, checkpoint: taken.checkpoint,
-                                                    changes: context.newSaveChanges())))
+                                                    changes: context.newSaveChanges(), keys: keys)))
             }
         }
     }
 
-    /// Lane batches given up on a lock before a step writes on the writer alone.
-    static let lockFallbacksAllowed = 3
+    /// Lane batches given to the writer (a lock, keys) before a step writes on the writer alone.
+    static let writerFallbacksAllowed = 3
 
-    /// True for a lock waited on too long, or a deadlock the server broke.
-    private static func metLock(_ error: any Error) -> Bool {
+    /// True for a lock waited on too long, a deadlock the server broke, or keys a lane's batch
+    /// was not given (`KeysNotGiven`).
+    private static func isForTheWriter(_ error: any Error) -> Bool {
         let failure = StoreFailure(of: error)
-        return failure == .busy || failure == .rolledBackForAnother
+        return failure == .busy || failure == .rolledBackForAnother || error is KeysNotGiven
+    }
+
+    /// The keys `taken`'s rows take from the entity's integer key sequence, drawn now (none
+    /// when the entity's key is not one, or every row gives it); throws `KeysNotGiven` when
+    /// some rows give the key and others leave it to the server.
+    private func keysDrawn(for taken: TakenBatch, with importer: RowImporter) throws -> [Int64] {
+        let entity = environment.entity
+        guard entity.hasRowidKey else { return [] }
+        let key = entity.primaryKey[0]
+        let positions = taken.columns.map { columns in columns.firstIndex { $0.name == key } }
+        let batch = taken.batch
+        var leftOut = 0
+        for row in 0..<batch.count {
+            guard let position = positions[batch.layouts[row]] else {
+                leftOut += 1
+                continue
+            }
+            if batch.cells[batch.cells(of: row).lowerBound + position].kind != .integer { throw KeysNotGiven() }
+        }
+        return leftOut == 0 ? [] : try importer.loader.drawKeys(leftOut)
     }
 
     /// A batch taken from the feed, with what its commit needs: where the checkpoint then stands.

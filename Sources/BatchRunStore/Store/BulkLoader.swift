@@ -37,6 +37,17 @@ package protocol BulkLoader: AnyObject {
     /// their keys on another session).
     func expectNext(rows: Int)
 
+    /// `count` keys for rows to come, drawn now, in order, outside any transaction (the
+    /// integer key's sequence on PostgreSQL): an import lane's batch gets its keys this way when
+    /// it is started, so that keys rise in feed order whichever lane writes first
+    /// (`ImportLanes`). Never called on SQLite, which has no lanes.
+    func drawKeys(_ count: Int) throws -> [Int64]
+
+    /// From now on, keys for rows that leave them out come from `keys` alone (drawn by
+    /// `drawKeys`), or, nil, as usual. A call that would need others, or leave them to the
+    /// store, throws `KeysNotGiven` instead.
+    func useKeys(_ keys: [Int64]?)
+
     /// Writes `rows` whose (one-column) keys, `keys`, are taken, as a merge policy resolves
     /// them: see `BulkResolution`.
     func resolve(_ rows: [Int], keys: [StoreValue], of batch: RowBatch, layout: Int, columns: [String],
@@ -51,4 +62,10 @@ package enum BulkResolution {
     case fillNulls
     /// The stored row is replaced whole; columns the feed leaves out take their defaults (overwrite).
     case replace
+}
+
+/// A bulk call that needed keys it was not given (`BulkLoader.useKeys`): an import lane's batch
+/// that must be written on the writer, where keys are drawn as it goes.
+package struct KeysNotGiven: Error {
+    package init() {}
 }
