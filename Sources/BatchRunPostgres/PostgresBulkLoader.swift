@@ -147,7 +147,8 @@ package final class PostgresBulkLoader: BulkLoader {
         return PostgresKeyReserve(sequence: sequence, side: sideSession)
     }
 
-    /// On the side session (a reader's, outside any transaction), after any drawn ahead.
+    /// On the side session (a reader's, outside any transaction), after any drawn ahead; the
+    /// next batch's (`expectNext`) are drawn meanwhile, on another.
     package func drawKeys(_ count: Int) throws -> [Int64] {
         guard let sideSession else { throw KeysNotGiven() }
         var drawn: [Int64] = []
@@ -155,6 +156,11 @@ package final class PostgresBulkLoader: BulkLoader {
             let keys = try self.keys ?? reserveKeys(in: connection)
             self.keys = keys
             drawn = try keys.take(count, in: connection)
+        }
+        // The next batch's keys, drawn meanwhile on another session.
+        if let expected {
+            keys?.prepare(expected)
+            self.expected = nil
         }
         return drawn
     }

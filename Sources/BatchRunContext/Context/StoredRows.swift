@@ -96,11 +96,20 @@ package struct StoredRows: Sendable {
             if value != .null { keys.append(value) }
         }
         guard !keys.isEmpty else { return none }
-        if entity.hasRowidKey {
-            // Keys above the largest one stored cannot be taken: an append-only feed skips the lookup.
-            let largest = try db.value("SELECT max(\(SQL.quote(entity.primaryKey[0]))) FROM \(SQL.quote(entity.tableName))")
-            guard case .integer(let largest) = largest else { return none }
-            if keys.allSatisfy({ if case .integer(let key) = $0 { return key > largest } else { return false } }) { return none }
+        var lowest = Int64.max, highest = Int64.min, allIntegers = true
+        for key in keys {
+            guard case .integer(let key) = key else { allIntegers = false; break }
+            (lowest, highest) = (min(lowest, key), max(highest, key))
+        }
+        if entity.hasRowidKey, allIntegers {
+            // No row stored between the batch's lowest and highest key: none of its keys is taken,
+            // and an append-only feed skips the lookup. Not `max(key)`, as it was: on PostgreSQL the
+            // later batches of the same import, in flight on other sessions, have rows past it not
+            // yet committed, which that scan stepped over one by one (a quarter more server time).
+            let key = SQL.quote(entity.primaryKey[0])
+            let any = try db.value("SELECT 1 FROM \(SQL.quote(entity.tableName)) WHERE \(key) BETWEEN ? AND ? LIMIT 1",
+                                   [.integer(lowest), .integer(highest)])
+            if any == nil { return none }
         }
         return try read(keys, of: entity, in: db)
     }

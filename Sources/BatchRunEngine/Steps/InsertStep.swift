@@ -62,9 +62,10 @@ package struct InsertStep: Sendable, Hashable {
     /// Batches written at once (PostgreSQL): `parallel:`, else `defaultWriters`.
     package var writers: Int { parallel ?? Self.defaultWriters }
 
-    /// Sessions an import writes over when `parallel:` is not given: 2, measured best on 2
-    /// cores with the server on them (docs/benchmarks.md); more cores, up to 4.
-    package static let defaultWriters = min(4, max(2, ProcessInfo.processInfo.activeProcessorCount))
+    /// Sessions an import writes over when `parallel:` is not given: 3, measured best on 2
+    /// cores with the server on them (docs/benchmarks.md: 0.85x psql's time, 2 sessions 0.89x);
+    /// as many as the cores on 4 or more, up to 4.
+    package static let defaultWriters = min(4, max(3, ProcessInfo.processInfo.activeProcessorCount))
     /// A fan-out part's item (JOBFILE.md 17): the parts it reads, its one part, instead of
     /// what the glob lists when the run starts.
     package var listedParts: [FeedPart]?

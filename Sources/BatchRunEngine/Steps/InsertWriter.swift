@@ -120,6 +120,7 @@ struct InsertWriter {
                 // (`settle` may have ended the lanes.) Keys the batch's rows leave out are drawn
                 // now, so that they rise in feed order whichever lane writes first; a batch that
                 // gives some keys and leaves others to the server goes to the writer, in order.
+                if lanes != nil, let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
                 guard let lanes, let keys = try? keysDrawn(for: taken, with: importer) else {
                     try settle(all: true)
                     if let next = pipe.rowsWaiting() { importer.loader.expectNext(rows: next) }
