@@ -4,7 +4,8 @@ figure beside its reference in the same run (medians of RUNS, default 5, alterna
   - import of the 1,000,000-row flight feed: batchrun (COPY FROM STDIN over several sessions at once, the
     default; and on one, `parallel: 1`) against `psql -c "\\copy ..."` into
     the same table (target: at most 0.85x, issue 51), and psql's two streams (the file's halves
-    by two psql at once), the server's ceiling for an import over two connections;
+    by two psql at once), the server's ceiling for an import over two connections; and issue 51's own
+    shape, 2,000,000 rows of six columns (keys given), against psql's \\copy;
   - context batch-update over 1,000,000 rows in batches of 5,000 against one set-based UPDATE
     (target: at most 2x);
   - 1,000 trivial queued items through 4 worker processes (target: at least 100 items/s);
@@ -109,6 +110,51 @@ def import_figures(server):
     return statistics.median(ours), statistics.median(theirs), statistics.median(two), statistics.median(one)
 
 
+SIX_ROWS = 2_000_000
+SIX_JOB = """version: 1
+store: six.sqlite
+entities:
+  things:
+    columns: { id: integer primary key, n: integer not null, x: real not null, label: text not null, at: datetime not null, flag: boolean not null }
+jobs:
+  load:
+    batch_size: 10000
+    steps:
+      - insert: { entity: things, from: six.csv }
+"""
+
+
+def six_column_figures(server):
+    """Issue 51's shape: 2,000,000 rows of six columns (integer key given, integer, real, text,
+    datetime, boolean), batchrun (default sessions) against psql's \\copy, alternating."""
+    folder = f"{ROOT}/.build-bench/import"
+    feed = f"{folder}/six.csv"
+    if not os.path.exists(feed):
+        import random
+        rng = random.Random(7)
+        with open(feed, "w") as out:
+            out.write("id,n,x,label,at,flag\n")
+            for i in range(1, SIX_ROWS + 1):
+                out.write(f"{i},{rng.randint(0, 100000)},{rng.random() * 1000:.4f},label-{rng.randint(0, 9999)},"
+                          f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z,"
+                          f"{'true' if i % 3 else 'false'}\n")
+    job = f"{folder}/six.yaml"
+    with open(job, "w") as out:
+        out.write(SIX_JOB)
+    url = database(server, "six_bench")
+    ours, theirs = [], []
+    for _ in range(RUNS):
+        psql(url, "DROP TABLE IF EXISTS things; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
+        ours.append(timed([BIN, job, "--quiet", "--store", url]))
+        assert psql(url, "SELECT count(*) FROM things") == str(SIX_ROWS)
+        psql(url, "TRUNCATE things")
+        theirs.append(timed([PSQL, url, "-X", "-q", "-c", f"\\copy things (id, n, x, label, at, flag) FROM '{feed}' WITH (FORMAT csv, HEADER)"]))
+        assert psql(url, "SELECT count(*) FROM things") == str(SIX_ROWS)
+    print(f"  import, six columns, {SIX_ROWS:,} rows: batchrun {statistics.median(ours):.2f} s, psql \\copy {statistics.median(theirs):.2f} s, "
+          f"{statistics.median(ours) / statistics.median(theirs):.2f}x, medians of {RUNS}")
+    return statistics.median(ours), statistics.median(theirs)
+
+
 def update_figures(server):
     url = database(server, "update_bench")
     ours, theirs = [], []
@@ -210,6 +256,7 @@ def main():
     try:
         nan = float("nan")
         ours, copy, two_streams, one_session = import_figures(server) if "import" in ONLY else (nan, nan, nan, nan)
+        six_ours, six_copy = six_column_figures(server) if "import" in ONLY else (nan, nan)
         context, direct = update_figures(server) if "update" in ONLY else (nan, nan)
         queue_seconds = queue_figures(server) if "queue" in ONLY else nan
         takeover_median, takeover_worst = takeover_figures(server) if "takeover" in ONLY else (nan, nan)
@@ -219,6 +266,8 @@ def main():
         "benchmark": "postgresql", "rows": ROWS, "runs": RUNS,
         "import_s": {"batchrun": round(ours, 3), "psql \\copy": round(copy, 3), "psql two streams": round(two_streams, 3),
                      "batchrun one session": round(one_session, 3), "ratio": round(ours / copy, 2), "target": 0.85},
+        "import_six_columns_s": {"rows": SIX_ROWS, "batchrun": round(six_ours, 3), "psql \\copy": round(six_copy, 3),
+                                 "ratio": round(six_ours / six_copy, 2), "target": 0.85},
         "update_s": {"context": round(context, 3), "direct UPDATE": round(direct, 3), "ratio": round(context / direct, 2), "target": 2.0},
         "queue": {"items": ITEMS, "workers": 4, "seconds": round(queue_seconds, 2), "items_per_s": round(ITEMS / queue_seconds, 1),
                   "target_items_per_s": 100},
@@ -228,6 +277,7 @@ def main():
     json.dump(summary, open(".build-bench/postgres.json", "w"), indent=2)
     print(f"PostgreSQL, local throwaway server, medians of {RUNS}")
     print(f"  import {ROWS:,} flight rows   batchrun {ours:7.2f} s   psql \\copy {copy:7.2f} s   {ours / copy:5.2f}x (target at most 0.85x, issue 51)")
+    print(f"  import {SIX_ROWS:,} six-column rows   batchrun {six_ours:7.2f} s   psql \\copy {six_copy:7.2f} s   {six_ours / six_copy:5.2f}x (target at most 0.85x, issue 51)")
     print(f"  batch-update {ROWS:,} rows     context  {context:7.2f} s   one UPDATE {direct:6.2f} s   {context / direct:5.2f}x (target at most 2x)")
     print(f"  {ITEMS:,} queued items, 4 workers   {queue_seconds:6.2f} s   {ITEMS / queue_seconds:6.1f} items/s (target at least 100)")
     print(f"  lease takeover ({LEASE:.0f} s lease)  median {takeover_median:.2f} s, worst {takeover_worst:.2f} s (target at most {LEASE + 2:.0f} s)")

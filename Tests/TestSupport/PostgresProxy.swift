@@ -25,6 +25,8 @@ public final class PostgresProxy: Sendable {
     private struct State {
         /// Write COMMITs still to forward before one is dropped; nil when not armed.
         var commitsBeforeDrop: Int?
+        /// Only write transactions that ran a statement containing this count (uppercase; nil: every one).
+        var marker: String?
         var dropped = 0
     }
 
@@ -38,9 +40,14 @@ public final class PostgresProxy: Sendable {
         relay.start(requests: { [self] in forwardRequests(from: $0, to: $1) }, answers: { [self] in forwardAnswers(from: $0, to: $1) })
     }
 
-    /// Arms the proxy: the `count`-th write COMMIT from now is forwarded, then its connection dropped.
-    public func dropAfterWriteCommits(_ count: Int = 1) {
-        state.withLock { $0.commitsBeforeDrop = max(1, count) }
+    /// Arms the proxy: the `count`-th write COMMIT from now is forwarded, then its connection
+    /// dropped; with `marker`, only COMMITs of write transactions that ran a statement containing
+    /// it count (`"COPY"`: an import's batches, not the run's own bookkeeping).
+    public func dropAfterWriteCommits(_ count: Int = 1, of marker: String? = nil) {
+        state.withLock { state in
+            state.commitsBeforeDrop = max(1, count)
+            state.marker = marker?.uppercased()
+        }
     }
 
     /// Connections dropped after a COMMIT so far.
@@ -65,7 +72,7 @@ public final class PostgresProxy: Sendable {
     private func forwardRequests(from client: Int32, to server: Int32) {
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
-        var startingUp = true, inWriteTransaction = false, committing = false
+        var startingUp = true, inWriteTransaction = false, committing = false, marked = false
         loop: while true {
             let count = read(client, &buffer, buffer.count)
             if count <= 0 { break }
@@ -85,9 +92,13 @@ public final class PostgresProxy: Sendable {
                     let type = message[0]
                     if type == UInt8(ascii: "Q") || type == UInt8(ascii: "P") {
                         let sql = Self.sql(of: message, isParse: type == UInt8(ascii: "P")).uppercased()
-                        if sql.hasPrefix("BEGIN") { inWriteTransaction = sql.contains("READ WRITE") }
+                        if sql.hasPrefix("BEGIN") {
+                            inWriteTransaction = sql.contains("READ WRITE")
+                            marked = false
+                        }
+                        if let marker = state.withLock({ $0.marker }), sql.contains(marker) { marked = true }
                         if sql == "COMMIT" || sql == "ROLLBACK" {
-                            committing = sql == "COMMIT" && inWriteTransaction
+                            committing = sql == "COMMIT" && inWriteTransaction && (marked || state.withLock { $0.marker == nil })
                             inWriteTransaction = false
                         }
                     }

@@ -65,7 +65,12 @@ package enum BulkResolution {
 }
 
 /// A bulk call that needed keys it was not given (`BulkLoader.useKeys`): an import lane's batch
-/// that must be written on the writer, where keys are drawn as it goes.
-package struct KeysNotGiven: Error {
+/// that must be written on the writer, where keys are drawn as it goes. The import catches it;
+/// it reaches no user.
+package struct KeysNotGiven: BatchRunError {
+    package var code: String { "store.keys-not-given" }
+    package var message: String { "the rows needed keys drawn as they are written, in feed order" }
+    package var description: String { message }
+
     package init() {}
 }
