@@ -5,7 +5,7 @@ import PostgresNIO
 import Synchronization
 
 /// The PostgreSQL backend: one writer connection that serializes this process's writes (READ
-/// COMMITTED transactions), sessions an import writes its batches over at once (`importLanes`,
+/// COMMITTED transactions), sessions an import writes its batches over at once (`reserveImportLanes`,
 /// committed in feed order by `ImportLanes`), pooled reader connections for snapshot reads (REPEATABLE READ, READ
 /// ONLY), and a control connection (made at first use) that cancels a statement (`pg_cancel_backend`) when a
 /// context is interrupted. Opening connects; `Store` then makes the tables hold the model with
@@ -101,11 +101,17 @@ package final class PostgresBackend: StoreBackend {
         try write(lane: 0, interruptedBy: interrupter, body)
     }
 
-    /// Up to 16 sessions besides the writer: an import's batches are COPYed over several
+    /// Up to 16 sessions besides the writer for one import: its batches are COPYed over several
     /// sessions at once, so the server parses and inserts on several cores (a session's backend
     /// is one process, one core). A lane's session is set up as the writer's, but for waiting
-    /// for a lock at most 200 ms.
-    package var importLanes: Int { 16 }
+    /// for a lock at most 200 ms. Sessions are kept for the next import once released.
+    package func reserveImportLanes(_ count: Int) -> [Int] {
+        connections.reserveLanes(min(count, 16))
+    }
+
+    package func releaseImportLanes(_ lanes: [Int]) {
+        connections.releaseLanes(lanes)
+    }
 
     /// Lane 0 is `write`'s session.
     package func write<T>(lane: Int, interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
@@ -280,13 +286,15 @@ private final class Connections: @unchecked Sendable {
     // took it alone, until it is put back. So no connection (not Sendable: it caches statement
     // texts) is used by two threads at once. Of the control connection only its
     // PostgresConnection leaves the lock, which is Sendable (its requests go through its
-    // channel's event loop). `listeners`, `isClosing`, `watchedControl` and `lanes` (the array; each
-    // lane guards its session) are touched only under `lock`.
+    // channel's event loop). `listeners`, `isClosing`, `watchedControl`, `lanes` (the array; each
+    // lane guards its session) and `lanesInUse` are touched only under `lock`.
     private let writerLock = NSLock()
     private var writer: PostgresStoreConnection
     private var writerPID: Int32
     /// Import lanes 1, 2, ...: each a writer session of its own, under its own lock, made at first use.
     private var lanes: [Lane] = []
+    /// Lane numbers an import holds (`reserveLanes`).
+    private var lanesInUse: Set<Int> = []
     /// Sets a new writer session up (its settings) before its first transaction.
     private let setUpWriter: @Sendable (PostgresStoreConnection) throws -> Void
     /// What an import lane's session sets besides (after `setUpWriter`).
@@ -345,6 +353,24 @@ private final class Connections: @unchecked Sendable {
             while lanes.count < number { lanes.append(Lane()) }
             return lanes[number - 1]
         }
+    }
+
+    /// `count` lane numbers no other import holds, the lowest first (their sessions reused).
+    func reserveLanes(_ count: Int) -> [Int] {
+        lock.withLock {
+            var numbers: [Int] = []
+            var number = 1
+            while numbers.count < count {
+                if !lanesInUse.contains(number) { numbers.append(number) }
+                number += 1
+            }
+            lanesInUse.formUnion(numbers)
+            return numbers
+        }
+    }
+
+    func releaseLanes(_ numbers: [Int]) {
+        lock.withLock { lanesInUse.subtract(numbers) }
     }
 
     /// One import lane: its session (none until first used), under its own lock.

@@ -254,6 +254,14 @@ package final class PostgresStoreConnection: StoreConnection {
                     + "greatest((SELECT max(\(key)) FROM \(table)), 1), (SELECT max(\(key)) FROM \(table)) IS NOT NULL)")
     }
 
+    package func advanceAssignedKeys(of entity: Entity, past largest: Int64) throws {
+        guard entity.hasRowidKey else { return }
+        let sequence = "\(PostgresSchemaSQL.keySequence(of: entity))::regclass"
+        // `pg_sequence_last_value` is NULL for a sequence never drawn from.
+        _ = try execute("SELECT setval(\(sequence), ?) WHERE coalesce(pg_sequence_last_value(\(sequence)), 0) < ?",
+                        SQLArguments([.integer(largest), .integer(largest)]))
+    }
+
     package func tableExists(_ name: String) throws -> Bool {
         // The catalog itself, not the pg_tables and information_schema views: on a new session
         // those views cost milliseconds each to plan (measured: 5 of a trivial run's 24 ms).

@@ -108,7 +108,9 @@ package final class SQLiteBackend: StoreBackend {
     package var hasStoreWideWriteLock: Bool { true }
 
     /// None: a write locks the whole database, so a second writer would only wait.
-    package var importLanes: Int { 0 }
+    package func reserveImportLanes(_ count: Int) -> [Int] { [] }
+
+    package func releaseImportLanes(_ lanes: [Int]) {}
 
     package func write<T>(lane: Int, interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
         try write(interruptedBy: interrupter, body)

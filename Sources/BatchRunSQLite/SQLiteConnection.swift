@@ -50,6 +50,8 @@ package final class SQLiteConnection: StoreConnection {
 
     package func advanceAssignedKeys(of entity: Entity) throws {}
 
+    package func advanceAssignedKeys(of entity: Entity, past largest: Int64) throws {}
+
     package func tableExists(_ name: String) throws -> Bool {
         try db.tableExists(name)
     }

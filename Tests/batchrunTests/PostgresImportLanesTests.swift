@@ -94,4 +94,54 @@ struct PostgresImportLanesTests {
             """) == "0", "\(output)")
         #expect(try run.rows("inserted") == 3050 && run.rows("updated") == 2950, "\(output)")
     }
+
+    @Test("two imports at once on one store, each over 2 sessions, batches of 100: both end (no session shared while a batch waits for its turn), every row once")
+    func twoImportsAtOnce() throws {
+        let url = try PostgresServer.database("lanes_two_imports")
+        let job = """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              Item: { columns: { id: integer primary key, minutes: integer not null } }
+              Other: { columns: { id: integer primary key, minutes: integer not null } }
+            jobs:
+              first:
+                batch_size: 100
+                steps: [{ insert: { entity: Item, from: feed.csv, parallel: 2 } }]
+              second:
+                batch_size: 100
+                steps: [{ insert: { entity: Other, from: feed.csv, parallel: 2 } }]
+            """
+        let run = try Launched(job: job, arguments: ["job.yaml", "--jobs", "2", "--report", "r.json"])
+        let deadline = Date().addingTimeInterval(240)
+        while run.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(!run.process.isRunning, "the two imports did not end within 240 s")
+        let (status, output) = try run.finish()
+        #expect(status == 0, "\(output)")
+        try PostgresReconnectTests.expectEveryRowOnce(url)
+        #expect(try PostgresServer.psql(url, "SELECT count(*) || ' ' || count(DISTINCT id) FROM other") == "400000 400000")
+    }
+
+    @Test("keys given over 4 sessions, then rows whose keys the server assigns: the key's sequence is past every key given (it moved forward only, in the batches' turns)")
+    func sequencePastGivenKeys() throws {
+        let url = try PostgresServer.database("lanes_sequence")
+        let job = """
+            version: 1
+            store: { postgres: "\(url)" }
+            entities:
+              Item: { columns: { id: integer primary key, minutes: integer not null } }
+            jobs:
+              load:
+                batch_size: 500
+                steps:
+                  - insert: { entity: Item, from: feed.csv, parallel: 4 }
+                  - insert: { entity: Item, rows: [{ minutes: 1 }, { minutes: 2 }, { minutes: 3 }] }
+            """
+        let run = try Launched(job: job, arguments: ["job.yaml", "--report", "r.json"])
+        let (status, output) = try run.finish()
+        #expect(status == 0, "\(output)")
+        let rows = PostgresReconnectTests.rows
+        #expect(try PostgresServer.psql(url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM item WHERE id > \(rows)")
+                == "\(rows + 1),\(rows + 2),\(rows + 3)", "\(output)")
+    }
 }

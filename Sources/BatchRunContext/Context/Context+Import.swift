@@ -32,12 +32,16 @@ extension Context {
     }
 
     /// Lanes for an import into `entity` over `count` writer sessions at once (`ImportLanes`),
-    /// as many as the store has (`StoreBackend.importLanes`); nil when that leaves fewer than
-    /// two, or inside `atomically` (one transaction holds every write).
+    /// as many as the store gives it (`StoreBackend.reserveImportLanes`); nil when that is fewer
+    /// than two, or inside `atomically` (one transaction holds every write).
     package func makeImportLanes(_ count: Int, for entity: Entity, policy: MergePolicy, job: String) -> ImportLanes? {
-        let count = min(count, store.backend.importLanes)
         guard count >= 2, !isAtomic else { return nil }
-        return ImportLanes(count: count, store: store, entity: entity, policy: policy, job: job, savedBy: name, interrupter: interrupter)
+        let numbers = store.backend.reserveImportLanes(count)
+        guard numbers.count >= 2 else {
+            store.backend.releaseImportLanes(numbers)
+            return nil
+        }
+        return ImportLanes(numbers: numbers, store: store, entity: entity, policy: policy, job: job, savedBy: name, interrupter: interrupter)
     }
 
     /// A new save's change record, for a batch started on a lane.

@@ -170,20 +170,21 @@ package final class ContextCore {
     }
 
     /// A save's last statements in its transaction, after its own writes: the delete rules,
-    /// `checkpoint`, then the commit order taken (when `takingOrder`; `holding` set then: the
-    /// caller gives it back after the commit) and the save numbered and recorded in the change
-    /// log. Its number and the delete rules' effects. On any thread: an import lane's
+    /// the commit order taken (when `takingOrder`; `holding` set then: the caller gives it back
+    /// after the commit), `checkpoint`, and the save numbered and recorded in the change log. Its number and the delete rules' effects. On any thread: an import lane's
     /// (`ImportLanes`) as well as the context's.
     static func endSave(in db: any StoreConnection, changes: inout SaveChanges, checkpoint: CheckpointWrite?, store: Store,
                         savedBy name: String, takingOrder: Bool, holding: inout Bool) throws
         -> (sequence: UInt64, ruleEffects: DeleteRuleEnforcer.Effects) {
         var ruleEffects = store.model.hasRelationships ? try DeleteRuleEnforcer(model: store.model, db: db).enforce(&changes) : .init()
         ruleEffects.deleted += changes.replacedRows   // the saving context drops them too
-        try checkpoint?(db, changes)
+        // The order before the checkpoint: a checkpoint may write the run's first records
+        // (`RunRecording`), which another session must see committed or not at all.
         if takingOrder {
             store.commitOrder.take()
             holding = true
         }
+        try checkpoint?(db, changes)
         let number = store.nextSaveSequence()
         store.changeLog.record(sequence: number, job: name, changes: changes.changedKeys)
         return (number, ruleEffects)

@@ -34,14 +34,22 @@ package final class ImportLanes: Sendable {
     /// Batches started so far: the next one's index.
     private let started = Mutex(0)
 
-    init(count: Int, store: Store, entity: Entity, policy: MergePolicy, job: String, savedBy: String, interrupter: Interrupter) {
-        self.count = count
+    /// `numbers`: the lanes the store reserved for this import (`StoreBackend.reserveImportLanes`),
+    /// given back when it ends (its last batch's block holds it until then).
+    init(numbers: [Int], store: Store, entity: Entity, policy: MergePolicy, job: String, savedBy: String, interrupter: Interrupter) {
+        count = numbers.count
         self.store = store
         self.savedBy = savedBy
         self.interrupter = interrupter
-        lanes = (1...count).map { number in
-            Lane(number: number, importer: RowImporter(store: store, entity: entity, policy: policy, job: job))
+        lanes = numbers.map { number in
+            var importer = RowImporter(store: store, entity: entity, policy: policy, job: job)
+            importer.advancesKeysInTurn = true
+            return Lane(number: number, importer: importer)
         }
+    }
+
+    deinit {
+        store.backend.releaseImportLanes(lanes.map(\.number))
     }
 
     /// A batch's end on its lane.
@@ -101,8 +109,11 @@ package final class ImportLanes: Sendable {
         lane.importer.loader.useKeys(keys)
         do {
             try store.backend.write(lane: lane.number, interruptedBy: interrupter) { db in
+                lane.importer.largestGivenKey = nil
                 try lane.importer.write(batch, columns: columns, in: db, changes: &changes, records: &records)
                 try turns.wait(for: index)
+                // In turn: the key sequence moves past the keys given, and only forward.
+                if let largest = lane.importer.largestGivenKey { try db.advanceAssignedKeys(of: lane.importer.entity, past: largest) }
                 (sequence, ruleEffects) = try ContextCore.endSave(in: db, changes: &changes, checkpoint: checkpoint, store: store,
                                                                  savedBy: savedBy, takingOrder: true, holding: &holding)
             }

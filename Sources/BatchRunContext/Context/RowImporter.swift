@@ -22,6 +22,12 @@ package struct RowImporter {
     package let job: String
     /// The step's bulk loader, kept from batch to batch.
     package let loader: any BulkLoader
+    /// An import lane's importer (`ImportLanes`): the identity sequence is not moved past the
+    /// keys a batch gives inside `write`, but in the batch's turn, from `largestGivenKey` (a
+    /// `setval` is not transactional: moved by batches out of their order, it went back).
+    var advancesKeysInTurn = false
+    /// The largest integer key the last batch written gave (with `advancesKeysInTurn`).
+    var largestGivenKey: Int64?
     /// This import's last commits: each one's change generation and the range of the keys it
     /// wrote (nil: unknown), for telling whether rows read ahead are still current.
     private var ownCommits: [(generation: UInt64, keys: ClosedRange<Int64>?)] = []
@@ -83,12 +89,29 @@ package struct RowImporter {
         }
         if !run.isEmpty { try insert(run[...], layout: runLayout, of: &rows, in: db, changes: &changes, records: &records) }
         if !taken.isEmpty { try resolveTaken(taken, existing: existing, of: &rows, in: db, changes: &changes, records: &records) }
-        if entity.hasRowidKey, rows.keyPositions.contains(where: { $0[0] != nil }) { try db.advanceAssignedKeys(of: entity) }
+        if entity.hasRowidKey, rows.keyPositions.contains(where: { $0[0] != nil }) {
+            if advancesKeysInTurn {
+                largestGivenKey = Self.largestKey(of: batch, keyPositions: rows.keyPositions)
+            } else {
+                try db.advanceAssignedKeys(of: entity)
+            }
+        }
         records.orderRecords(from: recordsBefore, by: rows.conflictRows)
         if changes.wantsConflicts {
             rows.conflicts.sort { $0.row < $1.row }
             changes.conflicts.append(contentsOf: rows.conflicts.map(\.conflict))
         }
+    }
+
+    /// The largest integer key `batch`'s rows give (nil: none).
+    private static func largestKey(of batch: RowBatch, keyPositions: [[Int?]]) -> Int64? {
+        var largest: Int64?
+        for row in 0..<batch.count {
+            guard let position = keyPositions[batch.layouts[row]][0] else { continue }
+            let cell = batch.cells[batch.cells(of: row).lowerBound + position]
+            if cell.kind == .integer { largest = max(largest ?? cell.number, cell.number) }
+        }
+        return largest
     }
 
     /// Hot swap's first statement: every row of the entity goes, its keys recorded as deleted.

@@ -2,12 +2,14 @@ import Foundation
 
 /// Keeps the store's save numbers in commit order when several writer sessions commit at once
 /// (an import's lanes, `ImportLanes`, beside the writer): a save takes the order inside its
-/// transaction, after its last statement but the fence and the commit, then its number, and
-/// gives the order back once its COMMIT (or ROLLBACK) has returned. So a number is published
-/// only after every smaller one committed or rolled back, and a read that starts at a
-/// published number sees every save up to it (the change log's promise). An `atomically`
-/// block takes it when it begins and gives it back after its commit. Taken only inside a
-/// transaction, after the session's own lock, never the other way round.
+/// transaction, after its own rows but before its checkpoint, then its number, and gives the
+/// order back once its COMMIT (or ROLLBACK) has returned. So a number is published only after
+/// every smaller one committed or rolled back, and a read that starts at a published number
+/// sees every save up to it (the change log's promise); and the run's own records, which the
+/// first checkpoint or `Store.writeRecords` writes (`RunRecording`), are written by one
+/// transaction at a time. An `atomically` block and `writeRecords` take it when they begin.
+/// Taken only inside a transaction, after the session's own lock, never the other way round,
+/// and held while no statement waits on another session.
 ///
 /// ```swift
 /// var holding = false

@@ -148,15 +148,24 @@ public final class Store: Sendable {
         try backend.read(interruptedBy: nil, body)
     }
 
-    /// Writes the store's own records in one transaction on the writer. User rows are written
-    /// through a context's one save path, never here.
+    /// Writes the store's own records in one transaction on the writer, holding the commit
+    /// order (`CommitOrder`: the run's records are written by one transaction at a time). User
+    /// rows are written through a context's one save path, never here.
     package func writeRecords<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
-        try backend.write(interruptedBy: nil, body)
+        var holding = false
+        defer { if holding { commitOrder.give() } }
+        return try backend.write(interruptedBy: nil) { db in
+            commitOrder.take()
+            holding = true
+            return try body(db)
+        }
     }
 
     /// `writeRecords` without blocking the caller's thread.
     package func writeRecords<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
-        try await backend.write(body)
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try self.writeRecords(body) }) }
+        }
     }
 
     /// Calls `handler` whenever a notification comes on `channel` (PostgreSQL's `LISTEN`).

@@ -76,7 +76,7 @@ struct InsertWriter {
                     counted(context.saved(save), records: save.records, of: batch, retries: 0, report: &report)
                 case .failed(let error) where Self.isForTheWriter(error):
                     // Its lock may have been a later batch's, which waited for this one's commit
-                    // meanwhile (lanes wait for a lock briefly, `StoreBackend.importLanes`), or it
+                    // meanwhile (lanes wait for a lock briefly, `StoreBackend.reserveImportLanes`), or it
                     // needed keys the server would have drawn out of feed order: the writer tries
                     // it as if untried, with the store's busy_timeout and the retries.
                     if environment.isCancelled() { throw StepError.cancelled(report: report) }
@@ -152,14 +152,16 @@ struct InsertWriter {
         let key = entity.primaryKey[0]
         let positions = taken.columns.map { columns in columns.firstIndex { $0.name == key } }
         let batch = taken.batch
-        var leftOut = 0
+        var leftOut = 0, given = 0
         for row in 0..<batch.count {
             guard let position = positions[batch.layouts[row]] else {
                 leftOut += 1
                 continue
             }
             if batch.cells[batch.cells(of: row).lowerBound + position].kind != .integer { throw KeysNotGiven() }
+            given += 1
         }
+        if leftOut > 0 && given > 0 { throw KeysNotGiven() }
         return leftOut == 0 ? [] : try importer.loader.drawKeys(leftOut)
     }
 

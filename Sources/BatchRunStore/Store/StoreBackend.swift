@@ -52,12 +52,18 @@ package protocol StoreBackend: Sendable {
     /// `write` without blocking the caller's thread.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T
 
-    /// Writer sessions besides `write`'s that an import may spread its batches over, each
-    /// batch one transaction (`ImportLanes`); 0 where a write locks the whole store (SQLite).
-    var importLanes: Int { get }
+    /// Up to `count` writer sessions besides `write`'s for one import to spread its batches
+    /// over, each batch one transaction (`ImportLanes`): their lane numbers, this import's alone
+    /// until `releaseImportLanes` (two imports at once never share a session: a batch keeps its
+    /// session while it waits for the one before it to commit). None where a write locks the
+    /// whole store (SQLite).
+    func reserveImportLanes(_ count: Int) -> [Int]
 
-    /// `write` on import lane `lane` (1 through `importLanes`): a writer session of its own,
-    /// set up as `write`'s is, made at first use and again when the server closed it.
+    /// Lanes `reserveImportLanes` gave, free for another import (their sessions kept).
+    func releaseImportLanes(_ lanes: [Int])
+
+    /// `write` on import lane `lane` (a number `reserveImportLanes` gave): a writer session of
+    /// its own, set up as `write`'s is, made at first use and again when the server closed it.
     func write<T>(lane: Int, interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T
 
     /// A number that grows with every commit by anyone; taken before a read.

@@ -80,6 +80,11 @@ package protocol StoreConnection: AnyObject {
     /// sequence is moved past the largest key).
     func advanceAssignedKeys(of entity: Entity) throws
 
+    /// `advanceAssignedKeys` when the largest key given is known (`largest`), without reading
+    /// the table: the sequence is moved to it unless it is past it already. An import lane's
+    /// batch calls it in its turn (`ImportLanes`), so that the sequence only moves forward.
+    func advanceAssignedKeys(of entity: Entity, past largest: Int64) throws
+
     /// `rows` rows of values of `types` as a table (`ValuesTable`): SQLite's `VALUES` list,
     /// PostgreSQL's `unnest` of one array per column (a short statement text, whatever the rows).
     func valuesTable(of types: [ColumnType], rows: Int) -> ValuesTable
