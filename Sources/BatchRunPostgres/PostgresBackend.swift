@@ -101,13 +101,19 @@ package final class PostgresBackend: StoreBackend {
         try write(lane: 0, interruptedBy: interrupter, body)
     }
 
-    /// Up to 16 sessions besides the writer for one import: its batches are COPYed over several
-    /// sessions at once, so the server parses and inserts on several cores (a session's backend
-    /// is one process, one core). A lane's session is set up as the writer's, but for waiting
-    /// for a lock at most 200 ms. Sessions are kept for the next import once released.
+    /// Sessions besides the writer for one import, up to `maximumImportLanes` for all of this
+    /// store's imports at once: its batches are COPYed over several sessions at once, so the
+    /// server parses and inserts on several cores (a session's backend is one process, one
+    /// core). A lane's session is set up as the writer's, but for waiting for a lock at most
+    /// 200 ms. Sessions are kept for the next import once released.
     package func reserveImportLanes(_ count: Int) -> [Int] {
-        connections.reserveLanes(min(count, 16))
+        connections.reserveLanes(count, of: Self.maximumImportLanes)
     }
+
+    /// Import sessions a store holds at most, whatever its imports ask (`parallel:` up to 64, in
+    /// as many jobs at once as `--jobs` allows): a queue item's job file cannot take more of the
+    /// shared server's connections than this, the writer and the pooled readers.
+    static let maximumImportLanes = 16
 
     package func releaseImportLanes(_ lanes: [Int]) {
         connections.releaseLanes(lanes)
@@ -260,13 +266,6 @@ package final class PostgresBackend: StoreBackend {
         }
     }
 
-    /// Runs `work` on a thread of its own (the async forms must not block the caller's).
-    private func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-        }
-    }
-
     // MARK: Connecting
 
     /// A new session, connected as libpq would (`PostgresConnector`: TLS by `sslmode`, a Unix
@@ -355,17 +354,13 @@ private final class Connections: @unchecked Sendable {
         }
     }
 
-    /// `count` lane numbers no other import holds, the lowest first (their sessions reused).
-    func reserveLanes(_ count: Int) -> [Int] {
+    /// Up to `count` lane numbers no other import holds, the lowest first (their sessions
+    /// reused), with at most `maximum` held at once.
+    func reserveLanes(_ count: Int, of maximum: Int) -> [Int] {
         lock.withLock {
-            var numbers: [Int] = []
-            var number = 1
-            while numbers.count < count {
-                if !lanesInUse.contains(number) { numbers.append(number) }
-                number += 1
-            }
+            let numbers = (1...maximum).filter { !lanesInUse.contains($0) }.prefix(max(0, count))
             lanesInUse.formUnion(numbers)
-            return numbers
+            return Array(numbers)
         }
     }
 

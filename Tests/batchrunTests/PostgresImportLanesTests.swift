@@ -16,6 +16,19 @@ struct PostgresImportLanesTests {
             .replacingOccurrences(of: "from: feed.csv }", with: "from: feed.csv, parallel: \(parallel) }")
     }
 
+    /// A job file on `url` whose `entities` each have the feed's columns (`id`, `minutes`), and
+    /// `jobs` (the lines under `jobs:`, indented two spaces).
+    static func job(_ url: String, entities: [String], jobs: String) -> String {
+        """
+        version: 1
+        store: { postgres: "\(url)" }
+        entities:
+        \(entities.map { "  \($0): { columns: { id: integer primary key, minutes: integer not null } }" }.joined(separator: "\n"))
+        jobs:
+        \(jobs)
+        """
+    }
+
     /// Sessions of `url`'s database (other than the asking one) in a write transaction now.
     static func writing(_ url: String) -> Int {
         let database = String(url.split(separator: "/").last!)
@@ -98,20 +111,14 @@ struct PostgresImportLanesTests {
     @Test("two imports at once on one store, each over 2 sessions, batches of 100: both end (no session shared while a batch waits for its turn), every row once")
     func twoImportsAtOnce() throws {
         let url = try PostgresServer.database("lanes_two_imports")
-        let job = """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              Item: { columns: { id: integer primary key, minutes: integer not null } }
-              Other: { columns: { id: integer primary key, minutes: integer not null } }
-            jobs:
+        let job = Self.job(url, entities: ["Item", "Other"], jobs: """
               first:
                 batch_size: 100
                 steps: [{ insert: { entity: Item, from: feed.csv, parallel: 2 } }]
               second:
                 batch_size: 100
                 steps: [{ insert: { entity: Other, from: feed.csv, parallel: 2 } }]
-            """
+            """)
         let run = try Launched(job: job, arguments: ["job.yaml", "--jobs", "2", "--report", "r.json"])
         let deadline = Date().addingTimeInterval(240)
         while run.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
@@ -125,18 +132,13 @@ struct PostgresImportLanesTests {
     @Test("keys given over 4 sessions, then rows whose keys the server assigns: the key's sequence is past every key given (it moved forward only, in the batches' turns)")
     func sequencePastGivenKeys() throws {
         let url = try PostgresServer.database("lanes_sequence")
-        let job = """
-            version: 1
-            store: { postgres: "\(url)" }
-            entities:
-              Item: { columns: { id: integer primary key, minutes: integer not null } }
-            jobs:
+        let job = Self.job(url, entities: ["Item"], jobs: """
               load:
                 batch_size: 500
                 steps:
                   - insert: { entity: Item, from: feed.csv, parallel: 4 }
                   - insert: { entity: Item, rows: [{ minutes: 1 }, { minutes: 2 }, { minutes: 3 }] }
-            """
+            """)
         let run = try Launched(job: job, arguments: ["job.yaml", "--report", "r.json"])
         let (status, output) = try run.finish()
         #expect(status == 0, "\(output)")

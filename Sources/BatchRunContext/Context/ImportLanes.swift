@@ -23,9 +23,9 @@ import Synchronization
 /// }
 /// ```
 package final class ImportLanes: Sendable {
-    /// How many lanes: batches in flight at most.
-    package let count: Int
     private let lanes: [Lane]
+    /// How many lanes: batches in flight at most.
+    package var count: Int { lanes.count }
     private let turns = CommitTurns()
     private let store: Store
     /// The context's name: its saves are recorded under it.
@@ -37,7 +37,6 @@ package final class ImportLanes: Sendable {
     /// `numbers`: the lanes the store reserved for this import (`StoreBackend.reserveImportLanes`),
     /// given back when it ends (its last batch's block holds it until then).
     init(numbers: [Int], store: Store, entity: Entity, policy: MergePolicy, job: String, savedBy: String, interrupter: Interrupter) {
-        count = numbers.count
         self.store = store
         self.savedBy = savedBy
         self.interrupter = interrupter

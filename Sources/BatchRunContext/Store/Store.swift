@@ -163,9 +163,7 @@ public final class Store: Sendable {
 
     /// `writeRecords` without blocking the caller's thread.
     package func writeRecords<T: Sendable>(_ body: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try self.writeRecords(body) }) }
-        }
+        try await offThread { try self.writeRecords(body) }
     }
 
     /// Calls `handler` whenever a notification comes on `channel` (PostgreSQL's `LISTEN`).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import BatchRunKit
 @_spi(BatchRunPackage) import BatchRunStore
@@ -18,6 +19,23 @@ struct StoreTests {
 
     func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-store-\(UUID().uuidString)/nested/s.sqlite").path
+    }
+
+    @Test("an interrupt stops every transaction registered at that moment (an import's sessions), nested or side by side, and none registered after it runs")
+    func interruptStopsEveryRegistered() throws {
+        let interrupter = Interrupter()
+        let stopped = Mutex<[String]>([])
+        struct Stopped: Error {}
+        try interrupter.running(stoppedBy: { stopped.withLock { $0.append("outer") } }, orThrow: { Stopped() }) {
+            try interrupter.running(stoppedBy: { stopped.withLock { $0.append("inner") } }, orThrow: { Stopped() }) {
+                interrupter.interrupt()
+            }
+        }
+        #expect(stopped.withLock { $0.sorted() } == ["inner", "outer"])
+        #expect(throws: Stopped.self) { try interrupter.running(stoppedBy: {}, orThrow: { Stopped() }) {} }
+        // Once they ended, a later interrupt calls none of them.
+        interrupter.interrupt()
+        #expect(stopped.withLock { $0.count } == 2)
     }
 
     @Test("an interrupt stops the statement after it, not only one in flight; work started after it does not run; nothing is written")

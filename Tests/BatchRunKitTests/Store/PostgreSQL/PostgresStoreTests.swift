@@ -158,6 +158,18 @@ struct PostgresStoreTests {
                 == "s=2,outside=2,s=2")
     }
 
+    @Test("import lanes: each import's its own, at most 16 held at once however many are asked, given back for the next")
+    func importLanesAreBounded() throws {
+        let store = try Store(postgres: try PostgresServer.database(), model: Self.model)
+        let first = store.backend.reserveImportLanes(64)
+        #expect(first == Array(1...16))
+        #expect(store.backend.reserveImportLanes(3).isEmpty)
+        store.backend.releaseImportLanes([2, 5])
+        #expect(store.backend.reserveImportLanes(3) == [2, 5])
+        store.backend.releaseImportLanes(first)
+        #expect(store.backend.reserveImportLanes(2) == [1, 2])
+    }
+
     @Test("an interrupt cancels the statement running on the server")
     func interrupt() throws {
         let store = try Store(postgres: try PostgresServer.database(), model: Self.model)
