@@ -61,7 +61,7 @@ struct LiveActionsTests {
         }
     }
 
-    @Test("in headless Chromium: signed in with a token, retry a failed item, cancel a pending one, run a schedule now, pause and resume; each in the audit log under the token's name; the retried item's row written once",
+    @Test("in headless Chromium: signed in with a token, retry a failed item (its button held down across the page's updates), cancel a pending one, run a schedule now, pause and resume; each in the audit log under the token's name; the retried item's row written once",
           arguments: QueueFeatureTests.kinds)
     func clicks(kind: String) throws {
         try Self.withServedQueue(kind) { queue, url, failed, pending in
@@ -72,7 +72,8 @@ struct LiveActionsTests {
                 ["submit": "form.sign-in button"],
                 ["wait_text": ["#session .who", "alice"]],
                 ["eval": "document.cookie"],
-                ["submit": "table.failed tr[data-item='\(failed)'] button.act-retry"],
+                // Held down across two of the page's updates (one a second): the click still acts.
+                ["submit_held": ["table.failed tr[data-item='\(failed)'] button.act-retry", 2.5]],
                 ["wait_gone": "table.failed tr[data-item='\(failed)']"],
                 ["submit": "table.pending tr[data-item='\(pending)'] button.act-cancel"],
                 ["wait_text": ["table.last-finished tr[data-item='\(pending)']", "cancelled"]],

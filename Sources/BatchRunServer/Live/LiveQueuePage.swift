@@ -45,12 +45,30 @@ package enum LiveQueuePage {
         return page.output
     }
 
+    /// Replaces `#live` with each event's HTML, but never under a pressed button: a click is a
+    /// press and a release on the same element, so a replacement between the two would lose it.
+    /// The newest HTML waits until the release's click has run; a submitted form ends the events.
     static let script = """
         (function () {
           if (!window.EventSource) return;
           var live = document.getElementById("live");
           var events = new EventSource("events");
-          events.onmessage = function (event) { live.innerHTML = JSON.parse(event.data).html; };
+          var pressed = false, leaving = false, waiting = null;
+          events.onmessage = function (event) {
+            var html = JSON.parse(event.data).html;
+            if (pressed) { waiting = html; } else if (!leaving) { live.innerHTML = html; }
+          };
+          live.addEventListener("pointerdown", function () { pressed = true; });
+          function released() {
+            setTimeout(function () {
+              pressed = false;
+              if (waiting !== null && !leaving) { live.innerHTML = waiting; }
+              waiting = null;
+            }, 0);
+          }
+          document.addEventListener("pointerup", released);
+          document.addEventListener("pointercancel", released);
+          live.addEventListener("submit", function () { leaving = true; events.close(); });
         })();
         """
 

@@ -13,6 +13,7 @@ STEPS_JSON is a list of steps, run in order, each waiting (up to 60 s) for what 
     {"submit": SELECTOR}               a click on a form's button, then until the page it leads
                                        to has loaded (not the old page, which the server's
                                        events may change to look like the new one meanwhile)
+    {"submit_held": [SELECTOR, S]}     the same, the button held down S seconds before release
     {"wait": SELECTOR}                 until an element matches
     {"wait_text": [SELECTOR, TEXT]}    until an element matching SELECTOR has TEXT in its text
     {"wait_gone": SELECTOR}            until no element matches
@@ -117,7 +118,7 @@ class Browser:
         self.command("Page.navigate", {"url": url})
         self.until(f"{url} to load", "location.href !== 'about:blank' && document.readyState === 'complete'")
 
-    def click(self, selector):
+    def click(self, selector, held=0):
         box = self.until(f"{selector} to click", f"""(() => {{
             const element = document.querySelector({json.dumps(selector)});
             if (!element) return null;
@@ -127,11 +128,13 @@ class Browser:
         }})()""")
         for kind in ("mousePressed", "mouseReleased"):
             self.command("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
+            if kind == "mousePressed":
+                time.sleep(held)
 
-    def submit(self, selector):
+    def submit(self, selector, held=0):
         # A mark on the old document: the new one does not have it.
         self.evaluate("window.__devtoolsOldDocument = true")
-        self.click(selector)
+        self.click(selector, held)
         self.until(f"the page after submitting {selector}", "!window.__devtoolsOldDocument && document.readyState === 'complete'")
 
     def type(self, selector, text):
@@ -154,6 +157,8 @@ def main():
                 browser.click(argument)
             elif kind == "submit":
                 browser.submit(argument)
+            elif kind == "submit_held":
+                browser.submit(*argument)
             elif kind == "wait":
                 browser.until(argument, f"!!document.querySelector({json.dumps(argument)})")
             elif kind == "wait_text":
