@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -15,6 +16,9 @@ let package = Package(
         .trait(name: "PostgreSQL", description: "PostgreSQL stores and queues (PostgresNIO)"),
         // `http://` and `https://` feeds (AsyncHTTPClient); off, a remote feed is a job-file error.
         .trait(name: "NetworkFeeds", description: "HTTP(S) feeds (AsyncHTTPClient)"),
+        // `@Model` classes and `#Filter` (BatchRunModels, docs/library.md): off by default, so that
+        // the command line and a library user who does not want macros build no swift-syntax.
+        .trait(name: "Macros", description: "SwiftData-style @Model declarations and #Filter (swift-syntax)"),
         .default(enabledTraits: ["PostgreSQL", "NetworkFeeds"]),
     ],
     dependencies: [
@@ -39,6 +43,8 @@ let package = Package(
         // Hummingbird's logger, silenced (`serve` prints what it says itself), and its header names.
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
+        // The `Macros` trait's compiler plugin (BatchRunMacros): the version of Swift 6.3's parser.
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
     targets: [
         // The library's layers, bottom to top (docs/development.md, "Modules"): each imports only
@@ -110,10 +116,28 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        // The one module a library user imports: it re-exports the layers' public API.
+        // SwiftData-style models over the contexts: `@Model` classes, `#Filter`, relationships to walk.
+        .target(
+            name: "BatchRunModels",
+            dependencies: ["BatchRunStore", "BatchRunContext", "BatchRunMacros"]
+        ),
+        // The compiler plugin that expands `@Model` and `#Filter` (built only for BatchRunModels).
+        .macro(
+            name: "BatchRunMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftOperators", package: "swift-syntax"),
+            ]
+        ),
+        // The one module a library user imports: it re-exports the layers' public API (and with
+        // the `Macros` trait, the models').
         .target(
             name: "BatchRunKit",
-            dependencies: ["BatchRunStore", "BatchRunContext", "BatchRunFeeds", "BatchRunEngine", "BatchRunQueue"]
+            dependencies: ["BatchRunStore", "BatchRunContext", "BatchRunFeeds", "BatchRunEngine", "BatchRunQueue",
+                           .target(name: "BatchRunModels", condition: .when(traits: ["Macros"]))]
         ),
         // Compressed feeds and outputs: the system's zlib and libzstd (the Makefile installs them).
         .systemLibrary(name: "CBatchRunZlib", path: "Sources/CBatchRunZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -212,6 +236,11 @@ let package = Package(
         .testTarget(
             name: "BatchRunKitLibraryTests",
             dependencies: ["BatchRunKit", "TestSupport"]
+        ),
+        // `@Model` and `#Filter` (BatchRunModels, imported directly: the tests build it whatever the traits).
+        .testTarget(
+            name: "BatchRunModelsTests",
+            dependencies: ["BatchRunKit", "BatchRunModels", "TestSupport"]
         ),
         .testTarget(
             name: "batchrunTests",

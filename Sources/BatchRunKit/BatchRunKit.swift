@@ -5,3 +5,6 @@
 @_exported import BatchRunFeeds
 @_exported import BatchRunQueue
 @_exported import BatchRunStore
+#if Macros
+@_exported import BatchRunModels
+#endif

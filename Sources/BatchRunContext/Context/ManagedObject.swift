@@ -31,6 +31,9 @@ public final class ManagedObject {
     /// write since its snapshot (so a save looks at changed objects only); nil when the object
     /// is not registered (an insert not yet saved, or an object its context forgot).
     package weak var registry: ObjectRegistry?
+    /// The `@Model` instance over this object (BatchRunModels), so that each row has one in a
+    /// context; held weakly (the instance holds the object).
+    package weak var model: AnyObject?
     /// Set by record updates (`Context.update(_:)`) on an object no `set` changed since its
     /// snapshot: the save checks only these columns (and the key) against the snapshot, so a
     /// column another context changed that no record update touched is left as saved there.

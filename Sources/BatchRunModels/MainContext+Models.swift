@@ -1,0 +1,33 @@
+import BatchRunContext
+import BatchRunStore
+
+extension MainContext {
+    /// `Context.insert(_:)` on the main actor.
+    ///
+    /// ```swift
+    /// try main.insert(Flight(id: 11, number: "BA118"))
+    /// ```
+    public func insert<Root: PersistentModel>(_ model: Root) throws {
+        try model.modelBacking.insert(model, into: core)
+    }
+
+    /// The models matching the descriptor, read off the main actor as `fetch(_:)` reads objects.
+    ///
+    /// ```swift
+    /// let flights = try await main.fetch(FetchDescriptor<Flight>(sortBy: [ModelSort(\.number)]))
+    /// ```
+    public func fetch<Root: PersistentModel>(_ descriptor: FetchDescriptor<Root>) async throws -> [Root] {
+        let objects = try await fetch(ModelFetch.request(descriptor, model: core.store.model))
+        return try ModelFetch.models(objects, core: core)
+    }
+
+    /// `Context.delete(_:)` on the main actor.
+    ///
+    /// ```swift
+    /// main.delete(flight)
+    /// ```
+    public func delete<Root: PersistentModel>(_ model: Root) {
+        guard let object = model.modelBacking.object else { return }
+        core.delete(object)
+    }
+}

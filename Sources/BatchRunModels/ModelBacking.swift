@@ -1,0 +1,258 @@
+import BatchRunContext
+import BatchRunStore
+
+/// What ties a model instance to its row: the context's object once the instance is inserted
+/// or fetched (its reads and writes go to the object, whose changes the context tracks and
+/// `save()` writes), nothing before (the values wait in the instance). `@Model`'s property
+/// accessors call `value(of:in:unattached:)` and `setValue(_:of:in:unattached:)`.
+///
+/// ```swift
+/// let flight = Flight(id: 1, number: "BA117")   // flight.modelBacking.isInserted == false
+/// try context.insert(flight)                     // true: flight.delay = 5 changes the row's object
+/// ```
+public final class ModelBacking {
+    /// The row's object in its context; nil before the insert.
+    package private(set) var object: ManagedObject?
+    /// The context the object is in, for the relationships read through it.
+    package private(set) weak var core: ContextCore?
+
+    /// An instance's backing before it has a row.
+    public init() {}
+
+    package init(object: ManagedObject, core: ContextCore) {
+        self.object = object
+        self.core = core
+    }
+
+    /// Whether the instance has a row in a context (inserted or fetched).
+    public var isInserted: Bool { object != nil }
+
+    /// Whether the instance's row has changes its context has not saved.
+    public var hasChanges: Bool { object?.hasChanges ?? false }
+
+    package func attach(_ object: ManagedObject, core: ContextCore, model: AnyObject) {
+        self.object = object
+        self.core = core
+        object.model = model
+    }
+
+    // MARK: columns
+
+    /// A column's value: the row's, else the one the instance was given.
+    public func value<Root: PersistentModel, Value: ColumnValue>(of property: String, in root: Root.Type, unattached: Value?) -> Value {
+        guard let object else { return Self.given(unattached, property, root) }
+        let stored = object.values[Self.columnIndex(property, root)]
+        guard let value = Value(storeValue: stored) else {
+            preconditionFailure("\(ModelError.storedValue(model: "\(root)", property: property, key: object.objectID?.singleKey ?? .null, value: stored))")
+        }
+        return value
+    }
+
+    /// Sets a column's value: on the row's object (a change the save writes), else in the instance.
+    public func setValue<Root: PersistentModel, Value: ColumnValue>(_ value: Value, of property: String, in root: Root.Type, unattached: inout Value?) {
+        guard let object else {
+            unattached = .some(value)
+            return
+        }
+        Self.set(object, Self.columnIndex(property, root), value.storeValue)
+    }
+
+    // MARK: to-one
+
+    /// A to-one relationship: the related model (its row read when first asked for), or nil.
+    public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
+                                                                           unattached: Destination??) -> Destination? {
+        guard let object else { return Self.given(unattached, property, root) }
+        return related(property, of: object, root)
+    }
+
+    /// A to-one relationship that is never nil.
+    public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
+                                                                           unattached: Destination?) -> Destination {
+        guard let object else { return Self.given(unattached, property, root) }
+        guard let found: Destination = related(property, of: object, root) else {
+            preconditionFailure("\(root).\(property) is never nil, but its row \(object.objectID?.singleKey ?? .null) points at no \(Destination.self)")
+        }
+        return found
+    }
+
+    /// Sets a to-one relationship: the row's column takes the other model's key (a model not
+    /// inserted yet is inserted into this context first).
+    public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: Destination?, of property: String, in root: Root.Type,
+                                                                              unattached: inout Destination??) {
+        guard let object, let core else {
+            unattached = .some(value)
+            return
+        }
+        let key = value.map { Self.key(of: $0, core: core, for: "\(root).\(property)") } ?? .null
+        Self.set(object, Self.columnIndex(property, root), key)
+    }
+
+    /// Sets a to-one relationship that is never nil.
+    public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: Destination, of property: String, in root: Root.Type,
+                                                                              unattached: inout Destination?) {
+        guard let object, let core else {
+            unattached = .some(value)
+            return
+        }
+        Self.set(object, Self.columnIndex(property, root), Self.key(of: value, core: core, for: "\(root).\(property)"))
+    }
+
+    // MARK: to-many
+
+    /// A to-many relationship: the models whose to-one points here, as this context sees them.
+    public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
+                                                                           unattached: [Destination]?) -> [Destination] {
+        guard let object, let core else { return unattached ?? [] }
+        do {
+            return try core.relatedObjects(property, of: object).map { ModelBacking.model(for: $0, core: core) }
+        } catch {
+            preconditionFailure("\(root).\(property) could not be read: \(error)")
+        }
+    }
+
+    /// Sets a to-many relationship: each model given points here (inserted first if new), each
+    /// one that pointed here and is not given points nowhere.
+    public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: [Destination], of property: String, in root: Root.Type,
+                                                                              unattached: inout [Destination]?) {
+        guard let object, let core else {
+            unattached = .some(value)
+            return
+        }
+        guard let schemaProperty = Root.modelSchema.property(named: property), case .toMany(_, let inversePath, _) = schemaProperty.kind,
+              let inverse = Destination.modelSchema.property(for: inversePath),
+              let column = Destination.modelSchema.columnIndex(of: inverse.name) else {
+            preconditionFailure("\(root).\(property) is not a to-many relationship of the schema")
+        }
+        let key = Self.key(of: object, for: "\(root).\(property)")
+        let kept = Set(value.map { ObjectIdentifier($0) })
+        do {
+            for old in try core.relatedObjects(property, of: object) {
+                let model: Destination = ModelBacking.model(for: old, core: core)
+                if !kept.contains(ObjectIdentifier(model)) { Self.set(old, column, .null) }
+            }
+            for model in value {
+                if let related = model.modelBacking.object {
+                    Self.set(related, column, key)
+                } else {
+                    try model.modelBacking.insert(model, into: core, setting: [column: key])
+                }
+            }
+        } catch {
+            preconditionFailure("\(root).\(property) could not be set: \(error)")
+        }
+    }
+
+    // MARK: inserting, reading
+
+    /// Inserts the instance's row into `core` (and first the models its to-ones point at, then
+    /// those its to-manys hold), `setting` columns given by a to-many it is inserted through.
+    package func insert<Root: PersistentModel>(_ model: Root, into core: ContextCore, setting: [Int: StoreValue] = [:]) throws {
+        guard object == nil else { return }
+        let schema = Root.modelSchema
+        guard let entity = core.store.model[schema.entityName] else { throw ModelError.notInModel(schema.entityName) }
+        var values: [String: StoreValue] = [:]
+        var column = 0
+        for property in schema.properties where property.hasColumn {
+            defer { column += 1 }
+            let name = entity.columns[column].name
+            if let value = setting[column] {
+                values[name] = value
+                continue
+            }
+            if case .toOne = property.kind {
+                guard let related = property.unsavedModels(model).first else { continue }
+                values[name] = try Self.insertedKey(of: related, core: core, for: "\(schema.entityName).\(property.name)")
+                if object != nil { return }   // inserted meanwhile, through the related model's to-many
+            } else {
+                let value = property.unsavedValue(model)
+                if property.isKey && value == .null { continue }   // the store assigns it
+                values[name] = value
+            }
+        }
+        // The to-manys' models, read while the instance still answers from itself.
+        let toMany = schema.properties.map { property -> (ModelProperty, [any PersistentModel]) in
+            guard case .toMany = property.kind else { return (property, []) }
+            return (property, property.unsavedModels(model))
+        }
+        let inserted = try core.insert(into: schema.entityName, values: values)
+        attach(inserted, core: core, model: model)
+        for (property, children) in toMany {
+            guard case .toMany(_, let inversePath, _) = property.kind, !children.isEmpty else { continue }
+            guard let key = inserted.objectID?.singleKey else {
+                throw ModelError.keyNotAssigned(model: schema.entityName, relationship: "\(schema.entityName).\(property.name)")
+            }
+            for child in children {
+                try Self.insertChild(child, inverse: inversePath, key: key, core: core)
+            }
+        }
+    }
+
+    private static func insertChild<Child: PersistentModel>(_ child: Child, inverse: AnyKeyPath, key: StoreValue, core: ContextCore) throws {
+        guard let inverseProperty = Child.modelSchema.property(for: inverse),
+              let column = Child.modelSchema.columnIndex(of: inverseProperty.name) else { return }
+        if let object = child.modelBacking.object {
+            set(object, column, key)
+        } else {
+            try child.modelBacking.insert(child, into: core, setting: [column: key])
+        }
+    }
+
+    private static func insertedKey<Destination: PersistentModel>(of model: Destination, core: ContextCore, for relationship: String) throws -> StoreValue {
+        try model.modelBacking.insert(model, into: core)
+        guard let key = model.modelBacking.object?.objectID?.singleKey else {
+            throw ModelError.keyNotAssigned(model: "\(Destination.self)", relationship: relationship)
+        }
+        return key
+    }
+
+    /// The model over `object` in its context: the one made before while someone holds it, else a new one.
+    package static func model<Model: PersistentModel>(for object: ManagedObject, core: ContextCore) -> Model {
+        if let existing = object.model as? Model { return existing }
+        let model = Model(backing: ModelBacking(object: object, core: core))
+        object.model = model
+        return model
+    }
+
+    private func related<Root: PersistentModel, Destination: PersistentModel>(_ property: String, of object: ManagedObject, _ root: Root.Type) -> Destination? {
+        guard let core else { preconditionFailure("\(root).\(property): the context of this \(root) is gone") }
+        do {
+            return try core.relatedObject(property, of: object).map { ModelBacking.model(for: $0, core: core) }
+        } catch {
+            preconditionFailure("\(root).\(property) could not be read: \(error)")
+        }
+    }
+
+    private static func given<Root: PersistentModel, Value>(_ value: Value?, _ property: String, _ root: Root.Type) -> Value {
+        guard let value else { preconditionFailure("\(root).\(property) was read before it was given a value (give it one in the initializer)") }
+        return value
+    }
+
+    private static func columnIndex<Root: PersistentModel>(_ property: String, _ root: Root.Type) -> Int {
+        guard let index = Root.modelSchema.columnIndex(of: property) else { preconditionFailure("\(root).\(property) is not in the schema") }
+        return index
+    }
+
+    private static func set(_ object: ManagedObject, _ column: Int, _ value: StoreValue) {
+        do {
+            try object.set(object.entity.columns[column].name, to: value)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    private static func key<Destination: PersistentModel>(of model: Destination, core: ContextCore, for relationship: String) -> StoreValue {
+        do {
+            return try insertedKey(of: model, core: core, for: relationship)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    private static func key(of object: ManagedObject, for relationship: String) -> StoreValue {
+        guard let key = object.objectID?.singleKey else {
+            preconditionFailure("\(ModelError.keyNotAssigned(model: object.entity.name, relationship: relationship))")
+        }
+        return key
+    }
+}

@@ -1,0 +1,110 @@
+import BatchRunStore
+
+/// A typed condition on a model's rows, rendered as SQL with parameters at the fetch; `#Filter`
+/// writes it from a Swift closure the compiler checks. Its parts name properties by key path,
+/// so a misspelled property or a value of the wrong type does not compile.
+///
+/// ```swift
+/// let filter = #Filter<Flight> { $0.delay! > 10 && $0.airline?.name == "UA" }
+/// // the same, by hand:
+/// let same = ModelFilter<Flight>.and(.compare(\.delay, .greater, 10), .through(\.airline, .compare(\.name, .equal, "UA")))
+/// ```
+public struct ModelFilter<Root: PersistentModel>: Sendable {
+    /// The SQL of the condition for the store's model, its values added to the parameters.
+    let render: @Sendable (Model, inout [String: StoreValue]) throws -> String
+
+    init(_ render: @escaping @Sendable (Model, inout [String: StoreValue]) throws -> String) {
+        self.render = render
+    }
+
+    /// Both conditions.
+    public static func and(_ lhs: ModelFilter, _ rhs: ModelFilter) -> ModelFilter {
+        ModelFilter { model, params in "(\(try lhs.render(model, &params)) AND \(try rhs.render(model, &params)))" }
+    }
+
+    /// Either condition.
+    public static func or(_ lhs: ModelFilter, _ rhs: ModelFilter) -> ModelFilter {
+        ModelFilter { model, params in "(\(try lhs.render(model, &params)) OR \(try rhs.render(model, &params)))" }
+    }
+
+    /// Not the condition (SQL's `NOT`: a row where it is NULL matches neither).
+    public static func not(_ filter: ModelFilter) -> ModelFilter {
+        ModelFilter { model, params in "(NOT \(try filter.render(model, &params)))" }
+    }
+
+    /// A property compared with a value.
+    public static func compare<Value: ColumnValue>(_ keyPath: KeyPath<Root, Value> & Sendable, _ comparison: ModelComparison, _ value: Value) -> ModelFilter {
+        let stored = value.storeValue
+        return ModelFilter { model, params in
+            let column = try column(keyPath, in: model)
+            if stored == .null, comparison == .equal || comparison == .notEqual {
+                return "\(column) IS \(comparison == .equal ? "" : "NOT ")NULL"
+            }
+            return "\(column) \(comparison.rawValue) \(parameter(stored, &params))"
+        }
+    }
+
+    /// A to-one relationship compared with a model (`equal`, `notEqual`; nil is `IS NULL`).
+    public static func compare<Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination?> & Sendable, _ comparison: ModelComparison,
+                                                             _ value: Destination?) -> ModelFilter {
+        let key = value?.modelBacking.object?.objectID?.singleKey ?? .null
+        let unsaved = value != nil && key == .null
+        return ModelFilter { model, params in
+            let column = try column(keyPath, in: model)
+            if unsaved { throw ModelError.keyNotAssigned(model: "\(Destination.self)", relationship: "a filter of \(Root.self)") }
+            if key == .null { return "\(column) IS \(comparison == .equal ? "" : "NOT ")NULL" }
+            return "\(column) \(comparison.rawValue) \(parameter(key, &params))"
+        }
+    }
+
+    /// A text property matched with a SQL `LIKE` pattern (`%` any text, `_` one character), as
+    /// the store's database matches it (SQLite ignores the case of ASCII letters, PostgreSQL does not).
+    public static func like<Value: ColumnValue>(_ keyPath: KeyPath<Root, Value> & Sendable, _ pattern: String) -> ModelFilter {
+        ModelFilter { model, params in "\(try column(keyPath, in: model)) LIKE \(parameter(.text(pattern), &params))" }
+    }
+
+    /// A property whose value is one of `values` (`IN`); none given matches no row.
+    public static func isIn<Value: ColumnValue, Values: Sequence & Sendable>(_ keyPath: KeyPath<Root, Value> & Sendable, _ values: Values) -> ModelFilter
+    where Values.Element == Value {
+        let stored = values.map(\.storeValue)
+        return ModelFilter { model, params in
+            let column = try column(keyPath, in: model)
+            guard !stored.isEmpty else { return "0 = 1" }
+            return "\(column) IN (\(stored.map { parameter($0, &params) }.joined(separator: ", ")))"
+        }
+    }
+
+    /// A condition on the model a to-one relationship points at (`$0.airline?.name == "UA"`).
+    public static func through<Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination?> & Sendable, _ filter: ModelFilter<Destination>) -> ModelFilter {
+        ModelFilter { model, params in try through(keyPath, filter, model, &params) }
+    }
+
+    /// A condition on the model a to-one relationship that is never nil points at.
+    public static func through<Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination> & Sendable, _ filter: ModelFilter<Destination>) -> ModelFilter {
+        ModelFilter { model, params in try through(keyPath, filter, model, &params) }
+    }
+
+    private static func through<Destination: PersistentModel>(_ keyPath: AnyKeyPath, _ filter: ModelFilter<Destination>, _ model: Model,
+                                                              _ params: inout [String: StoreValue]) throws -> String {
+        let column = try column(keyPath, in: model)
+        let name = Destination.modelSchema.entityName
+        guard let destination = model[name] else { throw ModelError.notInModel(name) }
+        return "\(column) IN (SELECT \(SQL.quote(destination.primaryKey[0])) FROM \(SQL.quote(destination.tableName)) WHERE \(try filter.render(model, &params)))"
+    }
+
+    /// The quoted column of a property of `Root`.
+    static func column(_ keyPath: AnyKeyPath, in model: Model) throws -> String {
+        let schema = Root.modelSchema
+        guard let entity = model[schema.entityName] else { throw ModelError.notInModel(schema.entityName) }
+        guard let property = schema.property(for: keyPath), let index = schema.columnIndex(of: property.name) else {
+            throw ModelError.notStored(model: schema.entityName)
+        }
+        return SQL.quote(entity.columns[index].name)
+    }
+
+    private static func parameter(_ value: StoreValue, _ params: inout [String: StoreValue]) -> String {
+        let name = "_batchrun_m\(params.count)"
+        params[name] = value
+        return ":" + name
+    }
+}

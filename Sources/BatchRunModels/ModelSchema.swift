@@ -1,0 +1,49 @@
+import BatchRunStore
+
+/// A model's schema as `@Model` read it from the class: its entity's name and table, and its
+/// properties in declaration order. `Model(_:columnNames:)` makes the entities of several.
+///
+/// ```swift
+/// for property in Flight.modelSchema.properties { print(property.name, property.kind) }
+/// ```
+public struct ModelSchema: Sendable {
+    /// The class it describes.
+    public let type: any PersistentModel.Type
+    /// The entity's name: the class's.
+    public let entityName: String
+    /// The table's name when `@Model(table:)` gives one (the entity's name else).
+    public let table: String?
+    public let properties: [ModelProperty]
+    /// For each property stored in a column, its column's place in the entity.
+    private let columnIndexes: [String: Int]
+
+    public init<Root: PersistentModel>(_ type: Root.Type, table: String?, properties: [ModelProperty]) {
+        self.type = type
+        self.entityName = String(describing: type)
+        self.table = table
+        self.properties = properties
+        var indexes: [String: Int] = [:]
+        for property in properties where property.hasColumn { indexes[property.name] = indexes.count }
+        self.columnIndexes = indexes
+    }
+
+    /// The property named so (a Swift property's name).
+    func property(named name: String) -> ModelProperty? {
+        properties.first { $0.name == name }
+    }
+
+    /// The property of a key path (`\Flight.delay`); nil for one `@Model` does not store.
+    func property(for keyPath: AnyKeyPath) -> ModelProperty? {
+        properties.first { ($0.keyPath as AnyKeyPath) == keyPath }
+    }
+
+    /// The place of the property's column in the entity.
+    func columnIndex(of name: String) -> Int? {
+        columnIndexes[name]
+    }
+
+    /// The primary key's property.
+    var key: ModelProperty? {
+        properties.first(where: \.isKey)
+    }
+}

@@ -1,0 +1,15 @@
+/// A class `@Model` made a model: its schema, and the backing that ties an instance to its row.
+/// `@Model` writes the conformance; nothing here is written by hand.
+///
+/// ```swift
+/// let schema = Flight.modelSchema          // the columns and relationships @Model read
+/// try context.insert(Flight(id: 1, number: "BA117"))
+/// ```
+public protocol PersistentModel: AnyObject {
+    /// The entity's columns and relationships, read from the declaration.
+    static var modelSchema: ModelSchema { get }
+    /// The row of the instance once inserted or fetched (nothing before).
+    var modelBacking: ModelBacking { get }
+    /// An instance over a row its context holds.
+    init(backing: ModelBacking)
+}

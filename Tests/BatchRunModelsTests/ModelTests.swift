@@ -1,0 +1,172 @@
+import BatchRunKit
+@testable import BatchRunModels
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 49: `@Model` classes as SwiftData users write them, on both backends: one declaration
+/// is the schema, `#Filter` is checked by the compiler, relationships walk, changes are tracked.
+@Suite("Models (@Model, #Filter)")
+struct ModelTests {
+    enum Backend: String, CaseIterable, Sendable { case sqlite, postgres }
+
+    static func model() throws -> Model {
+        try Model(Airline.self, Flight.self, Pilot.self, Lounge.self, columnNames: .snakeCase)
+    }
+
+    static func store(_ backend: Backend) throws -> Store {
+        switch backend {
+        case .sqlite:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-models-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return try Store(path: folder.appendingPathComponent("air.sqlite").path, model: model())
+        case .postgres:
+            return try Store(postgres: PostgresServer.database("models"), model: model())
+        }
+    }
+
+    static let noon = Date(timeIntervalSince1970: 1_769_860_800)   // 2026-01-31T12:00:00Z
+
+    @Test("the declaration is the schema: columns in snake_case with their types, NULLs, key, unique, default and indexes; relationships with the inverse's delete rule")
+    func schema() throws {
+        let model = try Self.model()
+        let flight = try #require(model["Flight"])
+        #expect(flight.columns.map(\.name) == ["id", "number", "delay", "departs", "seats", "cancelled", "airline_id", "captain_id"])
+        #expect(flight.columns.map(\.type) == [.integer, .text, .real, .datetime, .integer, .boolean, .integer, .integer])
+        #expect(flight.columns.map(\.notNull) == [false, true, false, true, true, true, false, false])
+        #expect(flight.primaryKey == ["id"])
+        #expect(flight.columns[1].isUnique && !flight.columns[2].isUnique)
+        #expect(flight.columns[4].defaultLiteral == "180" && flight.columns[5].defaultLiteral == "false")
+        let rules = flight.relationships.map { "\($0.name) \($0.destination) \($0.column) \($0.inverse ?? "-") \($0.deleteRule)" }
+        #expect(rules == ["airline Airline airline_id flights cascade", "captain Pilot captain_id flights deny"])
+        let lounge = try #require(model["Lounge"])
+        #expect(lounge.relationships.map(\.deleteRule) == [.nullify])
+        #expect(ColumnNaming.snakeCase.column(for: "departsAtURL") == "departs_at_url")
+        #expect(ColumnNaming.asWritten.foreignKey(for: "airline") == "airlineID")
+        // A relationship to a model that is not given: refused, naming it.
+        #expect(throws: ModelError.schema("Flight.airline relates to Airline, which is not among the models given")) {
+            try Model(Flight.self, Pilot.self)
+        }
+    }
+
+    @Test("insert a graph, save, fetch with #Filter through a relationship, sorted and limited; the store's key given back", arguments: Backend.allCases)
+    func insertAndFetch(backend: Backend) async throws {
+        let store = try Self.store(backend)
+        let context = Context(store: store, name: "ops")
+        let numbers = try await context.perform { context in
+            let united = Airline(id: 1, name: "UA"), british = Airline(id: 2, name: "BA")
+            let late = Flight(number: "UA90", departs: Self.noon, airline: united)
+            late.delay = 45
+            try context.insert(late)                                   // its airline too
+            try context.insert(Flight(number: "UA91", departs: Self.noon.addingTimeInterval(3_600), airline: united))
+            british.flights = [Flight(number: "BA117", departs: Self.noon), Flight(number: "BA118", departs: Self.noon)]
+            try context.insert(british)                                // its flights too, pointing at it
+            #expect(late.id == nil)
+            try context.save()
+            #expect(late.id != nil, "the key the store assigned, read back from the row")
+
+            let ua = try context.fetch(FetchDescriptor(filter: #Filter<Flight> { $0.airline?.name == "UA" }, sortBy: [ModelSort(\.number, order: .reverse)]))
+            #expect(ua.map(\.number) == ["UA91", "UA90"])
+            let delayed = try context.fetch(FetchDescriptor(filter: #Filter<Flight> { $0.delay! > 10 && $0.seats >= 180 }))
+            #expect(delayed.map(\.number) == ["UA90"] && delayed[0] === late, "one instance per row in a context")
+            let limit = 1
+            let first = try context.fetch(FetchDescriptor<Flight>(sortBy: [ModelSort(\.number)], fetchLimit: limit))
+            #expect(first.map(\.number) == ["BA117"])
+            return try context.fetch(FetchDescriptor(filter: #Filter<Flight> { !($0.delay == nil) || $0.number.like("BA%") }, sortBy: [ModelSort(\.number)])).map(\.number)
+        }
+        #expect(numbers == ["BA117", "BA118", "UA90"])
+        let names = ["UA", "XX"]
+        let listed = try await context.perform { context in
+            try context.fetch(FetchDescriptor(filter: #Filter<Airline> { names.contains($0.name) })).map(\.name)
+        }
+        #expect(listed == ["UA"])
+    }
+
+    @Test("walk relationships both ways; change a fetched model and save() writes it, no update call; another context sees it", arguments: Backend.allCases)
+    func walkAndTrack(backend: Backend) async throws {
+        let store = try Self.store(backend)
+        let context = Context(store: store, name: "ops")
+        try await context.perform { context in
+            let airline = Airline(id: 1, name: "UA")
+            airline.flights = [Flight(number: "UA90", departs: Self.noon), Flight(number: "UA91", departs: Self.noon)]
+            try context.insert(airline)
+            try context.insert(Pilot(id: 7, name: "Ada"))
+            try context.save()
+        }
+        try await Context(store: store, name: "crew").perform { context in
+            let flight = try #require(try context.fetch(FetchDescriptor(filter: #Filter<Flight> { $0.number == "UA90" })).first)
+            let airline = try #require(flight.airline)
+            #expect(airline.name == "UA" && airline.flights.map(\.number) == ["UA90", "UA91"])
+            #expect(airline.flights.first === flight, "the same instance, walked back")
+            let pilot = try #require(try context.fetch(FetchDescriptor<Pilot>()).first)
+            flight.captain = pilot
+            flight.delay = 12.5
+            #expect(flight.modelBacking.hasChanges)
+            try context.save()
+        }
+        let seen = try await Context(store: store, name: "check").perform { context in
+            let flight = try #require(try context.fetch(FetchDescriptor(filter: #Filter<Flight> { $0.captain?.name == "Ada" })).first)
+            return "\(flight.number) \(flight.delay ?? 0) \(flight.captain?.flights.count ?? 0)"
+        }
+        #expect(seen == "UA90 12.5 1")
+    }
+
+    @Test("delete rules from the to-many side: cascade deletes the flights, nullify empties the lounge's airline, deny refuses while flights point at the pilot", arguments: Backend.allCases)
+    func deleteRules(backend: Backend) async throws {
+        let store = try Self.store(backend)
+        let context = Context(store: store, name: "ops")
+        try await context.perform { context in
+            let airline = Airline(id: 1, name: "UA"), pilot = Pilot(id: 7, name: "Ada")
+            let flight = Flight(number: "UA90", departs: Self.noon, airline: airline)
+            flight.captain = pilot
+            try context.insert(flight)
+            try context.insert(Lounge(id: 3, airline: airline))
+            try context.save()
+
+            context.delete(pilot)
+            #expect(throws: ContextError.self) { try context.save() }
+            context.rollback()
+
+            context.delete(airline)
+            try context.save()
+            #expect(try context.fetch(FetchDescriptor<Flight>()).isEmpty, "cascade")
+            let lounge = try #require(try context.fetch(FetchDescriptor<Lounge>()).first)
+            #expect(lounge.airline == nil, "nullify")
+            context.delete(pilot)
+            try context.save()
+            #expect(try context.fetch(FetchDescriptor<Pilot>()).isEmpty, "no flight points at the pilot any more")
+        }
+    }
+
+    @Test("a stored value the property cannot take is a typed error at the fetch, naming the property and the row")
+    func storedValueMismatch() async throws {
+        let store = try Self.store(.sqlite)
+        let context = Context(store: store, name: "ops")
+        try await context.perform { context in
+            try context.insert(Flight(number: "UA90", departs: Self.noon))
+            try context.save()
+            // SQLite keeps text that is no number in an integer column as text.
+            _ = try context.execute(BatchUpdateRequest(entity: "Flight", set: ["seats": "'many'"]))
+            #expect(throws: ModelError.storedValue(model: "Flight", property: "seats", key: 1, value: "many")) {
+                try context.fetch(FetchDescriptor<Flight>())
+            }
+        }
+    }
+
+    @Test("#Filter renders each form as SQL with parameters: comparisons both ways round, ==/!= nil, !, ||, like, contains, a Bool alone, through a to-one")
+    func filterSQL() throws {
+        let model = try Self.model()
+        func sql(_ filter: ModelFilter<Flight>) throws -> String {
+            var params: [String: StoreValue] = [:]
+            let text = try filter.render(model, &params)
+            return text + " " + params.keys.sorted().map { "\($0)=\(params[$0]!)" }.joined(separator: ",")
+        }
+        #expect(try sql(#Filter<Flight> { 10 < $0.delay! }) == #""delay" > :_batchrun_m0 _batchrun_m0=10.0"#)
+        #expect(try sql(#Filter<Flight> { $0.delay == nil || $0.captain != nil }) == #"("delay" IS NULL OR "captain_id" IS NOT NULL) "#)
+        #expect(try sql(#Filter<Flight> { !$0.cancelled }) == #"(NOT "cancelled" = :_batchrun_m0) _batchrun_m0=1"#)
+        #expect(try sql(#Filter { (flight: Flight) in flight.airline!.name.like("U%") })
+                == #""airline_id" IN (SELECT "id" FROM "Airline" WHERE "name" LIKE :_batchrun_m0) _batchrun_m0=U%"#)
+        #expect(try sql(#Filter<Flight> { [100, 180].contains($0.seats) }) == #""seats" IN (:_batchrun_m0, :_batchrun_m1) _batchrun_m0=100,_batchrun_m1=180"#)
+        #expect("BA117".like("ba%") && !"BA117".like("ba_") && "BA117".like("%1_7"))
+    }
+}
