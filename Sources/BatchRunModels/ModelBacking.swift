@@ -233,9 +233,19 @@ public final class ModelBacking {
         return index
     }
 
+    /// Sets a column as a record update does: the save checks only the columns the models
+    /// changed, so another context's change to another column of the row is no conflict
+    /// (Core Data's merge by property).
     private static func set(_ object: ManagedObject, _ column: Int, _ value: StoreValue) {
         do {
-            try object.set(object.entity.columns[column].name, to: value)
+            let fitted = try object.entity.fitting(value, at: column)
+            guard let snapshot = object.snapshot else {
+                object[column] = fitted   // an insert not saved yet: all its columns are written
+                return
+            }
+            var values = object.values
+            values[column] = fitted
+            object.update(fromRecord: values, columns: [column], fetched: snapshot)
         } catch {
             preconditionFailure("\(error)")
         }

@@ -138,6 +138,36 @@ struct ModelTests {
         }
     }
 
+    @Test("conflicts by property: two contexts change different columns of a flight and both are kept; the same column under .error throws naming it", arguments: Backend.allCases)
+    func conflicts(backend: Backend) async throws {
+        let store = try Self.store(backend)
+        try await Context(store: store, name: "setup").perform { context in
+            try context.insert(Flight(number: "UA90", departs: Self.noon))
+            try context.save()
+        }
+        let ops = Context(store: store, name: "ops"), crew = Context(store: store, name: "crew")
+        let ua90 = FetchDescriptor(filter: #Filter<Flight> { $0.number == "UA90" })
+        try await ops.perform { context in try context.fetch(ua90)[0].delay = 5 }
+        try await crew.perform { context in
+            try context.fetch(ua90)[0].seats = 100
+            try context.save()
+        }
+        try await ops.perform { context in _ = try context.save() }
+        let row = try await Context(store: store, name: "check").perform { context in
+            try context.fetch(ua90).map { "\($0.delay ?? 0) \($0.seats)" }
+        }
+        #expect(row == ["5.0 100"], "each context's column kept")
+
+        try await ops.perform { context in try context.fetch(ua90)[0].seats = 1 }
+        try await crew.perform { context in
+            try context.fetch(ua90)[0].seats = 2
+            try context.save()
+        }
+        try await ops.perform { context in
+            #expect(throws: MergeConflictError.self) { try context.save() }
+        }
+    }
+
     @Test("a stored value the property cannot take is a typed error at the fetch, naming the property and the row")
     func storedValueMismatch() async throws {
         let store = try Self.store(.sqlite)
