@@ -53,13 +53,14 @@ FUZZ_TARGETS += gzip zstd
 FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz --disable-default-traits \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
 
-.PHONY: all deps test-deps bench-deps packaging-deps build debug run test test-busy bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo deb deb-test
+.PHONY: all deps test-deps bench-deps packaging-deps build debug run test example-models test-busy bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo deb deb-test
 
 all: build
 
 help:
 	@echo "make run      build (release) and run $(JOB) on its embedded SQLite store"
 	@echo "make test     build and run every test"
+	@echo "make example-models  build and run examples/models, a package using BatchRunKit's @Model and #Filter (docs/library.md)"
 	@echo "make test-busy  make test 3 times in a row beside 2 CPU-bound processes (RUNS, HOGS)"
 	@echo "make check    validate $(JOB) without touching the store"
 	@echo "make plan     show $(JOB)'s jobs in waves"
@@ -97,7 +98,14 @@ plan: build
 test: test-deps
 	$(SWIFT) build --build-tests
 	SWIFT="$(SWIFT)" TEST_SHARDS=$(TEST_SHARDS) Tests/run-tests.sh
+	$(MAKE) example-models
 	$(MAKE) fuzz-short
+
+# A library user's package (examples/models): BatchRunKit by path with the Macros trait, built
+# and run; it checks its five scenarios and exits 1 on the first that fails.
+example-models: deps
+	$(SWIFT) build --package-path examples/models
+	examples/models/.build/debug/airline-models
 
 # make test RUNS times in a row (default 3) beside HOGS CPU-bound processes (default 2).
 test-busy: test-deps
@@ -192,4 +200,4 @@ data:
 	python3 examples/generate_data.py
 
 clean:
-	rm -rf .build .build-bench .build-fuzz .build-deb var reports
+	rm -rf .build .build-bench .build-fuzz .build-deb var reports examples/models/.build

@@ -1,8 +1,17 @@
 /// Rows a step or job touched, by kind of change.
+///
+/// ```swift
+/// let result = try context.execute(BatchUpdateRequest(entity: "Session", set: ["status": "'stale'"]))
+/// print(result.rows.updated)
+/// ```
 public struct RowCounts: Sendable, Hashable, Codable {
+    /// Rows read (a fetch step's matches; a batch update's or delete's rows read before the change).
     public var fetched = 0
+    /// Rows inserted (an insert step's new keys, a batch insert's rows).
     public var inserted = 0
+    /// Rows changed: an insert's rows whose key was there (under `overwrite`, `storeTrump`...), a batch update's rows.
     public var updated = 0
+    /// Rows deleted (a delete step's, a hot swap's keys not brought back, `overwrite`'s unique collisions).
     public var deleted = 0
     package var rejected = 0
 
