@@ -41,23 +41,31 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             if let relationship = property.relationshipArguments {
                 arguments += relationship.map { $0.trimmedDescription.trimmingSuffix(",") }
             }
-            return "        ModelProperty(\(arguments.joined(separator: ", "))),"
+            return "        BatchRunModels.ModelProperty(\(arguments.joined(separator: ", "))),"
         }
+        let cleared = properties.map { "    _\($0.name) = nil" }.joined(separator: "\n")
         return [
             """
             /// The schema `@Model` read from the declaration: the entity's columns and relationships.
-            public static let modelSchema = ModelSchema(\(raw: name).self, table: \(table), properties: [
+            public static let modelSchema = BatchRunModels.ModelSchema(\(raw: name).self, table: \(table), properties: [
             \(raw: entries.joined(separator: "\n"))
             ])
             """,
             """
             /// What ties this instance to its row once inserted or fetched.
-            public private(set) var modelBacking = ModelBacking()
+            public private(set) var modelBacking = BatchRunModels.ModelBacking()
             """,
             """
             /// An instance over a row of its context (a fetch, a related object).
-            public required init(backing: ModelBacking) {
+            public required init(backing: BatchRunModels.ModelBacking) {
                 self.modelBacking = backing
+            \(raw: cleared)
+            }
+            """,
+            """
+            /// Drops the values the instance held before it had a row (the row holds them now).
+            public func clearUnsavedValues() {
+            \(raw: cleared)
             }
             """,
         ]
@@ -75,7 +83,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                                  providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
                                  in context: some MacroExpansionContext) throws -> [ExtensionDeclSyntax] {
         _ = try className(declaration)
-        return [try ExtensionDeclSyntax("extension \(type.trimmed): PersistentModel {}")]
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): BatchRunModels.PersistentModel {}")]
     }
 
     /// The class's name; anything else is refused (a model is a class: its changes are tracked
@@ -88,11 +96,5 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             throw ModelMacroError.at(generics, "a @Model class is not generic: it is one entity")
         }
         return type.name.text
-    }
-}
-
-extension String {
-    func trimmingSuffix(_ suffix: String) -> String {
-        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -12,7 +12,7 @@ import SwiftSyntaxMacros
 ///     get { modelBacking.value(of: "seats", in: Self.self, unattached: _seats) }
 ///     set { modelBacking.setValue(newValue, of: "seats", in: Self.self, unattached: &_seats) }
 /// }
-/// private var _seats: Optional<Int> = .some(180)      // `= nil` for a property without a value yet
+/// private var _seats: Optional<Int>                   // `= .some(nil)` for an optional without an initial value
 /// ```
 public struct ModelPropertyMacro: AccessorMacro, PeerMacro {
     public static func expansion(of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
@@ -42,14 +42,13 @@ public struct ModelPropertyMacro: AccessorMacro, PeerMacro {
     public static func expansion(of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
                                  in context: some MacroExpansionContext) throws -> [DeclSyntax] {
         guard let variable = declaration.as(VariableDeclSyntax.self), let property = try StoredProperty(variable) else { return [] }
-        // Before the instance has a row its values are here: nil for one not given yet (an
-        // optional's nil is `.some(nil)`, an array's default is empty).
-        var initial = " = nil"
-        if let value = property.initializer {
-            initial = " = .some(\(value))"
-        } else if property.isOptional {
+        // Before the instance has a row its values are here. Without a default, so that an
+        // initializer that forgets a property does not compile; an optional without an initial
+        // value starts as nil, a to-many as empty. An initial value reaches it through `init`.
+        var initial = ""
+        if property.initializer == nil && property.isOptional {
             initial = " = .some(nil)"
-        } else if property.isArray {
+        } else if property.initializer == nil && property.isArray {
             initial = " = .some([])"
         }
         return ["private var _\(raw: property.name): Optional<\(property.type)>\(raw: initial)"]

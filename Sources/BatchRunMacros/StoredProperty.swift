@@ -1,3 +1,4 @@
+import Foundation
 import SwiftSyntax
 
 /// A stored property of a `@Model` class, as its declaration reads: its name, type, initial
@@ -49,7 +50,22 @@ struct StoredProperty {
     /// Nil for a declaration that is not a stored property of the row.
     init?(_ variable: VariableDeclSyntax) throws {
         if variable.modifiers.contains(where: { ["static", "class"].contains($0.name.text) }) { return nil }
-        if Self.marker(named: "Transient", in: variable.attributes) != nil { return nil }
+        if let transient = Self.marker(named: "Transient", in: variable.attributes) {
+            if variable.bindings.contains(where: { $0.initializer == nil && $0.accessorBlock == nil }) {
+                throw ModelMacroError.at(transient, "give a @Transient property an initial value: an instance read from its row has nothing else to give it")
+            }
+            return nil
+        }
+        if let modifier = variable.modifiers.first(where: { ["lazy", "weak", "unowned"].contains($0.name.text) }) {
+            throw ModelMacroError.at(modifier, "a @Model property is not `\(modifier.name.text)`: its value lives in its row (mark it @Transient to keep it out)")
+        }
+        for element in variable.attributes {
+            guard let attribute = element.as(AttributeSyntax.self) else { continue }
+            let name = attribute.attributeName.trimmedDescription.split(separator: ".").last.map(String.init) ?? ""
+            if !Self.markers.contains(name) {
+                throw ModelMacroError.at(attribute, "a @Model property takes @Key, @Unique, @Index, @Relationship or @Transient, not @\(name) (a property wrapper or macro of its own would hide its row)")
+            }
+        }
         guard variable.bindings.count == 1, let binding = variable.bindings.first else {
             throw ModelMacroError.at(variable, "declare one property per `var` in a @Model class")
         }
@@ -69,7 +85,13 @@ struct StoredProperty {
         guard let type = binding.typeAnnotation?.type else {
             throw ModelMacroError.at(binding.pattern, "give `\(identifier.identifier.text)` its type (`var \(identifier.identifier.text): Int = ...`): the column's type is read from it")
         }
-        name = identifier.identifier.text
+        if type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
+            throw ModelMacroError.at(type, "write `\(identifier.identifier.text)` as an optional (`?`), not `!`")
+        }
+        if Self.isArrayLike(type) && !type.is(ArrayTypeSyntax.self) {
+            throw ModelMacroError.at(type, "write a to-many relationship as `[Model]`, never nil (empty when nothing points here)")
+        }
+        name = identifier.identifier.text.trimmingCharacters(in: ["`"])
         self.type = type.trimmed
         initializer = binding.initializer?.value.trimmed
         isKey = Self.marker(named: "Key", in: variable.attributes) != nil
@@ -77,6 +99,28 @@ struct StoredProperty {
         isIndexed = Self.marker(named: "Index", in: variable.attributes) != nil
         let relationship = Self.marker(named: "Relationship", in: variable.attributes)
         relationshipArguments = relationship?.arguments?.as(LabeledExprListSyntax.self)
+        if let relationship, !type.is(ArrayTypeSyntax.self) {
+            throw ModelMacroError.at(relationship, "declare @Relationship on the to-many (`[Model]`), with its inverse, the to-one that points here")
+        }
+        if type.is(ArrayTypeSyntax.self), isKey || isUnique || isIndexed {
+            throw ModelMacroError.at(variable.attributes, "a to-many relationship is no column: it takes no @Key, @Unique or @Index")
+        }
+    }
+
+    /// The markers `@Model` reads, and the property macro it adds.
+    static let markers: Set<String> = ["Key", "Unique", "Index", "Relationship", "Transient", "_ModelProperty"]
+
+    /// `[T]?`, `Optional<[T]>`, `Array<T>`: spellings of an array a to-many does not take.
+    static func isArrayLike(_ type: TypeSyntax) -> Bool {
+        if type.is(ArrayTypeSyntax.self) { return true }
+        if let optional = type.as(OptionalTypeSyntax.self) { return isArrayLike(optional.wrappedType) }
+        if let named = type.as(IdentifierTypeSyntax.self) {
+            if named.name.text == "Array" { return true }
+            if named.name.text == "Optional", let argument = named.genericArgumentClause?.arguments.first?.argument.as(TypeSyntax.self) {
+                return isArrayLike(argument)
+            }
+        }
+        return false
     }
 
     static func marker(named name: String, in attributes: AttributeListSyntax) -> AttributeSyntax? {

@@ -12,7 +12,7 @@ extension Context {
     /// try context.save()
     /// ```
     public func insert<Root: PersistentModel>(_ model: Root) throws {
-        try model.modelBacking.insert(model, into: core)
+        try ModelBacking.insertGraph(model, into: core)
     }
 
     /// The models matching the descriptor, one instance per row in this context (the same one
@@ -25,7 +25,7 @@ extension Context {
     /// try context.save()
     /// ```
     public func fetch<Root: PersistentModel>(_ descriptor: FetchDescriptor<Root>) throws -> [Root] {
-        try ModelFetch.models(core.fetch(ModelFetch.request(descriptor, model: core.store.model)), core: core)
+        try ModelFetch.models(core.fetch(ModelFetch.request(descriptor, core: core)), core: core)
     }
 
     /// Deletes a model's row at the next save (with its relationships' delete rules); a model

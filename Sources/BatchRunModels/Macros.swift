@@ -17,7 +17,7 @@ import BatchRunStore
 /// }
 /// let model = try Model(Airline.self, Flight.self, columnNames: .snakeCase)
 /// ```
-@attached(member, names: named(modelSchema), named(modelBacking), named(init(backing:)))
+@attached(member, names: named(modelSchema), named(modelBacking), named(init(backing:)), named(clearUnsavedValues))
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel)
 public macro Model(table: String? = nil) = #externalMacro(module: "BatchRunMacros", type: "ModelMacro")

@@ -8,7 +8,7 @@ extension MainContext {
     /// try main.insert(Flight(id: 11, number: "BA118"))
     /// ```
     public func insert<Root: PersistentModel>(_ model: Root) throws {
-        try model.modelBacking.insert(model, into: core)
+        try ModelBacking.insertGraph(model, into: core)
     }
 
     /// The models matching the descriptor, read off the main actor as `fetch(_:)` reads objects.
@@ -17,7 +17,7 @@ extension MainContext {
     /// let flights = try await main.fetch(FetchDescriptor<Flight>(sortBy: [ModelSort(\.number)]))
     /// ```
     public func fetch<Root: PersistentModel>(_ descriptor: FetchDescriptor<Root>) async throws -> [Root] {
-        let objects = try await fetch(ModelFetch.request(descriptor, model: core.store.model))
+        let objects = try await fetch(ModelFetch.request(descriptor, core: core))
         return try ModelFetch.models(objects, core: core)
     }
 

@@ -45,7 +45,7 @@ extension Model {
                         if case .toMany(let back, let inversePath, let deleteRule) = other.kind,
                            ObjectIdentifier(back) == ObjectIdentifier(schema.type), (inversePath as AnyKeyPath) == (property.keyPath as AnyKeyPath) {
                             inverse = other.name
-                            rule = deleteRule
+                            rule = deleteRule ?? rule
                         }
                     }
                     relationships.append(Relationship(name: property.name, destination: destination.entityName, column: name,

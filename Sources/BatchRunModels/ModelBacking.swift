@@ -13,8 +13,9 @@ import BatchRunStore
 public final class ModelBacking {
     /// The row's object in its context; nil before the insert.
     package private(set) var object: ManagedObject?
-    /// The context the object is in, for the relationships read through it.
-    package private(set) weak var core: ContextCore?
+    /// The context the object is in, for the relationships read through it (held: the object
+    /// holds its model weakly, so there is no cycle).
+    package private(set) var core: ContextCore?
 
     /// An instance's backing before it has a row.
     public init() {}
@@ -30,10 +31,11 @@ public final class ModelBacking {
     /// Whether the instance's row has changes its context has not saved.
     public var hasChanges: Bool { object?.hasChanges ?? false }
 
-    package func attach(_ object: ManagedObject, core: ContextCore, model: AnyObject) {
+    package func attach<Root: PersistentModel>(_ object: ManagedObject, core: ContextCore, model: Root) {
         self.object = object
         self.core = core
         object.model = model
+        model.clearUnsavedValues()
     }
 
     // MARK: columns
@@ -135,7 +137,8 @@ public final class ModelBacking {
                 if let related = model.modelBacking.object {
                     Self.set(related, column, key)
                 } else {
-                    try model.modelBacking.insert(model, into: core, setting: [column: key])
+                    try Self.insertGraph(model, into: core)
+                    if let related = model.modelBacking.object { Self.set(related, column, key) }
                 }
             }
         } catch {
@@ -145,13 +148,98 @@ public final class ModelBacking {
 
     // MARK: inserting, reading
 
-    /// Inserts the instance's row into `core` (and first the models its to-ones point at, then
-    /// those its to-manys hold), `setting` columns given by a to-many it is inserted through.
-    package func insert<Root: PersistentModel>(_ model: Root, into core: ContextCore, setting: [Int: StoreValue] = [:]) throws {
-        guard object == nil else { return }
+    /// A to-one whose model was being inserted further up (a cycle: `a.manager = b`,
+    /// `b.manager = a`): its column is set once that model has its row.
+    struct PendingLink {
+        let object: ManagedObject
+        let column: Int
+        let target: any PersistentModel
+        let relationship: String
+    }
+
+    /// Inserts `model` into `core` with the models its relationships hold that have no row
+    /// yet: first every key is checked (nothing is inserted when one is missing), then the
+    /// rows, then the to-ones of a cycle.
+    package static func insertGraph<Root: PersistentModel>(_ model: Root, into core: ContextCore) throws {
+        var checked = Set<ObjectIdentifier>()
+        try checkKeys(model, core: core, checked: &checked)
+        var links: [PendingLink] = []
+        try model.modelBacking.insert(model, into: core, links: &links)
+        for link in links {
+            guard let key = link.target.modelBacking.object?.objectID?.singleKey else {
+                throw ModelError.keyNotAssigned(model: "\(type(of: link.target))", relationship: link.relationship)
+            }
+            set(link.object, link.column, key)
+        }
+    }
+
+    /// Throws before anything is inserted: a model of another context, or a model a to-one
+    /// points at (or a to-many belongs to) whose key the store would assign at the save.
+    private static func checkKeys<Root: PersistentModel>(_ model: Root, core: ContextCore, checked: inout Set<ObjectIdentifier>) throws {
+        guard checked.insert(ObjectIdentifier(model)).inserted else { return }
+        let backing = model.modelBacking
+        if backing.object != nil {
+            guard backing.core === core else { throw ModelError.otherContext(Root.modelSchema.entityName) }
+            return
+        }
         let schema = Root.modelSchema
-        guard let entity = core.store.model[schema.entityName] else { throw ModelError.notInModel(schema.entityName) }
+        for property in schema.properties {
+            switch property.kind {
+            case .column:
+                continue
+            case .toOne:
+                for related in property.unsavedModels(model) {
+                    try checkRelated(related, core: core, checked: &checked, relationship: "\(schema.entityName).\(property.name)")
+                }
+            case .toMany:
+                let children = property.unsavedModels(model)
+                if !children.isEmpty, let key = schema.key, key.unsavedValue(model) == .null {
+                    throw ModelError.keyNotAssigned(model: schema.entityName, relationship: "\(schema.entityName).\(property.name)")
+                }
+                for child in children { try checkRelatedChild(child, core: core, checked: &checked) }
+            }
+        }
+    }
+
+    private static func checkRelatedChild<Child: PersistentModel>(_ child: Child, core: ContextCore, checked: inout Set<ObjectIdentifier>) throws {
+        try checkKeys(child, core: core, checked: &checked)
+    }
+
+    private static func checkRelated<Destination: PersistentModel>(_ related: Destination, core: ContextCore, checked: inout Set<ObjectIdentifier>,
+                                                                   relationship: String) throws {
+        let backing = related.modelBacking
+        if let object = backing.object, backing.core === core {
+            if object.objectID == nil { throw ModelError.keyNotAssigned(model: "\(Destination.self)", relationship: relationship) }
+        } else if backing.object == nil, let key = Destination.modelSchema.key, key.unsavedValue(related) == .null {
+            throw ModelError.keyNotAssigned(model: "\(Destination.self)", relationship: relationship)
+        }
+        try checkKeys(related, core: core, checked: &checked)
+    }
+
+    /// Inserts the instance's row (and first the models its to-ones point at, then those its
+    /// to-manys hold), `setting` columns given by a to-many it is inserted through.
+    private func insert<Root: PersistentModel>(_ model: Root, into core: ContextCore, setting: [Int: StoreValue] = [:], links: inout [PendingLink]) throws {
+        if let object {
+            guard self.core === core else { throw ModelError.otherContext(Root.modelSchema.entityName) }
+            if core.holds(object) {
+                for (column, value) in setting { Self.set(object, column, value) }
+                return
+            }
+            // Rolled back or reset since: inserted anew with the values it has.
+            var values: [String: StoreValue] = [:]
+            for (index, column) in object.entity.columns.enumerated() where !(column.isPrimaryKey && object.values[index] == .null) {
+                values[column.name] = setting[index] ?? object.values[index]
+            }
+            attach(try core.insert(into: object.entity.name, values: values), core: core, model: model)
+            return
+        }
+        guard !inserting else { return }
+        inserting = true
+        defer { inserting = false }
+        let schema = Root.modelSchema
+        let entity = try Self.entity(of: Root.self, in: core)
         var values: [String: StoreValue] = [:]
+        var cycles: [(column: Int, target: any PersistentModel, relationship: String)] = []
         var column = 0
         for property in schema.properties where property.hasColumn {
             defer { column += 1 }
@@ -162,8 +250,16 @@ public final class ModelBacking {
             }
             if case .toOne = property.kind {
                 guard let related = property.unsavedModels(model).first else { continue }
-                values[name] = try Self.insertedKey(of: related, core: core, for: "\(schema.entityName).\(property.name)")
-                if object != nil { return }   // inserted meanwhile, through the related model's to-many
+                let relationship = "\(schema.entityName).\(property.name)"
+                if related.modelBacking.inserting {
+                    cycles.append((column, related, relationship))
+                    continue
+                }
+                try Self.insertRelated(related, into: core, links: &links)
+                guard let key = related.modelBacking.object?.objectID?.singleKey else {
+                    throw ModelError.keyNotAssigned(model: "\(type(of: related))", relationship: relationship)
+                }
+                values[name] = key
             } else {
                 let value = property.unsavedValue(model)
                 if property.isKey && value == .null { continue }   // the store assigns it
@@ -177,33 +273,46 @@ public final class ModelBacking {
         }
         let inserted = try core.insert(into: schema.entityName, values: values)
         attach(inserted, core: core, model: model)
+        links += cycles.map { PendingLink(object: inserted, column: $0.column, target: $0.target, relationship: $0.relationship) }
         for (property, children) in toMany {
             guard case .toMany(_, let inversePath, _) = property.kind, !children.isEmpty else { continue }
             guard let key = inserted.objectID?.singleKey else {
                 throw ModelError.keyNotAssigned(model: schema.entityName, relationship: "\(schema.entityName).\(property.name)")
             }
             for child in children {
-                try Self.insertChild(child, inverse: inversePath, key: key, core: core)
+                try Self.insertChild(child, inverse: inversePath, key: key, core: core, links: &links)
             }
         }
     }
 
-    private static func insertChild<Child: PersistentModel>(_ child: Child, inverse: AnyKeyPath, key: StoreValue, core: ContextCore) throws {
-        guard let inverseProperty = Child.modelSchema.property(for: inverse),
-              let column = Child.modelSchema.columnIndex(of: inverseProperty.name) else { return }
-        if let object = child.modelBacking.object {
-            set(object, column, key)
-        } else {
-            try child.modelBacking.insert(child, into: core, setting: [column: key])
-        }
+    /// Set while the instance's insert is under way, so that a cycle back to it is noticed.
+    private var inserting = false
+
+    private static func insertRelated<Destination: PersistentModel>(_ model: Destination, into core: ContextCore, links: inout [PendingLink]) throws {
+        try model.modelBacking.insert(model, into: core, links: &links)
     }
 
-    private static func insertedKey<Destination: PersistentModel>(of model: Destination, core: ContextCore, for relationship: String) throws -> StoreValue {
-        try model.modelBacking.insert(model, into: core)
-        guard let key = model.modelBacking.object?.objectID?.singleKey else {
-            throw ModelError.keyNotAssigned(model: "\(Destination.self)", relationship: relationship)
+    private static func insertChild<Child: PersistentModel>(_ child: Child, inverse: AnyKeyPath, key: StoreValue, core: ContextCore,
+                                                            links: inout [PendingLink]) throws {
+        guard let inverseProperty = Child.modelSchema.property(for: inverse),
+              let column = Child.modelSchema.columnIndex(of: inverseProperty.name) else { return }
+        try child.modelBacking.insert(child, into: core, setting: [column: key], links: &links)
+    }
+
+    /// The store's entity of a model, checked against the schema: the same number of columns,
+    /// each of the property's type (a model of that name made otherwise would be read wrong).
+    package static func entity<Root: PersistentModel>(of type: Root.Type, in core: ContextCore) throws -> Entity {
+        let schema = Root.modelSchema
+        guard let entity = core.store.model[schema.entityName] else { throw ModelError.notInModel(schema.entityName) }
+        let columns = schema.properties.filter(\.hasColumn)
+        let fits = entity.columns.count == columns.count && zip(entity.columns, columns).allSatisfy { column, property in
+            if case .column(let type, _) = property.kind { return column.type == type }
+            return true
         }
-        return key
+        guard fits else {
+            throw ModelError.schema("the store's entity \(schema.entityName) is not the one Model(\(schema.entityName).self) makes: open the store with Model(_:) of the @Model classes")
+        }
+        return entity
     }
 
     /// The model over `object` in its context: the one made before while someone holds it, else a new one.
@@ -253,7 +362,11 @@ public final class ModelBacking {
 
     private static func key<Destination: PersistentModel>(of model: Destination, core: ContextCore, for relationship: String) -> StoreValue {
         do {
-            return try insertedKey(of: model, core: core, for: relationship)
+            try insertGraph(model, into: core)
+            guard let key = model.modelBacking.object?.objectID?.singleKey else {
+                throw ModelError.keyNotAssigned(model: "\(Destination.self)", relationship: relationship)
+            }
+            return key
         } catch {
             preconditionFailure("\(error)")
         }

@@ -24,6 +24,8 @@ public enum ModelError: BatchRunError, Equatable {
     case notInModel(String)
     /// A filter or sort names a property `@Model` does not store (a computed or `@Transient` one).
     case notStored(model: String)
+    /// A model inserted into (or fetched from) another context than the one it is used with.
+    case otherContext(String)
 
     package var code: String {
         switch self {
@@ -32,6 +34,7 @@ public enum ModelError: BatchRunError, Equatable {
         case .keyNotAssigned: "model.key-not-assigned"
         case .notInModel: "model.not-in-model"
         case .notStored: "model.not-stored"
+        case .otherContext: "model.other-context"
         }
     }
 
@@ -50,6 +53,8 @@ public enum ModelError: BatchRunError, Equatable {
             return "the store's model has no entity \(name): give \(name).self to Model(_:) when opening the store"
         case .notStored(let model):
             return "a filter or sort of \(model) names a property @Model does not store (computed or @Transient)"
+        case .otherContext(let model):
+            return "this \(model) belongs to another context: a model stays in the context it was inserted into or fetched from (pass its key to another)"
         }
     }
 }

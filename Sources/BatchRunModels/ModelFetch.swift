@@ -4,9 +4,10 @@ import BatchRunStore
 /// A fetch of models: the descriptor as a `FetchRequest` for the store's model, and the
 /// objects read as models, each checked against its properties' types.
 enum ModelFetch {
-    static func request<Root: PersistentModel>(_ descriptor: FetchDescriptor<Root>, model: Model) throws -> FetchRequest {
+    static func request<Root: PersistentModel>(_ descriptor: FetchDescriptor<Root>, core: ContextCore) throws -> FetchRequest {
         let schema = Root.modelSchema
-        guard let entity = model[schema.entityName] else { throw ModelError.notInModel(schema.entityName) }
+        let model = core.store.model
+        let entity = try ModelBacking.entity(of: Root.self, in: core)
         var params: [String: StoreValue] = [:]
         let condition = try descriptor.filter?.render(model, &params)
         var request = FetchRequest(entity: schema.entityName, where: condition, params: params, limit: descriptor.fetchLimit)

@@ -40,6 +40,10 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
             if stored == .null, comparison == .equal || comparison == .notEqual {
                 return "\(column) IS \(comparison == .equal ? "" : "NOT ")NULL"
             }
+            // As in Swift, nil is not equal to a value (SQL's `<>` would leave NULL out).
+            if comparison == .notEqual && Value.acceptsNull {
+                return "(\(column) <> \(parameter(stored, &params)) OR \(column) IS NULL)"
+            }
             return "\(column) \(comparison.rawValue) \(parameter(stored, &params))"
         }
     }
@@ -74,6 +78,21 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
         }
     }
 
+    /// An optional property whose value is one of `values` (`IN`); NULL is never among them.
+    ///
+    /// ```swift
+    /// let some = ModelFilter<Flight>.isIn(\.delay, [5.0, 10.0])
+    /// ```
+    public static func isIn<Value: ColumnValue, Values: Sequence & Sendable>(_ keyPath: KeyPath<Root, Value?> & Sendable, _ values: Values) -> ModelFilter
+    where Values.Element == Value {
+        let stored = values.map(\.storeValue)
+        return ModelFilter { model, params in
+            let column = try column(keyPath, in: model)
+            guard !stored.isEmpty else { return "0 = 1" }
+            return "\(column) IN (\(stored.map { parameter($0, &params) }.joined(separator: ", ")))"
+        }
+    }
+
     /// A condition on the model a to-one relationship points at (`$0.airline?.name == "UA"`).
     public static func through<Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination?> & Sendable, _ filter: ModelFilter<Destination>) -> ModelFilter {
         ModelFilter { model, params in try through(keyPath, filter, model, &params) }
@@ -89,7 +108,8 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
         let column = try column(keyPath, in: model)
         let name = Destination.modelSchema.entityName
         guard let destination = model[name] else { throw ModelError.notInModel(name) }
-        return "\(column) IN (SELECT \(SQL.quote(destination.primaryKey[0])) FROM \(SQL.quote(destination.tableName)) WHERE \(try filter.render(model, &params)))"
+        // `IS NOT NULL` first: a row pointing nowhere is false, not NULL, so `.not` takes it in.
+        return "(\(column) IS NOT NULL AND \(column) IN (SELECT \(SQL.quote(destination.primaryKey[0])) FROM \(SQL.quote(destination.tableName)) WHERE \(try filter.render(model, &params))))"
     }
 
     /// The quoted column of a property of `Root`.

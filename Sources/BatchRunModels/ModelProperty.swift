@@ -17,8 +17,8 @@ public struct ModelProperty: Sendable {
         /// A column holding the key of a row of `destination`.
         case toOne(destination: any PersistentModel.Type, acceptsNull: Bool)
         /// The rows of `destination` whose to-one `inverse` points here; `deleteRule` is what
-        /// deleting this row does to them.
-        case toMany(destination: any PersistentModel.Type, inverse: AnyKeyPath & Sendable, deleteRule: DeleteRule)
+        /// deleting this row does to them (nil: not told, `.nullify`, or `.deny` for an inverse never nil).
+        case toMany(destination: any PersistentModel.Type, inverse: AnyKeyPath & Sendable, deleteRule: DeleteRule?)
     }
 
     /// The Swift property's name.
@@ -63,14 +63,14 @@ public struct ModelProperty: Sendable {
 
     /// A to-many relationship: the models whose to-one `inverse` points here.
     public init<Root: PersistentModel, Destination: PersistentModel>(_ name: String, _ keyPath: KeyPath<Root, [Destination]> & Sendable,
-                                                                     deleteRule: DeleteRule = .nullify, inverse: KeyPath<Destination, Root?> & Sendable) {
+                                                                     deleteRule: DeleteRule? = nil, inverse: KeyPath<Destination, Root?> & Sendable) {
         self.init(name, keyPath, .toMany(destination: Destination.self, inverse: inverse, deleteRule: deleteRule),
                   unsavedModels: { ($0 as! Root)[keyPath: keyPath] })
     }
 
     /// A to-many relationship whose inverse is never nil.
     public init<Root: PersistentModel, Destination: PersistentModel>(_ name: String, _ keyPath: KeyPath<Root, [Destination]> & Sendable,
-                                                                     deleteRule: DeleteRule = .nullify, inverse: KeyPath<Destination, Root> & Sendable) {
+                                                                     deleteRule: DeleteRule? = nil, inverse: KeyPath<Destination, Root> & Sendable) {
         self.init(name, keyPath, .toMany(destination: Destination.self, inverse: inverse, deleteRule: deleteRule),
                   unsavedModels: { ($0 as! Root)[keyPath: keyPath] })
     }

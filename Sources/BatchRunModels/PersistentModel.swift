@@ -12,4 +12,7 @@ public protocol PersistentModel: AnyObject {
     var modelBacking: ModelBacking { get }
     /// An instance over a row its context holds.
     init(backing: ModelBacking)
+    /// Drops the values the instance held before it had a row (the row holds them now, and
+    /// the models they named are not kept alive by it).
+    func clearUnsavedValues()
 }

@@ -36,3 +36,12 @@ import Foundation
     var airline: Airline?
     init(id: Int, airline: Airline?) { self.id = id; self.airline = airline }
 }
+
+/// A to-one to its own kind: cycles (`a.manager = b`, `b.manager = a`) and a model pointing at itself.
+@Model final class Employee {
+    @Key var id: Int
+    var name: String
+    var manager: Employee?
+    var lastFlight: Flight?
+    init(id: Int, name: String) { self.id = id; self.name = name }
+}

@@ -11,7 +11,7 @@ struct ModelTests {
     enum Backend: String, CaseIterable, Sendable { case sqlite, postgres }
 
     static func model() throws -> Model {
-        try Model(Airline.self, Flight.self, Pilot.self, Lounge.self, columnNames: .snakeCase)
+        try Model(Airline.self, Flight.self, Pilot.self, Lounge.self, Employee.self, columnNames: .snakeCase)
     }
 
     static func store(_ backend: Backend) throws -> Store {
@@ -168,6 +168,47 @@ struct ModelTests {
         }
     }
 
+    @Test("graphs: a cycle of to-ones and a model pointing at itself are inserted; a missing key refuses the whole insert, nothing half-inserted; after rollback, inserted anew", arguments: Backend.allCases)
+    func graphs(backend: Backend) async throws {
+        let store = try Self.store(backend)
+        try await Context(store: store, name: "ops").perform { context in
+            let ada = Employee(id: 1, name: "Ada"), bob = Employee(id: 2, name: "Bob"), cy = Employee(id: 3, name: "Cy")
+            ada.manager = bob
+            bob.manager = ada
+            cy.manager = cy
+            try context.insert(ada)
+            try context.insert(cy)
+            try context.save()
+            let managers = try context.fetch(FetchDescriptor<Employee>(sortBy: [ModelSort(\.id)])).map { $0.manager?.name ?? "-" }
+            #expect(managers == ["Bob", "Ada", "Cy"])
+
+            // The flight's key is the store's to assign at the save: the employee cannot point at it yet.
+            let dee = Employee(id: 7, name: "Dee")
+            dee.manager = Employee(id: 8, name: "Eve")
+            dee.lastFlight = Flight(number: "XX1", departs: Self.noon)
+            #expect(throws: ModelError.keyNotAssigned(model: "Flight", relationship: "Employee.lastFlight")) { try context.insert(dee) }
+            let changed = context.hasChanges
+            #expect(!changed, "nothing of the graph inserted, not even Eve")
+
+            let lounge = Lounge(id: 4, airline: nil)
+            try context.insert(lounge)
+            context.rollback()
+            try context.insert(lounge)                 // the rolled-back insert, inserted anew
+            try context.save()
+            #expect(try context.fetch(FetchDescriptor<Lounge>()).map(\.id) == [4])
+        }
+    }
+
+    @Test("a model of one main context inserted into another is refused, naming it")
+    @MainActor
+    func otherContext() async throws {
+        let store = try Self.store(.sqlite)
+        let one = MainContext(store: store), two = MainContext(store: store)
+        let lounge = Lounge(id: 1, airline: nil)
+        try one.insert(lounge)
+        #expect(throws: ModelError.otherContext("Lounge")) { try two.insert(lounge) }
+    }
+
     @Test("a stored value the property cannot take is a typed error at the fetch, naming the property and the row")
     func storedValueMismatch() async throws {
         let store = try Self.store(.sqlite)
@@ -195,7 +236,17 @@ struct ModelTests {
         #expect(try sql(#Filter<Flight> { $0.delay == nil || $0.captain != nil }) == #"("delay" IS NULL OR "captain_id" IS NOT NULL) "#)
         #expect(try sql(#Filter<Flight> { !$0.cancelled }) == #"(NOT "cancelled" = :_batchrun_m0) _batchrun_m0=1"#)
         #expect(try sql(#Filter { (flight: Flight) in flight.airline!.name.like("U%") })
-                == #""airline_id" IN (SELECT "id" FROM "Airline" WHERE "name" LIKE :_batchrun_m0) _batchrun_m0=U%"#)
+                == #"("airline_id" IS NOT NULL AND "airline_id" IN (SELECT "id" FROM "Airline" WHERE "name" LIKE :_batchrun_m0)) _batchrun_m0=U%"#)
+        // As in Swift, nil is not equal to a value: `<>` on an optional column keeps NULL, and
+        // through a relationship a flight with no airline is not "UA".
+        #expect(try sql(#Filter<Flight> { $0.delay != 5 }) == #"("delay" <> :_batchrun_m0 OR "delay" IS NULL) _batchrun_m0=5.0"#)
+        #expect(try sql(#Filter<Flight> { $0.number != "x" }) == #""number" <> :_batchrun_m0 _batchrun_m0=x"#)
+        #expect(try sql(#Filter<Flight> { $0.airline?.name != "UA" })
+                == #"(NOT ("airline_id" IS NOT NULL AND "airline_id" IN (SELECT "id" FROM "Airline" WHERE "name" = :_batchrun_m0))) _batchrun_m0=UA"#)
+        // A value that reads a variable named like a property, or the parameter's name as a member, is a value.
+        let f = "UA90"
+        #expect(try sql(#Filter { (f: Flight) in f.number == "UA90" }) == #""number" = :_batchrun_m0 _batchrun_m0=UA90"#)
+        #expect(try sql(#Filter<Flight> { $0.number == f }) == #""number" = :_batchrun_m0 _batchrun_m0=UA90"#)
         #expect(try sql(#Filter<Flight> { [100, 180].contains($0.seats) }) == #""seats" IN (:_batchrun_m0, :_batchrun_m1) _batchrun_m0=100,_batchrun_m1=180"#)
         #expect("BA117".like("ba%") && !"BA117".like("ba_") && "BA117".like("%1_7"))
     }

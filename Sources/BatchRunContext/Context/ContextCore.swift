@@ -508,6 +508,15 @@ package final class ContextCore {
         }
     }
 
+    /// Whether `object` is this context's: registered, or an insert neither saved, deleted nor
+    /// rolled back (a model inserted again after `rollback()` is inserted anew).
+    package func holds(_ object: ManagedObject) -> Bool {
+        if let id = object.objectID, registered[id] === object { return true }
+        guard object.snapshot == nil, deletedInserts[ObjectIdentifier(object)] == nil else { return false }
+        if let id = object.objectID { return pendingInsert(with: id) === object }
+        return unsavedInserts.contains { $0 === object }
+    }
+
     /// Inserts, or changed objects whose values differ from their snapshots: the changed
     /// objects only are looked at, not every registered one.
     package var hasChanges: Bool {
