@@ -18,11 +18,17 @@ public final class ModelBacking {
     package private(set) var core: ContextCore?
 
     /// An instance's backing before it has a row.
-    public init() {}
+    public init() {
+        group = nil
+    }
 
-    package init(object: ManagedObject, core: ContextCore) {
+    /// The rows fetched with this one: its to-ones are read for all of them at once.
+    private let group: FetchGroup?
+
+    package init(object: ManagedObject, core: ContextCore, group: FetchGroup? = nil) {
         self.object = object
         self.core = core
+        self.group = group
     }
 
     /// Whether the instance has a row in a context (inserted or fetched).
@@ -316,9 +322,9 @@ public final class ModelBacking {
     }
 
     /// The model over `object` in its context: the one made before while someone holds it, else a new one.
-    package static func model<Model: PersistentModel>(for object: ManagedObject, core: ContextCore) -> Model {
+    package static func model<Model: PersistentModel>(for object: ManagedObject, core: ContextCore, group: FetchGroup? = nil) -> Model {
         if let existing = object.model as? Model { return existing }
-        let model = Model(backing: ModelBacking(object: object, core: core))
+        let model = Model(backing: ModelBacking(object: object, core: core, group: group))
         object.model = model
         return model
     }
@@ -326,6 +332,9 @@ public final class ModelBacking {
     private func related<Root: PersistentModel, Destination: PersistentModel>(_ property: String, of object: ManagedObject, _ root: Root.Type) -> Destination? {
         guard let core else { preconditionFailure("\(root).\(property): the context of this \(root) is gone") }
         do {
+            if let group, let column = Root.modelSchema.columnIndex(of: property) {
+                try group.readAhead(property, column: column, destination: Destination.modelSchema.entityName, core: core)
+            }
             return try core.relatedObject(property, of: object).map { ModelBacking.model(for: $0, core: core) }
         } catch {
             preconditionFailure("\(root).\(property) could not be read: \(error)")

@@ -24,12 +24,13 @@ enum ModelFetch {
     /// The models over `objects`; a stored value a property cannot take throws `ModelError.storedValue`.
     static func models<Root: PersistentModel>(_ objects: [ManagedObject], core: ContextCore) throws -> [Root] {
         let checked = Root.modelSchema.properties.filter(\.hasColumn).enumerated().map { ($0.offset, $0.element) }
+        let group = objects.count > 1 ? FetchGroup(objects) : nil
         return try objects.map { object in
             for (index, property) in checked where !property.fits(object.values[index]) {
                 throw ModelError.storedValue(model: Root.modelSchema.entityName, property: property.name,
                                              key: object.objectID?.singleKey ?? .null, value: object.values[index])
             }
-            return ModelBacking.model(for: object, core: core)
+            return ModelBacking.model(for: object, core: core, group: group)
         }
     }
 }

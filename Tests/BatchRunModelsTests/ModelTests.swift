@@ -111,6 +111,24 @@ struct ModelTests {
         #expect(seen == "UA90 12.5 1")
     }
 
+    @Test("walking a to-one from many fetched models reads the rows it points at once, not once a model (batch faulting)", arguments: Backend.allCases)
+    func batchedWalk(backend: Backend) async throws {
+        let store = try Self.store(backend)
+        let context = Context(store: store, name: "ops")
+        try await context.perform { context in
+            let airlines = (1...5).map { Airline(id: $0, name: "A\($0)") }
+            for index in 0..<50 { try context.insert(Flight(number: "F\(index)", departs: Self.noon, airline: airlines[index % 5])) }
+            try context.save()
+        }
+        try await Context(store: store, name: "walk").perform { context in
+            let flights = try context.fetch(FetchDescriptor<Flight>(sortBy: [ModelSort(\.number)]))
+            let before = context.core.reads
+            let names = Set(flights.compactMap { $0.airline?.name })
+            #expect(names.count == 5)
+            #expect(context.core.reads - before == 1, "one read for the five airlines of fifty flights")
+        }
+    }
+
     @Test("delete rules from the to-many side: cascade deletes the flights, nullify empties the lounge's airline, deny refuses while flights point at the pilot", arguments: Backend.allCases)
     func deleteRules(backend: Backend) async throws {
         let store = try Self.store(backend)

@@ -408,6 +408,7 @@ package final class ContextCore {
 
     /// Reads from a snapshot, or inside the transaction of `atomically`.
     package func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
+        reads += 1
         if let transaction { return try DatabaseFailure.translating { try body(transaction) } }
         return try DatabaseFailure.translating { try store.backend.read(interruptedBy: interrupter) { db in try body(db) } }
     }
@@ -507,6 +508,9 @@ package final class ContextCore {
             registered.objectChanged(object)
         }
     }
+
+    /// Reads this context made (fetches, faults): how tests see that a walk is batched.
+    package private(set) var reads = 0
 
     /// Whether `object` is this context's: registered, or an insert neither saved, deleted nor
     /// rolled back (a model inserted again after `rollback()` is inserted anew).
