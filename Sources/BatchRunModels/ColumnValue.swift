@@ -8,7 +8,7 @@ import Foundation
 /// ```swift
 /// enum Status: String, ColumnValue { case scheduled, boarding, departed }
 /// ```
-public protocol ColumnValue {
+public protocol ColumnValue: SendableMetatype {
     /// The type of the column it is stored in.
     static var columnType: ColumnType { get }
     /// Whether NULL is one of its values (an optional).

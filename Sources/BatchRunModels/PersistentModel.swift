@@ -1,11 +1,13 @@
 /// A class `@Model` made a model: its schema, and the backing that ties an instance to its row.
-/// `@Model` writes the conformance; nothing here is written by hand.
+/// `@Model` writes the conformance; nothing here is written by hand. The instances are not
+/// Sendable (they live in their context, as its objects do); the type itself is
+/// (`SendableMetatype`): schemas and filters name it from any thread.
 ///
 /// ```swift
 /// let schema = Flight.modelSchema          // the columns and relationships @Model read
 /// try context.insert(Flight(id: 1, number: "BA117"))
 /// ```
-public protocol PersistentModel: AnyObject {
+public protocol PersistentModel: AnyObject, SendableMetatype {
     /// The entity's columns and relationships, read from the declaration.
     static var modelSchema: ModelSchema { get }
     /// The row of the instance once inserted or fetched (nothing before).
