@@ -181,7 +181,7 @@ struct ModelTests {
             try context.fetch(ua90)[0].seats = 2
             try context.save()
         }
-        await ops.perform { context in
+        _ = await ops.perform { context in
             #expect(throws: MergeConflictError.self) { _ = try context.save() }
         }
     }
