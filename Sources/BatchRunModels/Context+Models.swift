@@ -39,4 +39,23 @@ extension Context {
         guard let object = model.modelBacking.object else { return }
         core.delete(object)
     }
+
+    /// A to-one's model, as `model.airline` reads it, but a failed read (an interrupt, a lost
+    /// connection) is thrown instead of stopping the program: for walks that may fail.
+    ///
+    /// ```swift
+    /// let airline = try context.related(\Flight.airline, of: flight)
+    /// ```
+    public func related<Root: PersistentModel, Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination?>, of model: Root) throws -> Destination? {
+        try ModelRelated.one(keyPath, of: model)
+    }
+
+    /// A to-many's models, as `model.flights` reads them, a failed read thrown.
+    ///
+    /// ```swift
+    /// let flights = try context.related(\Airline.flights, of: airline)
+    /// ```
+    public func related<Root: PersistentModel, Destination: PersistentModel>(_ keyPath: KeyPath<Root, [Destination]>, of model: Root) throws -> [Destination] {
+        try ModelRelated.many(keyPath, of: model)
+    }
 }

@@ -30,4 +30,22 @@ extension MainContext {
         guard let object = model.modelBacking.object else { return }
         core.delete(object)
     }
+
+    /// `Context.related(_:of:)` of a to-one, on the main actor.
+    ///
+    /// ```swift
+    /// let airline = try main.related(\Flight.airline, of: flight)
+    /// ```
+    public func related<Root: PersistentModel, Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination?>, of model: Root) throws -> Destination? {
+        try ModelRelated.one(keyPath, of: model)
+    }
+
+    /// `Context.related(_:of:)` of a to-many, on the main actor.
+    ///
+    /// ```swift
+    /// let flights = try main.related(\Airline.flights, of: airline)
+    /// ```
+    public func related<Root: PersistentModel, Destination: PersistentModel>(_ keyPath: KeyPath<Root, [Destination]>, of model: Root) throws -> [Destination] {
+        try ModelRelated.many(keyPath, of: model)
+    }
 }

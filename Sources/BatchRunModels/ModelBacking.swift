@@ -111,9 +111,9 @@ public final class ModelBacking {
     /// A to-many relationship: the models whose to-one points here, as this context sees them.
     public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
                                                                            unattached: [Destination]?) -> [Destination] {
-        guard let object, let core else { return unattached ?? [] }
+        guard let object else { return unattached ?? [] }
         do {
-            return try core.relatedObjects(property, of: object).map { ModelBacking.model(for: $0, core: core) }
+            return try readRelatedMany(property, of: object)
         } catch {
             preconditionFailure("\(root).\(property) could not be read: \(error)")
         }
@@ -330,15 +330,27 @@ public final class ModelBacking {
     }
 
     private func related<Root: PersistentModel, Destination: PersistentModel>(_ property: String, of object: ManagedObject, _ root: Root.Type) -> Destination? {
-        guard let core else { preconditionFailure("\(root).\(property): the context of this \(root) is gone") }
         do {
-            if let group, let column = Root.modelSchema.columnIndex(of: property) {
-                try group.readAhead(property, column: column, destination: Destination.modelSchema.entityName, core: core)
-            }
-            return try core.relatedObject(property, of: object).map { ModelBacking.model(for: $0, core: core) }
+            return try readRelated(property, of: object, root)
         } catch {
             preconditionFailure("\(root).\(property) could not be read: \(error)")
         }
+    }
+
+    /// A to-one's model, read as its getter reads it, a failed read thrown.
+    package func readRelated<Root: PersistentModel, Destination: PersistentModel>(_ property: String, of object: ManagedObject,
+                                                                                  _ root: Root.Type) throws -> Destination? {
+        guard let core else { preconditionFailure("\(root).\(property): the context of this \(root) is gone") }
+        if let group, let column = Root.modelSchema.columnIndex(of: property) {
+            try group.readAhead(property, column: column, destination: Destination.modelSchema.entityName, core: core)
+        }
+        return try core.relatedObject(property, of: object).map { ModelBacking.model(for: $0, core: core) }
+    }
+
+    /// A to-many's models, read as its getter reads them, a failed read thrown.
+    package func readRelatedMany<Destination: PersistentModel>(_ property: String, of object: ManagedObject) throws -> [Destination] {
+        guard let core else { return [] }
+        return try core.relatedObjects(property, of: object).map { ModelBacking.model(for: $0, core: core) }
     }
 
     private static func given<Root: PersistentModel, Value>(_ value: Value?, _ property: String, _ root: Root.Type) -> Value {

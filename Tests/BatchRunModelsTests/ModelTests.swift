@@ -129,6 +129,29 @@ struct ModelTests {
         }
     }
 
+    @Test("related(_:of:) reads as the properties do, and throws a failed read (an interrupt) instead of stopping the program", arguments: Backend.allCases)
+    func relatedThrows(backend: Backend) async throws {
+        let store = try Self.store(backend)
+        try await Context(store: store, name: "ops").perform { context in
+            try context.insert(Flight(number: "UA90", departs: Self.noon, airline: Airline(id: 1, name: "UA")))
+            try context.save()
+        }
+        let walk = Context(store: store, name: "walk")
+        try await walk.perform { context in
+            let flight = try context.fetch(FetchDescriptor<Flight>())[0]
+            let airline = try #require(try context.related(\Flight.airline, of: flight))
+            let flights = try context.related(\Airline.flights, of: airline)
+            #expect(airline.name == "UA" && flights.map(\.number) == ["UA90"])
+            let other = try context.fetch(FetchDescriptor<Lounge>())
+            #expect(other.isEmpty)
+        }
+        try await Context(store: store, name: "stopped").perform { context in
+            let flight = try context.fetch(FetchDescriptor<Flight>())[0]
+            context.interrupt()
+            #expect(throws: (any Error).self) { try context.related(\Flight.airline, of: flight) }
+        }
+    }
+
     @Test("delete rules from the to-many side: cascade deletes the flights, nullify empties the lounge's airline, deny refuses while flights point at the pilot", arguments: Backend.allCases)
     func deleteRules(backend: Backend) async throws {
         let store = try Self.store(backend)
