@@ -200,4 +200,4 @@ data:
 	python3 examples/generate_data.py
 
 clean:
-	rm -rf .build .build-bench .build-fuzz .build-deb var reports examples/models/.build
+	rm -rf .build .build-bench .build-fuzz .build-deb .build-macros var reports examples/models/.build

@@ -9,6 +9,8 @@
 # With valgrind (make bench-deps installs it): the instructions one inserted row costs, objects
 # and typed records (save() every 10,000; the difference of 100,000- and 50,000-row runs, so
 # start-up cancels), a figure the machine's pace does not move. Writes .build-bench/library-instructions.json.
+# Then the same built with the Macros trait (.build-macros; SKIP_MACROS=1 skips it): typed-record
+# inserts and stalls beside the default build's, and @Model inserts. Writes .build-bench/library-macros.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .build-bench
@@ -26,6 +28,24 @@ print(f"  main-actor stall, async fetch  {r['async_fetch_stall_ms_median']:9.1f}
 print(f"  main-actor stall, async fetch  {r['large_fetch_stall_ms_median']:9.1f} ms of {r['large_fetch_rows']:,} objects (worst {r['large_fetch_stall_ms_worst']} ms; target at most {r['stall_target_ms']} ms)")
 print(f"  dropping those objects at once {r['large_fetch_release_ms_median']:9.1f} ms on the main actor (the caller's act, not the fetch's)")
 PY
+
+# Issue 49: the same benchmark built with the Macros trait (and no other: SQLite alone, as a
+# library user who wants models builds it), beside the default build's figures, and @Model
+# inserts of the same rows. Its own scratch path, so the default build is not rebuilt.
+if [ -z "${SKIP_MACROS:-}" ]; then
+    ${SWIFT:-swift} build -c release --product batchrun-bench-library --traits Macros --scratch-path .build-macros > .build-bench/macros-build.log 2>&1 \
+        || { tail -20 .build-bench/macros-build.log; exit 1; }
+    .build-macros/release/batchrun-bench-library "${1:-200000}" "${RUNS:-5}" > .build-bench/library-macros.json
+    python3 - <<'PY'
+import json
+d, m = json.load(open(".build-bench/library.json")), json.load(open(".build-bench/library-macros.json"))
+print("library with the Macros trait (medians; the default build's beside them)")
+print(f"  typed-record inserts, save()  {m['record_inserts_per_s_median']:>9,} rows/s (default build {d['record_inserts_per_s_median']:,}; target at least {m['record_inserts_target']:,})")
+print(f"  @Model inserts, save()        {m['model_inserts_per_s_median']:>9,} rows/s of {m['plain_save_rows']:,}, save() every 10,000")
+for key, what in (("merge_stall_ms_median", "merging"), ("live_results_stall_ms_median", "live results"), ("large_fetch_stall_ms_median", "async fetch")):
+    print(f"  main-actor stall, {what:<13}{m[key]:9.1f} ms (default build {d[key]} ms; target at most {m['stall_target_ms']} ms)")
+PY
+fi
 
 if command -v valgrind > /dev/null && [ -z "${SKIP_INSTRUCTIONS:-}" ]; then
     # valgrind cannot read this build's debug information: count on a copy without it.

@@ -6,10 +6,16 @@
 /// let model = try Model(Airline.self, Flight.self, columnNames: .snakeCase)
 /// ```
 public enum ColumnNaming: Sendable {
+    /// The property's name as written: `departs`, `airlineID`.
     case asWritten
+    /// snake_case: `departs_at`, `airline_id`.
     case snakeCase
 
     /// The column of a property holding a value.
+    ///
+    /// ```swift
+    /// ColumnNaming.snakeCase.column(for: "departsAt")   // "departs_at"
+    /// ```
     public func column(for property: String) -> String {
         switch self {
         case .asWritten: return property
@@ -18,6 +24,10 @@ public enum ColumnNaming: Sendable {
     }
 
     /// The column of a to-one relationship: it holds the other row's key.
+    ///
+    /// ```swift
+    /// ColumnNaming.snakeCase.foreignKey(for: "airline")   // "airline_id"
+    /// ```
     public func foreignKey(for property: String) -> String {
         switch self {
         case .asWritten: return property + "ID"

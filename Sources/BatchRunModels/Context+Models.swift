@@ -8,7 +8,7 @@ extension Context {
     ///
     /// ```swift
     /// let airline = Airline(id: 1, name: "UA")
-    /// try context.insert(Flight(id: 10, number: "UA90", airline: airline))   // the airline too
+    /// try context.insert(Flight(number: "UA90", departs: Date(), airline: airline))   // the airline too
     /// try context.save()
     /// ```
     public func insert<Root: PersistentModel>(_ model: Root) throws {
@@ -20,7 +20,7 @@ extension Context {
     ///
     /// ```swift
     /// for flight in try context.fetch(FetchDescriptor(filter: #Filter<Flight> { $0.airline?.name == "UA" })) {
-    ///     flight.gate = "B32"
+    ///     flight.delay = nil
     /// }
     /// try context.save()
     /// ```

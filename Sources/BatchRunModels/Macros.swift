@@ -24,6 +24,10 @@ public macro Model(table: String? = nil) = #externalMacro(module: "BatchRunMacro
 
 /// Added by `@Model` to each stored property: reads and writes go to the row once the instance
 /// has one. Not written by hand.
+///
+/// ```swift
+/// @_ModelProperty var seats: Int = 180   // as @Model marks it
+/// ```
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_))
 public macro _ModelProperty() = #externalMacro(module: "BatchRunMacros", type: "ModelPropertyMacro")

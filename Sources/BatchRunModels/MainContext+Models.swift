@@ -5,7 +5,7 @@ extension MainContext {
     /// `Context.insert(_:)` on the main actor.
     ///
     /// ```swift
-    /// try main.insert(Flight(id: 11, number: "BA118"))
+    /// try main.insert(Flight(number: "BA118", departs: Date()))
     /// ```
     public func insert<Root: PersistentModel>(_ model: Root) throws {
         try ModelBacking.insertGraph(model, into: core)

@@ -7,7 +7,7 @@ import BatchRunStore
 /// accessors call `value(of:in:unattached:)` and `setValue(_:of:in:unattached:)`.
 ///
 /// ```swift
-/// let flight = Flight(id: 1, number: "BA117")   // flight.modelBacking.isInserted == false
+/// let flight = Flight(number: "BA117", departs: Date())   // flight.modelBacking.isInserted == false
 /// try context.insert(flight)                     // true: flight.delay = 5 changes the row's object
 /// ```
 public final class ModelBacking {
@@ -18,6 +18,10 @@ public final class ModelBacking {
     package private(set) var core: ContextCore?
 
     /// An instance's backing before it has a row.
+    ///
+    /// ```swift
+    /// public private(set) var modelBacking = ModelBacking()   // as @Model writes it
+    /// ```
     public init() {
         group = nil
     }
@@ -47,6 +51,10 @@ public final class ModelBacking {
     // MARK: columns
 
     /// A column's value: the row's, else the one the instance was given.
+    ///
+    /// ```swift
+    /// modelBacking.value(of: "delay", in: Self.self, unattached: _delay)   // the getter of Flight.delay
+    /// ```
     public func value<Root: PersistentModel, Value: ColumnValue>(of property: String, in root: Root.Type, unattached: Value?) -> Value {
         guard let object else { return Self.given(unattached, property, root) }
         let stored = object.values[Self.columnIndex(property, root)]
@@ -57,6 +65,10 @@ public final class ModelBacking {
     }
 
     /// Sets a column's value: on the row's object (a change the save writes), else in the instance.
+    ///
+    /// ```swift
+    /// modelBacking.setValue(newValue, of: "delay", in: Self.self, unattached: &_delay)   // the setter of Flight.delay
+    /// ```
     public func setValue<Root: PersistentModel, Value: ColumnValue>(_ value: Value, of property: String, in root: Root.Type, unattached: inout Value?) {
         guard let object else {
             unattached = .some(value)
@@ -68,6 +80,10 @@ public final class ModelBacking {
     // MARK: to-one
 
     /// A to-one relationship: the related model (its row read when first asked for), or nil.
+    ///
+    /// ```swift
+    /// modelBacking.value(of: "airline", in: Self.self, unattached: _airline)   // the getter of Flight.airline
+    /// ```
     public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
                                                                            unattached: Destination??) -> Destination? {
         guard let object else { return Self.given(unattached, property, root) }
@@ -75,6 +91,10 @@ public final class ModelBacking {
     }
 
     /// A to-one relationship that is never nil.
+    ///
+    /// ```swift
+    /// modelBacking.value(of: "airline", in: Self.self, unattached: _airline)   // the getter of `var airline: Airline`
+    /// ```
     public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
                                                                            unattached: Destination?) -> Destination {
         guard let object else { return Self.given(unattached, property, root) }
@@ -86,6 +106,10 @@ public final class ModelBacking {
 
     /// Sets a to-one relationship: the row's column takes the other model's key (a model not
     /// inserted yet is inserted into this context first).
+    ///
+    /// ```swift
+    /// modelBacking.setValue(newValue, of: "airline", in: Self.self, unattached: &_airline)   // the setter of Flight.airline
+    /// ```
     public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: Destination?, of property: String, in root: Root.Type,
                                                                               unattached: inout Destination??) {
         guard let object, let core else {
@@ -97,6 +121,10 @@ public final class ModelBacking {
     }
 
     /// Sets a to-one relationship that is never nil.
+    ///
+    /// ```swift
+    /// modelBacking.setValue(newValue, of: "airline", in: Self.self, unattached: &_airline)   // the setter of `var airline: Airline`
+    /// ```
     public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: Destination, of property: String, in root: Root.Type,
                                                                               unattached: inout Destination?) {
         guard let object, let core else {
@@ -109,6 +137,10 @@ public final class ModelBacking {
     // MARK: to-many
 
     /// A to-many relationship: the models whose to-one points here, as this context sees them.
+    ///
+    /// ```swift
+    /// modelBacking.value(of: "flights", in: Self.self, unattached: _flights)   // the getter of Airline.flights
+    /// ```
     public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
                                                                            unattached: [Destination]?) -> [Destination] {
         guard let object else { return unattached ?? [] }
@@ -121,6 +153,10 @@ public final class ModelBacking {
 
     /// Sets a to-many relationship: each model given points here (inserted first if new), each
     /// one that pointed here and is not given points nowhere.
+    ///
+    /// ```swift
+    /// modelBacking.setValue(newValue, of: "flights", in: Self.self, unattached: &_flights)   // the setter of Airline.flights
+    /// ```
     public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: [Destination], of property: String, in root: Root.Type,
                                                                               unattached: inout [Destination]?) {
         guard let object, let core else {

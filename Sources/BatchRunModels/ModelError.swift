@@ -40,6 +40,7 @@ public enum ModelError: BatchRunError, Equatable {
 
     package var message: String { description }
 
+    /// What went wrong, and what to do about it, in one sentence.
     public var description: String {
         switch self {
         case .schema(let problem):

@@ -18,21 +18,37 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
     }
 
     /// Both conditions.
+    ///
+    /// ```swift
+    /// let lateAndFull = ModelFilter<Flight>.and(.compare(\.delay, .greater, 10), .compare(\.seats, .greaterOrEqual, 180))
+    /// ```
     public static func and(_ lhs: ModelFilter, _ rhs: ModelFilter) -> ModelFilter {
         ModelFilter { model, params in "(\(try lhs.render(model, &params)) AND \(try rhs.render(model, &params)))" }
     }
 
     /// Either condition.
+    ///
+    /// ```swift
+    /// let unknownOrBritish = ModelFilter<Flight>.or(.compare(\.delay, .equal, nil), .like(\.number, "BA%"))
+    /// ```
     public static func or(_ lhs: ModelFilter, _ rhs: ModelFilter) -> ModelFilter {
         ModelFilter { model, params in "(\(try lhs.render(model, &params)) OR \(try rhs.render(model, &params)))" }
     }
 
     /// Not the condition (SQL's `NOT`: a row where it is NULL matches neither).
+    ///
+    /// ```swift
+    /// let notLate = ModelFilter<Flight>.not(.compare(\.delay, .greater, 10))
+    /// ```
     public static func not(_ filter: ModelFilter) -> ModelFilter {
         ModelFilter { model, params in "(NOT \(try filter.render(model, &params)))" }
     }
 
     /// A property compared with a value.
+    ///
+    /// ```swift
+    /// let full = ModelFilter<Flight>.compare(\.seats, .greaterOrEqual, 180)
+    /// ```
     public static func compare<Value: ColumnValue>(_ keyPath: KeyPath<Root, Value> & Sendable, _ comparison: ModelComparison, _ value: Value) -> ModelFilter {
         let stored = value.storeValue
         return ModelFilter { model, params in
@@ -49,6 +65,10 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
     }
 
     /// A to-one relationship compared with a model (`equal`, `notEqual`; nil is `IS NULL`).
+    ///
+    /// ```swift
+    /// let united = ModelFilter<Flight>.compare(\.airline, .equal, airline)   // an Airline with its key
+    /// ```
     public static func compare<Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination?> & Sendable, _ comparison: ModelComparison,
                                                              _ value: Destination?) -> ModelFilter {
         let key = value?.modelBacking.object?.objectID?.singleKey ?? .null
@@ -63,11 +83,19 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
 
     /// A text property matched with a SQL `LIKE` pattern (`%` any text, `_` one character), as
     /// the store's database matches it (SQLite ignores the case of ASCII letters, PostgreSQL does not).
+    ///
+    /// ```swift
+    /// let british = ModelFilter<Flight>.like(\.number, "BA%")
+    /// ```
     public static func like<Value: ColumnValue>(_ keyPath: KeyPath<Root, Value> & Sendable, _ pattern: String) -> ModelFilter {
         ModelFilter { model, params in "\(try column(keyPath, in: model)) LIKE \(parameter(.text(pattern), &params))" }
     }
 
     /// A property whose value is one of `values` (`IN`); none given matches no row.
+    ///
+    /// ```swift
+    /// let small = ModelFilter<Flight>.isIn(\.seats, [120, 150])
+    /// ```
     public static func isIn<Value: ColumnValue, Values: Sequence & Sendable>(_ keyPath: KeyPath<Root, Value> & Sendable, _ values: Values) -> ModelFilter
     where Values.Element == Value {
         let stored = values.map(\.storeValue)
@@ -94,11 +122,19 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
     }
 
     /// A condition on the model a to-one relationship points at (`$0.airline?.name == "UA"`).
+    ///
+    /// ```swift
+    /// let ua = ModelFilter<Flight>.through(\.airline, .compare(\.name, .equal, "UA"))
+    /// ```
     public static func through<Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination?> & Sendable, _ filter: ModelFilter<Destination>) -> ModelFilter {
         ModelFilter { model, params in try through(keyPath, filter, model, &params) }
     }
 
     /// A condition on the model a to-one relationship that is never nil points at.
+    ///
+    /// ```swift
+    /// let ua = ModelFilter<Flight>.through(\.airline, .compare(\.name, .equal, "UA"))   // for `var airline: Airline`
+    /// ```
     public static func through<Destination: PersistentModel>(_ keyPath: KeyPath<Root, Destination> & Sendable, _ filter: ModelFilter<Destination>) -> ModelFilter {
         ModelFilter { model, params in try through(keyPath, filter, model, &params) }
     }

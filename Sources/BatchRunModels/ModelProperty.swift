@@ -11,6 +11,11 @@ import BatchRunStore
 /// ```
 public struct ModelProperty: Sendable {
     /// What the property is stored as.
+    ///
+    /// ```swift
+    /// let airline = Flight.modelSchema.properties.first { $0.name == "airline" }!
+    /// if case .toOne(let destination, let acceptsNull) = airline.kind { print(destination, acceptsNull) }   // Airline true
+    /// ```
     public enum Kind: Sendable {
         /// A column of this type; `acceptsNull` for an optional.
         case column(ColumnType, acceptsNull: Bool)
@@ -25,9 +30,13 @@ public struct ModelProperty: Sendable {
     public let name: String
     /// The property's key path (`\Flight.delay`), which filters and sorts name it by.
     public let keyPath: AnyKeyPath & Sendable
+    /// What it is stored as: a column, a to-one or a to-many.
     public let kind: Kind
+    /// Whether it is the primary key (`@Key`).
     public let isKey: Bool
+    /// Whether its column's values are unique (`@Unique`).
     public let isUnique: Bool
+    /// Whether its column has an index (`@Index`).
     public let isIndexed: Bool
     /// The column's default, from a literal initial value (`var seats: Int = 180`).
     public let defaultValue: StoreValue?
@@ -39,6 +48,10 @@ public struct ModelProperty: Sendable {
     let unsavedModels: @Sendable (AnyObject) -> [any PersistentModel]
 
     /// A column.
+    ///
+    /// ```swift
+    /// ModelProperty("seats", \Flight.seats, default: 180)
+    /// ```
     public init<Root: PersistentModel, Value: ColumnValue>(_ name: String, _ keyPath: KeyPath<Root, Value> & Sendable, key: Bool = false,
                                                             unique: Bool = false, index: Bool = false, default value: Value? = nil) {
         self.init(name, keyPath, .column(Value.columnType, acceptsNull: Value.acceptsNull), key: key, unique: unique, index: index,
@@ -48,6 +61,10 @@ public struct ModelProperty: Sendable {
     }
 
     /// A to-one relationship that may be nil.
+    ///
+    /// ```swift
+    /// ModelProperty("airline", \Flight.airline)
+    /// ```
     public init<Root: PersistentModel, Destination: PersistentModel>(_ name: String, _ keyPath: KeyPath<Root, Destination?> & Sendable,
                                                                      unique: Bool = false, index: Bool = false) {
         self.init(name, keyPath, .toOne(destination: Destination.self, acceptsNull: true), unique: unique, index: index,
@@ -55,6 +72,10 @@ public struct ModelProperty: Sendable {
     }
 
     /// A to-one relationship that is never nil.
+    ///
+    /// ```swift
+    /// ModelProperty("airline", \Flight.airline)   // for `var airline: Airline`
+    /// ```
     public init<Root: PersistentModel, Destination: PersistentModel>(_ name: String, _ keyPath: KeyPath<Root, Destination> & Sendable,
                                                                      unique: Bool = false, index: Bool = false) {
         self.init(name, keyPath, .toOne(destination: Destination.self, acceptsNull: false), unique: unique, index: index,
@@ -62,6 +83,10 @@ public struct ModelProperty: Sendable {
     }
 
     /// A to-many relationship: the models whose to-one `inverse` points here.
+    ///
+    /// ```swift
+    /// ModelProperty("flights", \Airline.flights, deleteRule: .cascade, inverse: \Flight.airline)
+    /// ```
     public init<Root: PersistentModel, Destination: PersistentModel>(_ name: String, _ keyPath: KeyPath<Root, [Destination]> & Sendable,
                                                                      deleteRule: DeleteRule? = nil, inverse: KeyPath<Destination, Root?> & Sendable) {
         self.init(name, keyPath, .toMany(destination: Destination.self, inverse: inverse, deleteRule: deleteRule),
@@ -69,6 +94,10 @@ public struct ModelProperty: Sendable {
     }
 
     /// A to-many relationship whose inverse is never nil.
+    ///
+    /// ```swift
+    /// ModelProperty("flights", \Airline.flights, deleteRule: .cascade, inverse: \Flight.airline)   // for Flight's `var airline: Airline`
+    /// ```
     public init<Root: PersistentModel, Destination: PersistentModel>(_ name: String, _ keyPath: KeyPath<Root, [Destination]> & Sendable,
                                                                      deleteRule: DeleteRule? = nil, inverse: KeyPath<Destination, Root> & Sendable) {
         self.init(name, keyPath, .toMany(destination: Destination.self, inverse: inverse, deleteRule: deleteRule),

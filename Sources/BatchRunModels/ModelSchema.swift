@@ -13,10 +13,18 @@ public struct ModelSchema: Sendable {
     public let entityName: String
     /// The table's name when `@Model(table:)` gives one (the entity's name else).
     public let table: String?
+    /// Its stored properties, in declaration order.
     public let properties: [ModelProperty]
     /// For each property stored in a column, its column's place in the entity.
     private let columnIndexes: [String: Int]
 
+    /// The schema of a model class; `@Model` writes it as `modelSchema`.
+    ///
+    /// ```swift
+    /// static let modelSchema = ModelSchema(Airline.self, table: nil, properties: [
+    ///     ModelProperty("id", \Airline.id, key: true), ModelProperty("name", \Airline.name, unique: true),
+    ///     ModelProperty("flights", \Airline.flights, deleteRule: .cascade, inverse: \Flight.airline)])
+    /// ```
     public init<Root: PersistentModel>(_ type: Root.Type, table: String?, properties: [ModelProperty]) {
         self.type = type
         self.entityName = String(describing: type)

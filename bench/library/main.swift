@@ -120,6 +120,39 @@ func recordInsertRate(rows: Int) async throws -> (rate: Double, cpu: Double, sav
     return (Double(rows) / seconds, cpuSeconds() - cpuBefore, Double(savingNs) / 1e9)
 }
 
+#if Macros
+/// Issue 49: the same rows as `@Model` instances (`Context.insert(_ model:)` + plain `save()`
+/// every 10,000), in a store of their own; built with the Macros trait only (bench/library.sh).
+@Model final class Sample {
+    @Key var id: Int
+    var sensor: String
+    var value: Double
+    var takenAt: Date
+    var ok: Bool
+    init(id: Int, sensor: String, value: Double, takenAt: Date, ok: Bool) {
+        self.id = id; self.sensor = sensor; self.value = value; self.takenAt = takenAt; self.ok = ok
+    }
+}
+
+func modelInsertRate(rows: Int) async throws -> Double {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-bench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let store = try Store(path: folder.appendingPathComponent("models.sqlite").path, model: try Model(Sample.self, columnNames: .snakeCase))
+    let context = Context(store: store, name: "insert")
+    let taken = Date(timeIntervalSince1970: 1_769_847_300)
+    let start = DispatchTime.now()
+    try await context.perform { context in
+        for first in stride(from: 1, through: rows, by: 10_000) {
+            for id in first..<min(first + 10_000, rows + 1) {
+                try context.insert(Sample(id: id, sensor: "s\(id % 50)", value: Double(id) / 10, takenAt: taken, ok: true))
+            }
+            try context.save()
+        }
+    }
+    return Double(rows) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+}
+#endif
+
 /// The process's user and system CPU time so far, in seconds.
 func cpuSeconds() -> Double {
     var usage = rusage()
@@ -282,8 +315,11 @@ if ProcessInfo.processInfo.environment["BENCH_ONLY_INSERTS"] != nil {   // for p
 var rates: [Double] = [], stalls: [Double] = [], fetchStalls: [Double] = [], liveStalls: [Double] = []
 var largeFetchStalls: [Double] = [], largeFetchReleases: [Double] = []
 var plainRates: [Double] = [], plainGrowth: [Double] = [], plainLast: [Double] = []
-var recordRates: [Double] = [], recordCPU: [Double] = []
+var recordRates: [Double] = [], recordCPU: [Double] = [], modelRates: [Double] = []
 for _ in 0..<runs {
+    #if Macros
+    modelRates.append(try await modelInsertRate(rows: plainSaveRows))
+    #endif
     rates.append(try await objectInsertRate())
     let plain = try await plainSaveInsertRate(rows: plainSaveRows)
     plainRates.append(plain.rate)
@@ -300,7 +336,7 @@ for _ in 0..<runs {
     fetchStalls.append(fetchStall)
     liveStalls.append(try await liveResultsStall())
 }
-let result: [String: Any] = [
+var result: [String: Any] = [
     "benchmark": "library", "runs": runs, "insert_rows": insertRows,
     "object_inserts_per_s_median": Int(median(rates)), "object_inserts_target": 500_000,
     "merge_stall_ms_median": (median(stalls) * 10).rounded() / 10, "merge_stall_ms_worst": (stalls.max()! * 10).rounded() / 10,
@@ -315,5 +351,6 @@ let result: [String: Any] = [
     "record_inserts_per_s_median": Int(median(recordRates)), "record_inserts_cpu_s_median": (median(recordCPU) * 100).rounded() / 100,
     "record_inserts_target": 400_000,
 ]
+if !modelRates.isEmpty { result["model_inserts_per_s_median"] = Int(median(modelRates)) }
 let data = try JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys])
 print(String(decoding: data, as: UTF8.self))
