@@ -11,7 +11,7 @@ struct ModelCompileTests {
     static let build = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func typecheck(_ source: String) throws -> (status: Int32, output: String) {
+    static func typecheck(_ source: String, options: [String] = []) throws -> (status: Int32, output: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-compile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -30,7 +30,7 @@ struct ModelCompileTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", build.appendingPathComponent("Modules").path]
-            + maps + ["-load-plugin-executable", build.appendingPathComponent("BatchRunMacros-tool").path + "#BatchRunMacros", file.path]
+            + options + maps + ["-load-plugin-executable", build.appendingPathComponent("BatchRunMacros-tool").path + "#BatchRunMacros", file.path]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -60,6 +60,33 @@ struct ModelCompileTests {
         #expect(misspelled.status != 0 && misspelled.output.contains("snippet.swift:7:") && misspelled.output.contains("has no member 'seets'"), "\(misspelled.output)")
         let wrongType = try Self.typecheck(Self.snippet(property: "seats", value: "\"ten\""))
         #expect(wrongType.status != 0 && wrongType.output.contains("snippet.swift:7:") && wrongType.output.contains("cannot convert value of type 'String' to expected argument type 'Int'"), "\(wrongType.output)")
+    }
+
+    @Test("models compile in a target whose default isolation is the main actor (SE-0466, as new app targets are), relationships and filters too")
+    func mainActorByDefault() throws {
+        let source = """
+            import BatchRunKit
+            import BatchRunModels
+            @Model final class Plane {
+                @Key var id: Int
+                var seats: Int
+                var maker: Maker?
+                init(id: Int, seats: Int) { self.id = id; self.seats = seats }
+            }
+            @Model final class Maker {
+                @Key var id: Int
+                @Relationship(deleteRule: .cascade, inverse: \\Plane.maker) var planes: [Plane]
+                init(id: Int) { self.id = id }
+            }
+            func model() throws -> Model {
+                _ = FetchDescriptor(filter: #Filter<Plane> { $0.seats > 10 && $0.maker?.id == 3 }, sortBy: [ModelSort(\\.seats)])
+                return try Model(Plane.self, Maker.self)
+            }
+            """
+        for options in [[], ["-default-isolation", "MainActor"]] {
+            let result = try Self.typecheck(source, options: options)
+            #expect(result.status == 0, "\(options): \(result.output)")
+        }
     }
 
     @Test("@Model refuses what cannot be a row, at the declaration: no @Key, a let, a property without a type, a struct")
