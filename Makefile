@@ -135,7 +135,7 @@ bench: build bench-deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun-bench-scheduler
 	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun-bench-library
 	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun-bench-checkpoints
-	bench/library.sh
+	RELEASE_FLAGS="$(RELEASE_FLAGS)" bench/library.sh
 	bench/import.sh 336776
 	bench/import.sh 1000000
 	bench/conflicts.sh

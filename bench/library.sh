@@ -33,7 +33,8 @@ PY
 # library user who wants models builds it), beside the default build's figures, and @Model
 # inserts of the same rows. Its own scratch path, so the default build is not rebuilt.
 if [ -z "${SKIP_MACROS:-}" ]; then
-    ${SWIFT:-swift} build -c release --product batchrun-bench-library --traits Macros --scratch-path .build-macros > .build-bench/macros-build.log 2>&1 \
+    # shellcheck disable=SC2086 # RELEASE_FLAGS (make bench gives the Makefile's) is a list of flags
+    ${SWIFT:-swift} build ${RELEASE_FLAGS:--c release} --product batchrun-bench-library --traits Macros --scratch-path .build-macros > .build-bench/macros-build.log 2>&1 \
         || { tail -20 .build-bench/macros-build.log; exit 1; }
     .build-macros/release/batchrun-bench-library "${1:-200000}" "${RUNS:-5}" > .build-bench/library-macros.json
     python3 - <<'PY'
