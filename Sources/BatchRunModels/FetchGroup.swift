@@ -1,16 +1,17 @@
 import BatchRunContext
 import BatchRunStore
 
-/// The rows one fetch read, for Core Data's batch faulting: the first time a to-one is walked
-/// from one of its models, the rows it points at are read for all of them, in one statement
-/// per entity, and held while the models are; a loop over the models then reads nothing more.
+/// The rows one fetch read, for Core Data's batch faulting: the first time a relationship is
+/// walked from one of its models, the rows it reaches are read for all of them, in one
+/// statement per entity (a to-one) or per 30,000 keys (a to-many), and held while the models
+/// are; a loop over the models then reads nothing more for it.
 package final class FetchGroup {
     private struct Held {
         weak var object: ManagedObject?
     }
 
     private let objects: [Held]
-    /// The rows read ahead, by the to-one's name: held, as the context holds rows weakly.
+    /// The rows read ahead, by the relationship's name: held, as the context holds rows weakly.
     private var readAhead: [String: [ManagedObject]] = [:]
 
     init(_ objects: [ManagedObject]) {
@@ -27,5 +28,22 @@ package final class FetchGroup {
             keys.insert(object.values[column])
         }
         readAhead[property] = try core.existingObjects(with: keys.map { ObjectID(entity: destination, single: $0) }).compactMap { $0 }
+    }
+
+    /// The rows of the to-many `property` read ahead, by the key they pointed at when read.
+    private var readAheadByKey: [String: [StoreValue: [ManagedObject]]] = [:]
+
+    /// The rows of the to-many `property` of `object` among those read ahead for every model of
+    /// the group (read once): the ones that pointed at it when read. The context's changes since
+    /// are `relatedObjects(_:of:among:)`'s to see.
+    func readAheadMany(_ property: String, of object: ManagedObject, core: ContextCore) throws -> [ManagedObject] {
+        guard let key = object.objectID?.singleKey else { return [] }
+        if let rows = readAheadByKey[property] { return rows[key] ?? [] }
+        guard let link = core.store.model.toMany(property, of: object.entity) else { return [] }
+        let rows = try core.readAhead(property, of: objects.compactMap(\.object))
+        readAhead[property] = rows
+        let byKey = Dictionary(grouping: rows) { $0.values[link.column] }
+        readAheadByKey[property] = byKey
+        return byKey[key] ?? []
     }
 }

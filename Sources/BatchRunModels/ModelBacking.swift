@@ -386,7 +386,8 @@ public final class ModelBacking {
     /// A to-many's models, read as its getter reads them, a failed read thrown.
     package func readRelatedMany<Destination: PersistentModel>(_ property: String, of object: ManagedObject) throws -> [Destination] {
         guard let core else { return [] }
-        return try core.relatedObjects(property, of: object).map { ModelBacking.model(for: $0, core: core) }
+        let readAhead = try group?.readAheadMany(property, of: object, core: core)
+        return try core.relatedObjects(property, of: object, among: readAhead).map { ModelBacking.model(for: $0, core: core) }
     }
 
     private static func given<Root: PersistentModel, Value>(_ value: Value?, _ property: String, _ root: Root.Type) -> Value {

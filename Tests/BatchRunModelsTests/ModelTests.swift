@@ -111,7 +111,7 @@ struct ModelTests {
         #expect(seen == "UA90 12.5 1")
     }
 
-    @Test("walking a to-one from many fetched models reads the rows it points at once, not once a model (batch faulting)", arguments: Backend.allCases)
+    @Test("walking a relationship from many fetched models reads its rows once, not once a model (batch faulting), the context's own changes seen", arguments: Backend.allCases)
     func batchedWalk(backend: Backend) async throws {
         let store = try Self.store(backend)
         let context = Context(store: store, name: "ops")
@@ -126,6 +126,17 @@ struct ModelTests {
             let names = Set(flights.compactMap { $0.airline?.name })
             #expect(names.count == 5)
             #expect(context.core.reads - before == 1, "one read for the five airlines of fifty flights")
+        }
+        try await Context(store: store, name: "back").perform { context in
+            let airlines = try context.fetch(FetchDescriptor<Airline>(sortBy: [ModelSort(\.id)]))
+            let before = context.core.reads
+            let counts = airlines.map { $0.flights.count }
+            #expect(counts == [10, 10, 10, 10, 10])
+            #expect(context.core.reads - before == 1, "one read for the flights of five airlines")
+            // The context's own changes count, as they do for a to-many read alone.
+            airlines[0].flights[0].airline = airlines[1]
+            #expect(airlines.map { $0.flights.count } == [9, 11, 10, 10, 10])
+            #expect(context.core.reads - before == 1)
         }
     }
 
