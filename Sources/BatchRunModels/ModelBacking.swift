@@ -1,5 +1,6 @@
 import BatchRunContext
 import BatchRunStore
+import Synchronization
 
 /// What ties a model instance to its row: the context's object once the instance is inserted
 /// or fetched (its reads and writes go to the object, whose changes the context tracks and
@@ -280,17 +281,17 @@ public final class ModelBacking {
         defer { inserting = false }
         let schema = Root.modelSchema
         let entity = try Self.entity(of: Root.self, in: core)
-        var values: [String: StoreValue] = [:]
+        // The row by column, as `insert(into:values:)` makes it, without looking names up.
+        var row = [StoreValue](repeating: .null, count: entity.columns.count)
+        var assigned: [Int] = []
         var cycles: [(column: Int, target: any PersistentModel, relationship: String)] = []
         var column = 0
         for property in schema.properties where property.hasColumn {
             defer { column += 1 }
-            let name = entity.columns[column].name
-            if let value = setting[column] {
-                values[name] = value
-                continue
-            }
-            if case .toOne = property.kind {
+            var value: StoreValue
+            if let given = setting[column] {
+                value = given
+            } else if case .toOne = property.kind {
                 guard let related = property.unsavedModels(model).first else { continue }
                 let relationship = "\(schema.entityName).\(property.name)"
                 if related.modelBacking.inserting {
@@ -301,19 +302,21 @@ public final class ModelBacking {
                 guard let key = related.modelBacking.object?.objectID?.singleKey else {
                     throw ModelError.keyNotAssigned(model: "\(type(of: related))", relationship: relationship)
                 }
-                values[name] = key
+                value = key
             } else {
-                let value = property.unsavedValue(model)
+                value = property.unsavedValue(model)
                 if property.isKey && value == .null { continue }   // the store assigns it
-                values[name] = value
             }
+            row[column] = try entity.fitting(value, at: column)
+            assigned.append(column)
         }
         // The to-manys' models, read while the instance still answers from itself.
         let toMany = schema.properties.map { property -> (ModelProperty, [any PersistentModel]) in
             guard case .toMany = property.kind else { return (property, []) }
             return (property, property.unsavedModels(model))
         }
-        let inserted = try core.insert(into: schema.entityName, values: values)
+        let inserted = ManagedObject(inserting: entity, values: row, assigned: assigned)
+        core.insert(inserted)
         attach(inserted, core: core, model: model)
         links += cycles.map { PendingLink(object: inserted, column: $0.column, target: $0.target, relationship: $0.relationship) }
         for (property, children) in toMany {
@@ -346,16 +349,44 @@ public final class ModelBacking {
     package static func entity<Root: PersistentModel>(of type: Root.Type, in core: ContextCore) throws -> Entity {
         let schema = Root.modelSchema
         guard let entity = core.store.model[schema.entityName] else { throw ModelError.notInModel(schema.entityName) }
+        let store = core.store, model = ObjectIdentifier(Root.self)
+        if checkedEntities.withLock({ $0[ObjectIdentifier(store)].map { $0.store === store && $0.models.contains(model) } ?? false }) {
+            return entity
+        }
         let columns = schema.properties.filter(\.hasColumn)
-        let fits = entity.columns.count == columns.count && zip(entity.columns, columns).allSatisfy { column, property in
-            if case .column(let type, _) = property.kind { return column.type == type }
-            return true
+        // The columns `Model(_:columnNames:)` makes, under one of its naming rules.
+        let fits = entity.columns.count == columns.count && [ColumnNaming.asWritten, .snakeCase].contains { naming in
+            zip(entity.columns, columns).allSatisfy { column, property in
+                switch property.kind {
+                case .column(let type, _):
+                    return column.type == type && column.name == naming.column(for: property.name)
+                case .toOne(let destination, _):
+                    guard case .column(let keyType, _)? = destination.modelSchema.key?.kind else { return false }
+                    return column.type == keyType && column.name == naming.foreignKey(for: property.name)
+                case .toMany:
+                    return false
+                }
+            }
         }
         guard fits else {
             throw ModelError.schema("the store's entity \(schema.entityName) is not the one Model(\(schema.entityName).self) makes: open the store with Model(_:) of the @Model classes")
         }
+        checkedEntities.withLock { checked in
+            if checked[ObjectIdentifier(store)]?.store !== store { checked[ObjectIdentifier(store)] = CheckedEntities(store: store) }
+            checked[ObjectIdentifier(store)]?.models.insert(model)
+        }
         return entity
     }
+
+    /// The model classes whose entities were checked against a store (a store's model does not
+    /// change). The store is held weakly: another store at the same address is checked afresh.
+    private struct CheckedEntities {
+        weak var store: Store?
+        var models: Set<ObjectIdentifier> = []
+    }
+
+    /// What was checked so far, by store, in any context of any thread.
+    private static let checkedEntities = Mutex<[ObjectIdentifier: CheckedEntities]>([:])
 
     /// The model over `object` in its context: the one made before while someone holds it, else a new one.
     package static func model<Model: PersistentModel>(for object: ManagedObject, core: ContextCore, group: FetchGroup? = nil) -> Model {

@@ -261,6 +261,20 @@ struct ModelTests {
         #expect(throws: ModelError.otherContext("Lounge")) { try two.insert(lounge) }
     }
 
+    @Test("a store whose entity of a model's name was made otherwise is refused at the first fetch or insert, not read wrong")
+    func entityMadeOtherwise() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("batchrun-models-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let store = try Store(path: folder.appendingPathComponent("other.sqlite").path, model: Model(entities: [
+            Entity(name: "Lounge", columns: [Column(name: "id", type: .integer, isPrimaryKey: true), Column(name: "name", type: .text)], primaryKey: ["id"]),
+        ]))
+        let expected = ModelError.schema("the store's entity Lounge is not the one Model(Lounge.self) makes: open the store with Model(_:) of the @Model classes")
+        await Context(store: store, name: "ops").perform { context in
+            #expect(throws: expected) { try context.fetch(FetchDescriptor<Lounge>()) }
+            #expect(throws: expected) { try context.insert(Lounge(id: 1, airline: nil)) }
+        }
+    }
+
     @Test("a stored value the property cannot take is a typed error at the fetch, naming the property and the row")
     func storedValueMismatch() async throws {
         let store = try Self.store(.sqlite)
