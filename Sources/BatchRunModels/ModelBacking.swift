@@ -204,8 +204,10 @@ public final class ModelBacking {
     /// yet: first every key is checked (nothing is inserted when one is missing), then the
     /// rows, then the to-ones of a cycle.
     package static func insertGraph<Root: PersistentModel>(_ model: Root, into core: ContextCore) throws {
-        var checked = Set<ObjectIdentifier>()
-        try checkKeys(model, core: core, checked: &checked)
+        if Root.modelSchema.hasRelationships || model.modelBacking.object != nil {
+            var checked = Set<ObjectIdentifier>()
+            try checkKeys(model, core: core, checked: &checked)
+        }
         var links: [PendingLink] = []
         try model.modelBacking.insert(model, into: core, links: &links)
         for link in links {
@@ -311,7 +313,7 @@ public final class ModelBacking {
             assigned.append(column)
         }
         // The to-manys' models, read while the instance still answers from itself.
-        let toMany = schema.properties.map { property -> (ModelProperty, [any PersistentModel]) in
+        let toMany = !schema.hasToMany ? [] : schema.properties.map { property -> (ModelProperty, [any PersistentModel]) in
             guard case .toMany = property.kind else { return (property, []) }
             return (property, property.unsavedModels(model))
         }

@@ -17,6 +17,10 @@ public struct ModelSchema: Sendable {
     public let properties: [ModelProperty]
     /// For each property stored in a column, its column's place in the entity.
     private let columnIndexes: [String: Int]
+    /// Whether any property is a relationship: an insert then has a graph to walk.
+    let hasRelationships: Bool
+    /// Whether any property is a to-many.
+    let hasToMany: Bool
 
     /// The schema of a model class; `@Model` writes it as `modelSchema`.
     ///
@@ -33,6 +37,8 @@ public struct ModelSchema: Sendable {
         var indexes: [String: Int] = [:]
         for property in properties where property.hasColumn { indexes[property.name] = indexes.count }
         self.columnIndexes = indexes
+        self.hasToMany = properties.contains { if case .toMany = $0.kind { return true } else { return false } }
+        self.hasRelationships = hasToMany || properties.contains { if case .toOne = $0.kind { return true } else { return false } }
     }
 
     /// The property named so (a Swift property's name).
