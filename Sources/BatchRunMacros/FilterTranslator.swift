@@ -5,8 +5,10 @@ import SwiftSyntax
 struct FilterTranslator {
     let parameter: String
 
-    static let comparisons = ["==": "equal", "!=": "notEqual", "<": "less", "<=": "lessOrEqual", ">": "greater", ">=": "greaterOrEqual"]
-    static let flipped = ["==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="]
+    /// `===` and `!==` compare a to-one with a model (models are the same row when they are the same instance).
+    static let comparisons = ["==": "equal", "!=": "notEqual", "<": "less", "<=": "lessOrEqual", ">": "greater", ">=": "greaterOrEqual",
+                              "===": "equal", "!==": "notEqual"]
+    static let flipped = ["==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "===": "===", "!==": "!=="]
 
     func filter(_ expression: ExprSyntax) throws -> String {
         if let tuple = expression.as(TupleExprSyntax.self), tuple.elements.count == 1, let inner = tuple.elements.first {
@@ -48,8 +50,14 @@ struct FilterTranslator {
 
     /// Through a relationship, `!=` is "not equal": a row whose relationship is nil matches, as
     /// `nil != "UA"` is true in Swift.
+    /// Compared with nil through a relationship, a model pointing nowhere is nil too:
+    /// `$0.captain?.name == nil` is not "a captain whose name is not nil".
     func compare(_ path: [String], _ operation: String, _ value: ExprSyntax) -> String {
-        if operation == "!=" && path.count > 1 { return ".not(\(compare(path, "==", value)))" }
+        if path.count > 1 && value.is(NilLiteralExprSyntax.self) && ["==", "!=", "===", "!=="].contains(operation) {
+            let hasValue = through(path) { ".notNil(\\.\($0))" }
+            return operation.hasPrefix("!") ? hasValue : ".not(\(hasValue))"
+        }
+        if (operation == "!=" || operation == "!==") && path.count > 1 { return ".not(\(compare(path, "==", value)))" }
         return through(path) { ".compare(\\.\($0), .\(Self.comparisons[operation]!), \(value.trimmedDescription))" }
     }
 

@@ -18,9 +18,24 @@ package final class FetchGroup {
         self.objects = objects.map { Held(object: $0) }
     }
 
+    /// The context's saves, rollbacks and resets when the rows were read ahead: after one of
+    /// them they are read again (a saved change moves rows between to-manys).
+    private var readAt: (saves: Int, discards: Int)?
+
+    /// Drops what was read ahead when the context saved, rolled back or reset since.
+    private func dropIfStale(_ core: ContextCore) {
+        let now = (saves: core.saves, discards: core.discards)
+        if let readAt, readAt != now {
+            readAhead.removeAll()
+            readAheadByKey.removeAll()
+        }
+        readAt = now
+    }
+
     /// Reads the rows the to-one `property` (its column at `column`) points at from every
     /// model of the group, once.
     func readAhead(_ property: String, column: Int, destination: String, core: ContextCore) throws {
+        dropIfStale(core)
         guard readAhead[property] == nil else { return }
         var keys = Set<StoreValue>()
         for held in objects {
@@ -38,6 +53,7 @@ package final class FetchGroup {
     /// are `relatedObjects(_:of:among:)`'s to see.
     func readAheadMany(_ property: String, of object: ManagedObject, core: ContextCore) throws -> [ManagedObject] {
         guard let key = object.objectID?.singleKey else { return [] }
+        dropIfStale(core)
         if let rows = readAheadByKey[property] { return rows[key] ?? [] }
         guard let link = core.store.model.toMany(property, of: object.entity) else { return [] }
         let rows = try core.readAhead(property, of: objects.compactMap(\.object))

@@ -45,8 +45,25 @@ public final class ModelBacking {
     package func attach<Root: PersistentModel>(_ object: ManagedObject, core: ContextCore, model: Root) {
         self.object = object
         self.core = core
+        attachedAtDiscards = core.discards
         object.model = model
         model.clearUnsavedValues()
+    }
+
+    /// The context's rollbacks and resets when the instance was inserted: one since dropped the insert.
+    private var attachedAtDiscards = 0
+
+    /// The row's object as the context holds it now. After a save that met a conflict on it, or
+    /// a `reset()`, the context no longer holds the object this instance had; the row's
+    /// registered object is found again (read if need be), so reads are the row's and writes
+    /// are saved. An insert not saved yet, a deleted row or a row gone stays as it is.
+    package func current() -> ManagedObject? {
+        guard let object, let core, object.snapshot != nil, !object.isDeleted, let id = object.objectID,
+              core.registered[id] !== object else { return object }
+        guard let found = try? core.existingObject(with: id) else { return object }
+        found.model = object.model
+        self.object = found
+        return found
     }
 
     // MARK: columns
@@ -57,7 +74,7 @@ public final class ModelBacking {
     /// modelBacking.value(of: "delay", in: Self.self, unattached: _delay)   // the getter of Flight.delay
     /// ```
     public func value<Root: PersistentModel, Value: ColumnValue>(of property: String, in root: Root.Type, unattached: Value?) -> Value {
-        guard let object else { return Self.given(unattached, property, root) }
+        guard let object = current() else { return Self.given(unattached, property, root) }
         let stored = object.values[Self.columnIndex(property, root)]
         guard let value = Value(storeValue: stored) else {
             preconditionFailure("\(ModelError.storedValue(model: "\(root)", property: property, key: object.objectID?.singleKey ?? .null, value: stored))")
@@ -71,7 +88,7 @@ public final class ModelBacking {
     /// modelBacking.setValue(newValue, of: "delay", in: Self.self, unattached: &_delay)   // the setter of Flight.delay
     /// ```
     public func setValue<Root: PersistentModel, Value: ColumnValue>(_ value: Value, of property: String, in root: Root.Type, unattached: inout Value?) {
-        guard let object else {
+        guard let object = current() else {
             unattached = .some(value)
             return
         }
@@ -87,7 +104,7 @@ public final class ModelBacking {
     /// ```
     public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
                                                                            unattached: Destination??) -> Destination? {
-        guard let object else { return Self.given(unattached, property, root) }
+        guard let object = current() else { return Self.given(unattached, property, root) }
         return related(property, of: object, root)
     }
 
@@ -98,7 +115,7 @@ public final class ModelBacking {
     /// ```
     public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
                                                                            unattached: Destination?) -> Destination {
-        guard let object else { return Self.given(unattached, property, root) }
+        guard let object = current() else { return Self.given(unattached, property, root) }
         guard let found: Destination = related(property, of: object, root) else {
             preconditionFailure("\(root).\(property) is never nil, but its row \(object.objectID?.singleKey ?? .null) points at no \(Destination.self)")
         }
@@ -113,7 +130,7 @@ public final class ModelBacking {
     /// ```
     public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: Destination?, of property: String, in root: Root.Type,
                                                                               unattached: inout Destination??) {
-        guard let object, let core else {
+        guard let object = current(), let core else {
             unattached = .some(value)
             return
         }
@@ -128,7 +145,7 @@ public final class ModelBacking {
     /// ```
     public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: Destination, of property: String, in root: Root.Type,
                                                                               unattached: inout Destination?) {
-        guard let object, let core else {
+        guard let object = current(), let core else {
             unattached = .some(value)
             return
         }
@@ -144,7 +161,7 @@ public final class ModelBacking {
     /// ```
     public func value<Root: PersistentModel, Destination: PersistentModel>(of property: String, in root: Root.Type,
                                                                            unattached: [Destination]?) -> [Destination] {
-        guard let object else { return unattached ?? [] }
+        guard let object = current() else { return unattached ?? [] }
         do {
             return try readRelatedMany(property, of: object)
         } catch {
@@ -160,7 +177,7 @@ public final class ModelBacking {
     /// ```
     public func setValue<Root: PersistentModel, Destination: PersistentModel>(_ value: [Destination], of property: String, in root: Root.Type,
                                                                               unattached: inout [Destination]?) {
-        guard let object, let core else {
+        guard let object = current(), let core else {
             unattached = .some(value)
             return
         }
@@ -264,9 +281,10 @@ public final class ModelBacking {
     /// Inserts the instance's row (and first the models its to-ones point at, then those its
     /// to-manys hold), `setting` columns given by a to-many it is inserted through.
     private func insert<Root: PersistentModel>(_ model: Root, into core: ContextCore, setting: [Int: StoreValue] = [:], links: inout [PendingLink]) throws {
-        if let object {
+        if let object = current() {
             guard self.core === core else { throw ModelError.otherContext(Root.modelSchema.entityName) }
-            if core.holds(object) {
+            let held = object.snapshot != nil || (attachedAtDiscards == core.discards && !core.isDeletedInsert(object))
+            if held {
                 for (column, value) in setting { Self.set(object, column, value) }
                 return
             }

@@ -56,11 +56,7 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
             if stored == .null, comparison == .equal || comparison == .notEqual {
                 return "\(column) IS \(comparison == .equal ? "" : "NOT ")NULL"
             }
-            // As in Swift, nil is not equal to a value (SQL's `<>` would leave NULL out).
-            if comparison == .notEqual && Value.acceptsNull {
-                return "(\(column) <> \(parameter(stored, &params)) OR \(column) IS NULL)"
-            }
-            return "\(column) \(comparison.rawValue) \(parameter(stored, &params))"
+            return twoValued(column, comparison, parameter(stored, &params), acceptsNull: Value.acceptsNull)
         }
     }
 
@@ -77,8 +73,17 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
             let column = try column(keyPath, in: model)
             if unsaved { throw ModelError.keyNotAssigned(model: "\(Destination.self)", relationship: "a filter of \(Root.self)") }
             if key == .null { return "\(column) IS \(comparison == .equal ? "" : "NOT ")NULL" }
-            return "\(column) \(comparison.rawValue) \(parameter(key, &params))"
+            return twoValued(column, comparison, parameter(key, &params), acceptsNull: true)
         }
+    }
+
+    /// A property that is not nil (`IS NOT NULL`; always true of one that cannot be nil).
+    ///
+    /// ```swift
+    /// let crewed = ModelFilter<Flight>.through(\.captain, .notNil(\.name))   // #Filter<Flight> { $0.captain?.name != nil }
+    /// ```
+    public static func notNil<Value>(_ keyPath: KeyPath<Root, Value> & Sendable) -> ModelFilter {
+        ModelFilter { model, params in "\(try column(keyPath, in: model)) IS NOT NULL" }
     }
 
     /// A text property matched with a SQL `LIKE` pattern (`%` any text, `_` one character), as
@@ -88,7 +93,11 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
     /// let british = ModelFilter<Flight>.like(\.number, "BA%")
     /// ```
     public static func like<Value: ColumnValue>(_ keyPath: KeyPath<Root, Value> & Sendable, _ pattern: String) -> ModelFilter {
-        ModelFilter { model, params in "\(try column(keyPath, in: model)) LIKE \(parameter(.text(pattern), &params))" }
+        ModelFilter { model, params in
+            let column = try column(keyPath, in: model)
+            let like = "\(column) LIKE \(parameter(.text(pattern), &params))"
+            return Value.acceptsNull ? "(\(column) IS NOT NULL AND \(like))" : like
+        }
     }
 
     /// A property whose value is one of `values` (`IN`); none given matches no row.
@@ -117,7 +126,7 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
         return ModelFilter { model, params in
             let column = try column(keyPath, in: model)
             guard !stored.isEmpty else { return "0 = 1" }
-            return "\(column) IN (\(stored.map { parameter($0, &params) }.joined(separator: ", ")))"
+            return "(\(column) IS NOT NULL AND \(column) IN (\(stored.map { parameter($0, &params) }.joined(separator: ", "))))"
         }
     }
 
@@ -146,6 +155,14 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
         guard let destination = model[name] else { throw ModelError.notInModel(name) }
         // `IS NOT NULL` first: a row pointing nowhere is false, not NULL, so `.not` takes it in.
         return "(\(column) IS NOT NULL AND \(column) IN (SELECT \(SQL.quote(destination.primaryKey[0])) FROM \(SQL.quote(destination.tableName)) WHERE \(try filter.render(model, &params))))"
+    }
+
+    /// A comparison that is true or false, never NULL, so that `.not` of it is what Swift's `!`
+    /// is: on a column that may hold NULL, NULL is equal to no value and unequal to every one.
+    private static func twoValued(_ column: String, _ comparison: ModelComparison, _ parameter: String, acceptsNull: Bool) -> String {
+        guard acceptsNull else { return "\(column) \(comparison.rawValue) \(parameter)" }
+        if comparison == .notEqual { return "(\(column) IS NULL OR \(column) <> \(parameter))" }
+        return "(\(column) IS NOT NULL AND \(column) \(comparison.rawValue) \(parameter))"
     }
 
     /// The quoted column of a property of `Root`.

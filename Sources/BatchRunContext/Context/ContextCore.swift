@@ -375,7 +375,10 @@ package final class ContextCore {
         if let object = registered[id] { return object }
         guard let entity = store.model[id.entity] else { throw ContextError.unknownEntity(id.entity) }
         var request = FetchRequest(entity: id.entity)
-        let match = entity.primaryKey.enumerated().map { "\(SQL.quote($1)) IS NOT DISTINCT FROM :_batchrun_id\($0)" }.joined(separator: " AND ")
+        // `=` for a value (an index serves it on PostgreSQL, where `IS NOT DISTINCT FROM` scans).
+        let match = entity.primaryKey.enumerated().map { index, column in
+            "\(SQL.quote(column)) " + (id.key[index] == .null ? "IS NULL" : "= :_batchrun_id\(index)")
+        }.joined(separator: " AND ")
         request.whereClause = match
         for (index, value) in id.key.enumerated() { request.params["_batchrun_id\(index)"] = value }
         return try fetch(request).first
@@ -511,14 +514,13 @@ package final class ContextCore {
 
     /// Reads this context made (fetches, faults): how tests see that a walk is batched.
     package private(set) var reads = 0
+    /// Saves committed, and rollbacks and resets: what was read ahead of them may be stale.
+    package private(set) var saves = 0
+    package private(set) var discards = 0
 
-    /// Whether `object` is this context's: registered, or an insert neither saved, deleted nor
-    /// rolled back (a model inserted again after `rollback()` is inserted anew).
-    package func holds(_ object: ManagedObject) -> Bool {
-        if let id = object.objectID, registered[id] === object { return true }
-        guard object.snapshot == nil, deletedInserts[ObjectIdentifier(object)] == nil else { return false }
-        if let id = object.objectID { return pendingInsert(with: id) === object }
-        return unsavedInserts.contains { $0 === object }
+    /// Whether an insert not saved yet was deleted before its save.
+    package func isDeletedInsert(_ object: ManagedObject) -> Bool {
+        deletedInserts[ObjectIdentifier(object)] != nil
     }
 
     /// Inserts, or changed objects whose values differ from their snapshots: the changed
@@ -549,6 +551,7 @@ package final class ContextCore {
 
     /// Discards every unsaved change: values go back to their snapshots, inserts are dropped.
     package func rollback() {
+        discards += 1
         pinned.removeAll()
         fetchedRecords.removeAll()
         inserted.removeAll()
@@ -564,6 +567,7 @@ package final class ContextCore {
 
     /// Forgets every object (changes included), as a fresh context.
     package func reset() {
+        discards += 1
         pinned.removeAll()
         fetchedRecords.removeAll()
         inserted.removeAll()
@@ -715,6 +719,7 @@ package final class ContextCore {
     /// After a save: snapshots become the saved values, deleted and conflicting objects are
     /// dropped (the next fetch reads them as they are now), `inserts` (those kept) are registered.
     private func afterSave(inserts: [ManagedObject], changes: [ManagedObject], conflicts: [MergeConflict]) {
+        saves += 1
         let conflicting = Set(conflicts.map(\.objectID))
         for object in changes {
             guard let id = object.objectID else { continue }
