@@ -11,7 +11,7 @@ package final class FetchGroup {
     }
 
     private let objects: [Held]
-    /// The rows read ahead, by the relationship's name: held, as the context holds rows weakly.
+    /// The rows a to-one read ahead, by its name: held, as the context holds rows weakly.
     private var readAhead: [String: [ManagedObject]] = [:]
 
     init(_ objects: [ManagedObject]) {
@@ -45,7 +45,7 @@ package final class FetchGroup {
         readAhead[property] = try core.existingObjects(with: keys.map { ObjectID(entity: destination, single: $0) }).compactMap { $0 }
     }
 
-    /// The rows of the to-many `property` read ahead, by the key they pointed at when read.
+    /// The rows of the to-many `property` read ahead (held), by the key they pointed at when read.
     private var readAheadByKey: [String: [StoreValue: [ManagedObject]]] = [:]
 
     /// The rows of the to-many `property` of `object` among those read ahead for every model of
@@ -57,7 +57,6 @@ package final class FetchGroup {
         if let rows = readAheadByKey[property] { return rows[key] ?? [] }
         guard let link = core.store.model.toMany(property, of: object.entity) else { return [] }
         let rows = try core.readAhead(property, of: objects.compactMap(\.object))
-        readAhead[property] = rows
         let byKey = Dictionary(grouping: rows) { $0.values[link.column] }
         readAheadByKey[property] = byKey
         return byKey[key] ?? []

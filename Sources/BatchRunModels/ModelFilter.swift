@@ -107,12 +107,7 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
     /// ```
     public static func isIn<Value: ColumnValue, Values: Sequence & Sendable>(_ keyPath: KeyPath<Root, Value> & Sendable, _ values: Values) -> ModelFilter
     where Values.Element == Value {
-        let stored = values.map(\.storeValue)
-        return ModelFilter { model, params in
-            let column = try column(keyPath, in: model)
-            guard !stored.isEmpty else { return "0 = 1" }
-            return "\(column) IN (\(stored.map { parameter($0, &params) }.joined(separator: ", ")))"
-        }
+        isIn(keyPath, values.map(\.storeValue), acceptsNull: Value.acceptsNull)
     }
 
     /// An optional property whose value is one of `values` (`IN`); NULL is never among them.
@@ -122,11 +117,16 @@ public struct ModelFilter<Root: PersistentModel>: Sendable {
     /// ```
     public static func isIn<Value: ColumnValue, Values: Sequence & Sendable>(_ keyPath: KeyPath<Root, Value?> & Sendable, _ values: Values) -> ModelFilter
     where Values.Element == Value {
-        let stored = values.map(\.storeValue)
-        return ModelFilter { model, params in
+        isIn(keyPath, values.map(\.storeValue), acceptsNull: true)
+    }
+
+    /// `IN` the stored values; on a column that may hold NULL, false (not NULL) for a NULL.
+    private static func isIn(_ keyPath: AnyKeyPath & Sendable, _ stored: [StoreValue], acceptsNull: Bool) -> ModelFilter {
+        ModelFilter { model, params in
             let column = try column(keyPath, in: model)
             guard !stored.isEmpty else { return "0 = 1" }
-            return "(\(column) IS NOT NULL AND \(column) IN (\(stored.map { parameter($0, &params) }.joined(separator: ", "))))"
+            let isIn = "\(column) IN (\(stored.map { parameter($0, &params) }.joined(separator: ", ")))"
+            return acceptsNull ? "(\(column) IS NOT NULL AND \(isIn))" : isIn
         }
     }
 
