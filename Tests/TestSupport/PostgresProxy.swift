@@ -21,6 +21,10 @@ public final class PostgresProxy: Sendable {
     public let url: String
     private let relay: LoopbackRelay
     private let state = Mutex(State())
+    /// Clients whose answers are no longer forwarded: a COMMIT of theirs is being dropped. Set
+    /// before the COMMIT goes to the server, so that its answer cannot slip through before the
+    /// client's side is shut (seen on a busy machine: the run then never lost the connection).
+    private let silenced = Mutex(Set<Int32>())
 
     private struct State {
         /// Write COMMITs still to forward before one is dropped; nil when not armed.
@@ -63,7 +67,7 @@ public final class PostgresProxy: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = read(server, &buffer, buffer.count)
-            if count <= 0 || !LoopbackRelay.writeAll(client, buffer[0..<count]) { break }
+            if count <= 0 || silenced.withLock({ $0.contains(client) }) || !LoopbackRelay.writeAll(client, buffer[0..<count]) { break }
         }
     }
 
@@ -73,6 +77,8 @@ public final class PostgresProxy: Sendable {
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         var startingUp = true, inWriteTransaction = false, committing = false, marked = false
+        // The descriptor is closed (and may be reused) only once both directions ended.
+        defer { silenced.withLock { _ = $0.remove(client) } }
         loop: while true {
             let count = read(client, &buffer, buffer.count)
             if count <= 0 { break }
@@ -117,6 +123,7 @@ public final class PostgresProxy: Sendable {
                         }
                     }
                 }
+                if drop { silenced.withLock { _ = $0.insert(client) } }
                 if !LoopbackRelay.writeAll(server, message[...]) { break loop }
                 if drop {
                     // The client's side goes at once (its answer never comes); the server reads

@@ -29,18 +29,53 @@ struct PostgresImportLanesTests {
         """
     }
 
-    /// Sessions of `url`'s database (other than the asking one) in a write transaction now.
-    static func writing(_ url: String) -> Int {
-        let database = String(url.split(separator: "/").last!)
-        return Int((try? PostgresServer.psql(url, """
-            SELECT count(*) FROM pg_stat_activity
-            WHERE datname = '\(database)' AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL
-            """)) ?? "0") ?? 0
+    /// The most sessions of `url`'s database (other than the asking one) seen in a write
+    /// transaction at once, looked at every 2 ms for up to `seconds`, or until there were
+    /// `enough`. Watched inside the server: a psql started for each look (tens of ms on a busy
+    /// machine) missed the moments, and a whole import ran between two of them.
+    static func mostWriting(_ url: String, enough: Int, seconds: Double) -> Int {
+        let sql = """
+            CREATE FUNCTION pg_temp.most_writing(enough int, seconds float8) RETURNS int LANGUAGE plpgsql AS $$
+            DECLARE most int := 0; now_writing int; until timestamptz := clock_timestamp() + seconds * interval '1 second';
+            BEGIN
+              WHILE most < enough AND clock_timestamp() < until LOOP
+                PERFORM pg_stat_clear_snapshot();
+                SELECT count(*) INTO now_writing FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL;
+                most := greatest(most, now_writing);
+                PERFORM pg_sleep(0.002);
+              END LOOP;
+              RETURN most;
+            END $$;
+            SELECT pg_temp.most_writing(\(enough), \(seconds));
+            """
+        return Int((try? PostgresServer.psql(url, sql)) ?? "0") ?? 0
+    }
+
+    /// Makes every batch written to `url`'s `item` table hold its transaction `seconds` longer
+    /// (a statement trigger that sleeps, added when the run creates the table). On a busy
+    /// machine the feed's reader, not the server, was the slow side: each batch committed
+    /// before the next was read, one session wrote at a time, and the kill never found two.
+    static func slowBatches(_ url: String, seconds: Double) throws {
+        try PostgresServer.psql(url, """
+            CREATE FUNCTION public.slow_batch() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_sleep(\(seconds)); RETURN NULL; END $$;
+            CREATE FUNCTION public.slow_item_batches() RETURNS event_trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF to_regclass('public.item') IS NOT NULL
+                 AND NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = 'slow_batch' AND tgrelid = 'public.item'::regclass) THEN
+                CREATE TRIGGER slow_batch AFTER INSERT ON public.item FOR EACH STATEMENT EXECUTE FUNCTION public.slow_batch();
+              END IF;
+            END $$;
+            CREATE EVENT TRIGGER slow_item_batches ON ddl_command_end WHEN TAG IN ('CREATE TABLE')
+            EXECUTE FUNCTION public.slow_item_batches();
+            """)
     }
 
     @Test("parallel: 4, killed with SIGKILL twice while several sessions were mid-batch, then resumed: every row once, the rows counted once over the attempts")
     func killedMidBatchAndResumed() throws {
         let url = try PostgresServer.database("lanes_killed")
+        try Self.slowBatches(url, seconds: 0.2)
         let first = try Launched(job: Self.importJob(url, parallel: 4), arguments: ["job.yaml"])
         let folder = first.folder
         var process = first.process
@@ -49,9 +84,8 @@ struct PostgresImportLanesTests {
             // Killed at a moment when at least two sessions hold a batch's transaction open.
             let deadline = Date().addingTimeInterval(120)
             var most = 0
-            while process.isRunning && Date() < deadline {
-                most = max(most, Self.writing(url))
-                if most >= 2 { break }
+            while process.isRunning && Date() < deadline && most < 2 {
+                most = max(most, Self.mostWriting(url, enough: 2, seconds: 1))
             }
             #expect(most >= 2, "attempt \(attempt): never two sessions mid-batch at once")
             kill(process.processIdentifier, SIGKILL)
@@ -65,6 +99,7 @@ struct PostgresImportLanesTests {
         process.waitUntilExit()
         let output = try String(contentsOfFile: folder.path("run.log"), encoding: .utf8)
         #expect(process.terminationStatus == 0, "\(output)")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM pg_trigger WHERE tgname = 'slow_batch'") == "1")
         try PostgresReconnectTests.expectEveryRowOnce(url)
         // The last attempt's report counts what it inserted, the rest; the step's checkpoint, every row once.
         let report = try folder.json("r.json")
