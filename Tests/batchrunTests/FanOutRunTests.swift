@@ -230,7 +230,7 @@ extension FanOutRunTests {
         try folder.write("import_parts.yaml", parts.yaml)
         try folder.write("import_fanout.yaml", example.yaml)
         // The parts example's lines make the parts; then the fan-out example's.
-        let script = (parts.shell + example.shell).replacingOccurrences(of: ".build/release/batchrun", with: Batchrun.binary.path)
+        let script = (parts.shell + example.shell).replacingOccurrences(of: ".build/debug/batchrun", with: Batchrun.binary.path)
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
         shell.arguments = ["-e", "-c", script]

@@ -227,7 +227,7 @@ extension FeedPartsRunTests {
         let folder = try TemporaryFolder()
         try folder.copyFromPackage("examples")
         try folder.write("import_parts.yaml", example.yaml)
-        let script = example.shell.replacingOccurrences(of: ".build/release/batchrun", with: Batchrun.binary.path)
+        let script = example.shell.replacingOccurrences(of: ".build/debug/batchrun", with: Batchrun.binary.path)
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
         shell.arguments = ["-e", "-c", script]
