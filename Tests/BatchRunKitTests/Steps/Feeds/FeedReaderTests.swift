@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+@testable import BatchRunFeeds
 @_spi(BatchRunPackage) import BatchRunStore
 
 @Suite("Feed readers and value conversion")
@@ -198,6 +199,45 @@ struct AwkwardFeedTests {
         let problems = ["12", "NA", "12.0", "x"].map { text in Array(text.utf8).withUnsafeBufferPointer { converter.append($0, nulls: NullMarkers(["NA"]), to: &batch) } }
         #expect(problems == [nil, "missing value in a not null column", nil, "\"x\" is not an integer"])
         #expect(batch.cells(of: 0).map { batch.value(at: $0) } == [.integer(12), .integer(12)])
+    }
+
+    @Test("reals without strtod: every plain decimal of up to 15 digits is the double strtod reads, bit for bit, -0 and all")
+    func plainDecimalsAsStrtodReadsThem() {
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["0", "-0", "+0", "-0.0", "5.", ".5", "-.5", "+7.25", "0.1", "0.3", "123456789012345", "999999999999999",
+                     "0.000000000000001", "9007199254740.993", "1.7976931348623157", "00000000000001.5"]
+        for _ in 0..<200_000 {
+            let count = Int.random(in: 1...15, using: &generator)
+            var digits = String((0..<count).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+            let point = Int.random(in: -1...count, using: &generator)
+            if point >= 0 { digits.insert(".", at: digits.index(digits.startIndex, offsetBy: point)) }
+            texts.append(["", "-", "+"].randomElement(using: &generator)! + digits)
+        }
+        var mismatches: [String] = []
+        for text in texts {
+            let ours = Array(text.utf8).withUnsafeBufferPointer { ValueConverter.real($0) }
+            let theirs = strtod(text, nil)
+            if ours?.bitPattern != theirs.bitPattern { mismatches.append("\(text): \(String(describing: ours)) against \(theirs)") }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+        // The fast path took the plain ones (16 digits and more go to strtod, and still read right).
+        #expect(Array("0.1".utf8).withUnsafeBufferPointer { ValueConverter.plainDecimal($0) } == 0.1)
+        #expect(Array("1234567890123456".utf8).withUnsafeBufferPointer { ValueConverter.plainDecimal($0) } == nil)
+        #expect(Array("1e3".utf8).withUnsafeBufferPointer { ValueConverter.plainDecimal($0) } == nil)
+        #expect(Array(".".utf8).withUnsafeBufferPointer { ValueConverter.real($0) } == nil)
+        #expect(Array("1.2.3".utf8).withUnsafeBufferPointer { ValueConverter.real($0) } == nil)
+    }
+
+    @Test("booleans in any case, byte by byte", arguments: [("true", true), ("TRUE", true), ("True", true), ("1", true),
+                                                           ("false", false), ("FaLsE", false), ("0", false)])
+    func booleans(text: String, value: Bool) {
+        #expect(ValueConverter.convert(text: text, to: .boolean) == .success(.integer(value ? 1 : 0)))
+    }
+
+    @Test("not booleans", arguments: ["yes", "t", "2", "", "truee", "fals", "tru\u{0}", "\u{54}RU\u{C9}", "01"])
+    func notBooleans(text: String) {
+        #expect(ValueConverter.convert(text: text, to: .boolean)
+                == .failure(ValueConverter.Problem(message: "\"\(text)\" is not a boolean (true, false, 1 or 0)")))
     }
 
     @Test("one set of rules for every feed: a field converts the same from CSV bytes, JSON text and inline rows",
