@@ -66,7 +66,7 @@ help:
 	@echo "make check    validate $(JOB) without touching the store (debug build)"
 	@echo "make plan     show $(JOB)'s jobs in waves (debug build)"
 	@echo "make build    build the release binary $(RELEASE): the one to run on real data, install or copy"
-	@echo "make queue-demo  queue examples/queue/*.yaml in var/queue and drain it with a worker (docs/queue.md)"
+	@echo "make queue-demo  queue examples/queue/*.yaml in var/queue and drain it with a worker (docs/queue.md; debug build)"
 	@echo "make fuzz     fuzz the job-file loader and the feed readers, FUZZ_SECONDS (default $(FUZZ_SECONDS)) each; finds kept in fuzz/corpus"
 	@echo "make bench    build (release) and run the benchmarks (docs/benchmarks.md); figures in .build-bench/*.json"
 	@echo "make bench-html  the HTML report of a 50-job run: size, load time in headless Chromium (installs chromium)"
@@ -85,7 +85,7 @@ test-deps: deps
 build: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product batchrun
 
-# The debug build of the command line: what make run, check and plan use. It takes about 4
+# The debug build of the command line: what make run, check, plan and queue-demo use. It takes about 4
 # minutes from a fresh clone on 2 cores, the release build about 7 (docs/benchmarks.md), and
 # make test's build then reuses it.
 debug: deps

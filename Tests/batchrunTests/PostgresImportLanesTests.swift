@@ -33,7 +33,7 @@ struct PostgresImportLanesTests {
     /// transaction at once, looked at every 2 ms for up to `seconds`, or until there were
     /// `enough`. Watched inside the server: a psql started for each look (tens of ms on a busy
     /// machine) missed the moments, and a whole import ran between two of them.
-    static func mostWriting(_ url: String, enough: Int, seconds: Double) -> Int {
+    static func mostWriting(_ url: String, enough: Int, seconds: Double) throws -> Int {
         let sql = """
             CREATE FUNCTION pg_temp.most_writing(enough int, seconds float8) RETURNS int LANGUAGE plpgsql AS $$
             DECLARE most int := 0; now_writing int; until timestamptz := clock_timestamp() + seconds * interval '1 second';
@@ -49,7 +49,7 @@ struct PostgresImportLanesTests {
             END $$;
             SELECT pg_temp.most_writing(\(enough), \(seconds));
             """
-        return Int((try? PostgresServer.psql(url, sql)) ?? "0") ?? 0
+        return Int(try PostgresServer.psql(url, sql)) ?? 0
     }
 
     /// Makes every batch written to `url`'s `item` table hold its transaction `seconds` longer
@@ -63,7 +63,7 @@ struct PostgresImportLanesTests {
             CREATE FUNCTION public.slow_item_batches() RETURNS event_trigger LANGUAGE plpgsql AS $$
             BEGIN
               IF to_regclass('public.item') IS NOT NULL
-                 AND NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = 'slow_batch' AND tgrelid = 'public.item'::regclass) THEN
+                 AND NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = 'slow_batch' AND tgrelid = to_regclass('public.item')) THEN
                 CREATE TRIGGER slow_batch AFTER INSERT ON public.item FOR EACH STATEMENT EXECUTE FUNCTION public.slow_batch();
               END IF;
             END $$;
@@ -85,7 +85,7 @@ struct PostgresImportLanesTests {
             let deadline = Date().addingTimeInterval(120)
             var most = 0
             while process.isRunning && Date() < deadline && most < 2 {
-                most = max(most, Self.mostWriting(url, enough: 2, seconds: 1))
+                most = max(most, try Self.mostWriting(url, enough: 2, seconds: 1))
             }
             #expect(most >= 2, "attempt \(attempt): never two sessions mid-batch at once")
             kill(process.processIdentifier, SIGKILL)
