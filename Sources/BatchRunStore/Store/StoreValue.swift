@@ -124,12 +124,7 @@ extension StoreValue {
         switch self {
         case .integer(0): return false
         case .integer(1): return true
-        case .text(let text):
-            switch text.lowercased() {
-            case "true", "1": return true
-            case "false", "0": return false
-            default: return nil
-            }
+        case .text(let text): return BooleanText.value(of: text)
         default: return nil
         }
     }

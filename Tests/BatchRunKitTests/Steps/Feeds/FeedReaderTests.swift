@@ -228,16 +228,18 @@ struct AwkwardFeedTests {
         #expect(Array("1.2.3".utf8).withUnsafeBufferPointer { ValueConverter.real($0) } == nil)
     }
 
-    @Test("booleans in any case, byte by byte", arguments: [("true", true), ("TRUE", true), ("True", true), ("1", true),
+    @Test("booleans in any case, byte by byte, one rule for feeds and stored text", arguments: [("true", true), ("TRUE", true), ("True", true), ("1", true),
                                                            ("false", false), ("FaLsE", false), ("0", false)])
     func booleans(text: String, value: Bool) {
         #expect(ValueConverter.convert(text: text, to: .boolean) == .success(.integer(value ? 1 : 0)))
+        #expect(StoreValue.text(text).bool == value)
     }
 
     @Test("not booleans", arguments: ["yes", "t", "2", "", "truee", "fals", "tru\u{0}", "\u{54}RU\u{C9}", "01"])
     func notBooleans(text: String) {
         #expect(ValueConverter.convert(text: text, to: .boolean)
                 == .failure(ValueConverter.Problem(message: "\"\(text)\" is not a boolean (true, false, 1 or 0)")))
+        #expect(StoreValue.text(text).bool == nil)
     }
 
     @Test("one set of rules for every feed: a field converts the same from CSV bytes, JSON text and inline rows",
