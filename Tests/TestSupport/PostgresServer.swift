@@ -111,6 +111,27 @@ public enum PostgresServer {
         try run("\(binaries)/psql", [url, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-t", "-A", "-c", sql])
     }
 
+    /// Makes every statement that inserts into `url`'s table `table` hold its transaction
+    /// `seconds` longer (a statement trigger that sleeps, added by an event trigger when the
+    /// table is created, so before a run's first batch). A test that must catch a run mid-batch
+    /// on any machine slows the batches inside the server: on a fast one a whole import ran
+    /// between two looks, on a busy one the feed's reader, not the server, was the slow side.
+    public static func slowInserts(_ url: String, table: String, seconds: Double) throws {
+        try psql(url, """
+            CREATE FUNCTION public.slow_batch() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_sleep(\(seconds)); RETURN NULL; END $$;
+            CREATE FUNCTION public.slow_batches() RETURNS event_trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF to_regclass('public.\(table)') IS NOT NULL
+                 AND NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = 'slow_batch' AND tgrelid = to_regclass('public.\(table)')) THEN
+                CREATE TRIGGER slow_batch AFTER INSERT ON public.\(table) FOR EACH STATEMENT EXECUTE FUNCTION public.slow_batch();
+              END IF;
+            END $$;
+            CREATE EVENT TRIGGER slow_batches ON ddl_command_end WHEN TAG IN ('CREATE TABLE')
+            EXECUTE FUNCTION public.slow_batches();
+            """)
+    }
+
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
     /// module does not declare; nil where the C library has none.
     private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {

@@ -118,6 +118,9 @@ struct FeedPartsRunTests {
     @Test("on PostgreSQL, three parts at once killed (SIGKILL, SIGINT) and resumed until ok: every row once, the list in _batchrun_parts")
     func killedAndResumedOnPostgres() throws {
         let url = try PostgresServer.database("parts")
+        // Each batch 50 ms longer, so that the kills land mid-run on a fast machine too (there a
+        // whole run took less than a few of the test's looks, and the run ended unkilled).
+        try PostgresServer.slowInserts(url, table: "csvrow", seconds: 0.05)
         let folder = try TemporaryFolder()
         try Self.prepareParts(folder)
         let job = FeedJobs.singleFeed("data/part-*.csv*", batchSize: 100, extra: ", format: csv, parallel: 3")
@@ -131,6 +134,7 @@ struct FeedPartsRunTests {
         var runs = InterruptedRuns(folder: folder, arguments: ["job.yaml", "--quiet"], interruptions: 6,
                                    wholeRun: max(1, 3 * Date().timeIntervalSince(started)))
         runs.postgres = url
+        runs.rowsPerAttempt = Self.partCount * Self.rowsPerPart / 16
         let (interruptions, committed, endedOK) = try runs.run()
         #expect(endedOK, "the run never ended ok")
         #expect(interruptions >= 4 && committed >= 2, "\(interruptions) interruptions, \(committed) with committed rows")
@@ -140,6 +144,7 @@ struct FeedPartsRunTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM csvrow WHERE note <> 'part ' || ((id - 1) / \(Self.rowsPerPart))") == "0")
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_parts WHERE run_id = (SELECT max(id) FROM _batchrun_runs)")
                 == String(Self.partCount))
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM pg_trigger WHERE tgname = 'slow_batch'") == "1")
     }
 
     @Test("bad_rows: skip over parts: each part's rejected rows beside it, counted once, and no part of the next run")

@@ -52,30 +52,16 @@ struct PostgresImportLanesTests {
         return Int(try PostgresServer.psql(url, sql)) ?? 0
     }
 
-    /// Makes every batch written to `url`'s `item` table hold its transaction `seconds` longer
-    /// (a statement trigger that sleeps, added when the run creates the table). On a busy
-    /// machine the feed's reader, not the server, was the slow side: each batch committed
-    /// before the next was read, one session wrote at a time, and the kill never found two.
-    static func slowBatches(_ url: String, seconds: Double) throws {
-        try PostgresServer.psql(url, """
-            CREATE FUNCTION public.slow_batch() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN PERFORM pg_sleep(\(seconds)); RETURN NULL; END $$;
-            CREATE FUNCTION public.slow_item_batches() RETURNS event_trigger LANGUAGE plpgsql AS $$
-            BEGIN
-              IF to_regclass('public.item') IS NOT NULL
-                 AND NOT EXISTS (SELECT FROM pg_trigger WHERE tgname = 'slow_batch' AND tgrelid = to_regclass('public.item')) THEN
-                CREATE TRIGGER slow_batch AFTER INSERT ON public.item FOR EACH STATEMENT EXECUTE FUNCTION public.slow_batch();
-              END IF;
-            END $$;
-            CREATE EVENT TRIGGER slow_item_batches ON ddl_command_end WHEN TAG IN ('CREATE TABLE')
-            EXECUTE FUNCTION public.slow_item_batches();
-            """)
-    }
-
     @Test("parallel: 4, killed with SIGKILL twice while several sessions were mid-batch, then resumed: every row once, the rows counted once over the attempts")
     func killedMidBatchAndResumed() throws {
         let url = try PostgresServer.database("lanes_killed")
-        try Self.slowBatches(url, seconds: 0.2)
+        // Each batch holds its transaction a second longer: the kill always finds several
+        // sessions mid-batch, and the killed run's sessions outlive it by up to a second (the
+        // server ends a session whose client died only once its statement ends). So a `--resume`
+        // may meet its first batches' keys locked by them (its lanes wait 200 ms, then give the
+        // batches to the writer; `firstBatchesLockedByAnotherSession` makes it certain), and must
+        // still write over several sessions after.
+        try PostgresServer.slowInserts(url, table: "item", seconds: 1)
         let first = try Launched(job: Self.importJob(url, parallel: 4), arguments: ["job.yaml"])
         let folder = first.folder
         var process = first.process
@@ -180,5 +166,34 @@ struct PostgresImportLanesTests {
         let rows = PostgresReconnectTests.rows
         #expect(try PostgresServer.psql(url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM item WHERE id > \(rows)")
                 == "\(rows + 1),\(rows + 2),\(rows + 3)", "\(output)")
+    }
+
+    @Test("every lane's first batch meets keys another session holds (a killed run's, outliving it): the batches go to the writer once, and the import goes on over several sessions")
+    func firstBatchesLockedByAnotherSession() throws {
+        let url = try PostgresServer.database("lanes_locked")
+        try PostgresServer.slowInserts(url, table: "item", seconds: 0.2)
+        try PostgresServer.psql(url, "CREATE TABLE item (id integer PRIMARY KEY, minutes integer NOT NULL)")
+        // Another session holds the keys of the first four batches for 2 s, uncommitted.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "\(PostgresServer.binaries)/psql")
+        holder.arguments = [url, "-X", "-q", "-c", "BEGIN; INSERT INTO item SELECT g, 0 FROM generate_series(1, 40000) g; SELECT pg_sleep(2); ROLLBACK"]
+        holder.standardOutput = FileHandle.nullDevice
+        try holder.run()
+        defer { if holder.isRunning { holder.terminate() } }
+        let deadline = Date().addingTimeInterval(60)
+        while try PostgresServer.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL") != "1" {
+            #expect(Date() < deadline && holder.isRunning, "the holder never held the keys")
+            if Date() >= deadline || !holder.isRunning { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let run = try Launched(job: Self.importJob(url, parallel: 4), arguments: ["job.yaml", "--report", "r.json"])
+        holder.waitUntilExit()
+        // Once the holder is gone: batches on several sessions at once (not the writer alone).
+        let most = try Self.mostWriting(url, enough: 2, seconds: 60)
+        let (status, output) = try run.finish()
+        #expect(status == 0, "\(output)")
+        #expect(most >= 2, "after the locked batches, one session at a time: the import gave up its lanes")
+        try PostgresReconnectTests.expectEveryRowOnce(url)
+        #expect(try run.rows("inserted") == PostgresReconnectTests.rows, "\(output)")
     }
 }

@@ -51,9 +51,12 @@ struct InsertWriter {
         defer { self.importer = importer }
         var lanes = writers > 1
             ? context.makeImportLanes(writers, for: environment.entity, policy: environment.mergePolicy, job: environment.job) : nil
-        // Batches a lane gave to the writer (a lock, perhaps one a later batch in flight held;
-        // keys it was not given): after `writerFallbacksAllowed`, the step goes on on the writer
-        // alone (a feed whose keys repeat across neighbouring batches).
+        // Times batches in flight went from the lanes to the writer (a lock, perhaps one a later
+        // batch in flight held; keys they were not given): after `writerFallbacksAllowed`, the
+        // step goes on on the writer alone (a feed whose keys repeat across neighbouring batches).
+        // Counted once however many of the batches in flight went: after a kill, a `--resume`
+        // meets every lane's first batch locked by the killed run's sessions (the server ends
+        // them only once their statement does), and that once is no reason to give up the lanes.
         var writerFallbacks = 0
         // Batches started on the lanes, oldest first.
         var inFlight: [(batch: TakenBatch, ticket: ImportLanes.Ticket)] = []
@@ -70,6 +73,7 @@ struct InsertWriter {
             // written again on the writer (unless the step was cancelled).
             let ended = inFlight.map { ($0.batch, $0.ticket.outcome()) }
             inFlight.removeAll()
+            var fellBack = false
             for (batch, outcome) in ended {
                 switch outcome {
                 case .committed(let save):
@@ -80,7 +84,7 @@ struct InsertWriter {
                     // needed keys the server would have drawn out of feed order: the writer tries
                     // it as if untried, with the store's busy_timeout and the retries.
                     if environment.isCancelled() { throw StepError.cancelled(report: report) }
-                    writerFallbacks += 1
+                    fellBack = true
                     try writeOnWriter(batch, context: context, importer: &importer, report: &report)
                 case .failed(let error):
                     if environment.isCancelled() { throw StepError.cancelled(report: report) }
@@ -91,6 +95,7 @@ struct InsertWriter {
                 }
             }
             running.resume()
+            if fellBack { writerFallbacks += 1 }
             if writerFallbacks >= Self.writerFallbacksAllowed { lanes = nil }
         }
         while true {
@@ -133,7 +138,7 @@ struct InsertWriter {
         }
     }
 
-    /// Lane batches given to the writer (a lock, keys) before a step writes on the writer alone.
+    /// Times lane batches went to the writer (a lock, keys) before a step writes on the writer alone.
     static let writerFallbacksAllowed = 3
 
     /// True for a lock waited on too long, a deadlock the server broke, or keys a lane's batch
