@@ -43,7 +43,7 @@ DEB_DIR := .build-deb
 
 # Fuzzing (docs/development.md): libFuzzer targets for the job-file loader and each feed reader.
 FUZZ_SECONDS ?= 180
-FUZZ_TEST_SECONDS ?= 30
+FUZZ_TEST_SECONDS ?= 20
 FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 # Processes the end-to-end tests are split over by make test (Tests/run-tests.sh).
 TEST_SHARDS ?= 4

@@ -47,9 +47,9 @@ struct PostgresCopyRun: Sendable {
         Mirror(reflecting: connection).descendant("channel") as? any Channel
     }
 
-    /// `COPY table (columns) FROM STDIN` (text format) of `pieces` pieces, each made by `piece`
-    /// on the event loop as it is needed (made while the server reads the one before).
-    package func copy(into table: String, columns: [String], pieces: Int,
+    /// `COPY table (columns) FROM STDIN`, in text format or `binary`, of `pieces` pieces, each
+    /// made by `piece` on the event loop as it is needed (made while the server reads the one before).
+    package func copy(into table: String, columns: [String], binary: Bool = false, pieces: Int,
               piece: @escaping @Sendable (Int) -> ByteBuffer) -> EventLoopFuture<Void> {
         let loop = connection.eventLoop
         let done = loop.makePromise(of: Void.self)
@@ -57,7 +57,17 @@ struct PostgresCopyRun: Sendable {
             done.fail(PostgresStoreConnection.closed)
             return done.futureResult
         }
-        Task(executorPreference: EventLoopTaskExecutor(loop)) { [connection, logger] in
+        var columns = columns
+        if binary, let last = columns.popLast() {
+            // PostgresNIO 1.33 writes `WITH (FORMAT text)` itself, and has no other format. Its
+            // statement is `COPY "table"("a","b") FROM STDIN WITH (FORMAT text)`, each name put
+            // in between quotes as given (its documented warning): the last name ends the list
+            // and the statement, and comments out the rest of its line, the only one. The
+            // names are the model's columns, checked names without a quote or a line break
+            // (`PostgresStoreConnection.copy` sends text otherwise).
+            columns.append(last + "\") FROM STDIN WITH (FORMAT binary) --")
+        }
+        Task(executorPreference: EventLoopTaskExecutor(loop)) { [connection, logger, columns] in
             do {
                 try await Self.run(connection, channel: channel, table: table, columns: columns, logger: logger,
                                    pieces: pieces, piece: piece)

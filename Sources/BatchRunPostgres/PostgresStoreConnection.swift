@@ -147,9 +147,10 @@ package final class PostgresStoreConnection: StoreConnection {
         unanswered.append(answer)
     }
 
-    /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN` (text format), each row
-    /// followed by `extra[i]` when given; in a savepoint, so a refused row backs out the whole
-    /// call and leaves the transaction usable: the outcome says why, as `run`'s does.
+    /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN`, each row followed by
+    /// `extra[i]` when given; in a savepoint, so a refused row backs out the whole call and
+    /// leaves the transaction usable: the outcome says why, as `run`'s does. In binary format
+    /// when every value fits the table's column types (`PostgresCopyBinary.fits`), else in text.
     /// The rows go in pieces of `copyPieceRows`, each encoded on the connection's event loop
     /// while the server reads the one before (encoding a whole batch first left the server idle
     /// meanwhile); `PostgresCopyRun` keeps a session the server ends from stopping the process.
@@ -159,20 +160,106 @@ package final class PostgresStoreConnection: StoreConnection {
         let quoted = String(SQL.quote(table).dropFirst().dropLast())
         let bytesPerRow = 16 * max(columns.count, 1)
         let pieces = stride(from: rows.startIndex, to: rows.endIndex, by: Self.copyPieceRows).map { $0 }
-        return try refusable {
+        let binary = try binaryForm(into: table, columns: columns, rows: rows, of: batch)
+        let outcome = try refusable {
             try PostgresError.translating {
+                if let binary { try sendCheck(of: binary.form, table: table) }
                 try finished(PostgresCopyRun(connection: connection, logger: logger)
-                    .copy(into: quoted, columns: columns, pieces: pieces.count) { index in
+                    .copy(into: quoted, columns: columns, binary: binary != nil, pieces: pieces.count) { index in
                         let start = pieces[index], end = min(start + Self.copyPieceRows, rows.endIndex)
                         let offset = start - rows.startIndex
+                        let extra = extra?[offset..<(offset + end - start)]
                         var buffer = ByteBuffer()
-                        buffer.reserveCapacity((end - start) * bytesPerRow)
-                        PostgresCopyText.append(rows[start..<end], of: batch, extra: extra?[offset..<(offset + end - start)], to: &buffer)
+                        buffer.reserveCapacity((end - start) * bytesPerRow + 32)
+                        guard let binary else {
+                            PostgresCopyText.append(rows[start..<end], of: batch, extra: extra, to: &buffer)
+                            return buffer
+                        }
+                        if index == 0 { buffer.writeBytes(PostgresCopyBinary.header) }
+                        PostgresCopyBinary.append(rows[start..<end], of: batch, types: binary.types, zonelessIsUTC: binary.form.zonelessIsUTC,
+                                                  extra: extra, to: &buffer)
+                        if index == pieces.count - 1 { buffer.writeBytes(PostgresCopyBinary.trailer) }
                         return buffer
                     })
             }
         }
+        // Refused: read the table's form again for the next COPY (a check that failed, a type changed).
+        if binary != nil, !outcome.isDone { tableForms[table] = nil }
+        return outcome
     }
+
+    /// The binary form of `rows` for a COPY into `table`: the types of `columns` as the server
+    /// has them (a table made elsewhere may have an `integer` where batchrun makes a `bigint`),
+    /// and whether a datetime without a zone is UTC (the session's `TimeZone`); nil when a
+    /// column has no binary form batchrun writes, a value does not fit
+    /// (`PostgresCopyBinary.fits`), or a name could not go into PostgresNIO's COPY statement
+    /// (`PostgresCopyRun`). Read once a table on this session, waited for; each COPY then checks
+    /// them without waiting (`sendCheck`).
+    private func binaryForm(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch)
+        throws -> (form: TableForm, types: [PostgresCopyBinary.ServerType])? {
+        guard !columns.isEmpty, !columns.contains(where: { $0.contains { "\"\n\r".contains($0) } }) else { return nil }
+        let form = try tableForms[table] ?? readForm(of: table)
+        tableForms[table] = form
+        let types = columns.compactMap { form.types[$0] }
+        guard types.count == columns.count, PostgresCopyBinary.fits(rows, of: batch, types: types, zonelessIsUTC: form.zonelessIsUTC)
+        else { return nil }
+        return (form, types)
+    }
+
+    /// A table's columns as a binary COPY needs them (`binaryForm`).
+    struct TableForm {
+        /// The columns that have a binary form, by name.
+        var types: [String: PostgresCopyBinary.ServerType]
+        /// Every column's name and type oid, as `columnsSQL` gives them, and the session's `TimeZone`.
+        var columns: String
+        var timeZone: String
+        var zonelessIsUTC: Bool { PostgresStoreConnection.utcZoneNames.contains(timeZone.lowercased()) }
+    }
+
+    /// Per table: its form, read for its first COPY on this session.
+    private var tableForms: [String: TableForm] = [:]
+
+    /// `table`'s columns, each `name:oid`, in order, as one text (SQL).
+    private static func columnsSQL(_ table: String) -> String {
+        """
+        (SELECT string_agg(attname || ':' || atttypid, ',' ORDER BY attnum) FROM pg_attribute
+         WHERE attrelid = \(SQL.literal(SQL.quote(table)))::regclass AND attnum > 0 AND NOT attisdropped)
+        """
+    }
+
+    private func readForm(of table: String) throws -> TableForm {
+        var form = TableForm(types: [:], columns: "", timeZone: "")
+        for row in try rowsKeepingFresh("""
+            SELECT attname::text, atttypid::bigint, \(Self.columnsSQL(table)), current_setting('TimeZone') FROM pg_attribute
+            WHERE attrelid = \(SQL.literal(SQL.quote(table)))::regclass AND attnum > 0 AND NOT attisdropped
+            """, []) {
+            if case .text(let name) = row[0], case .integer(let oid) = row[1], let type = PostgresCopyBinary.ServerType(oid: oid) {
+                form.types[name] = type
+            }
+            if case .text(let columns) = row[2], case .text(let timeZone) = row[3] { (form.columns, form.timeZone) = (columns, timeZone) }
+        }
+        return form
+    }
+
+    /// Sends, without waiting, a statement that fails unless `table`'s columns and the session's
+    /// `TimeZone` are still `form`'s: its failure is read before the COPY's answer, which it
+    /// aborts, and the rows go in row by row (`refusable`'s refusal) as the table now is. A
+    /// column's type changed by someone else between two batches would otherwise take a
+    /// bigint's 8 bytes as a double's, silently. Naming the table locks it (`ACCESS SHARE`,
+    /// taken as the statement is parsed, before the columns are read, and held to the commit),
+    /// so no change of type can come between the check and the COPY.
+    private func sendCheck(of form: TableForm, table: String) throws {
+        try send("""
+            SELECT 1 / (CASE WHEN \(Self.columnsSQL(table)) = \(SQL.literal(form.columns))
+                             AND current_setting('TimeZone') = \(SQL.literal(form.timeZone)) THEN 1 ELSE 0 END)
+            WHERE NOT EXISTS (SELECT FROM \(SQL.quote(table)) WHERE false)
+            """)
+    }
+
+    /// The names of UTC in PostgreSQL's time zone database, lowercased.
+    static let utcZoneNames: Set<String> = ["utc", "etc/utc", "uct", "etc/uct", "gmt", "etc/gmt", "gmt0", "etc/gmt0", "gmt+0",
+                                                     "etc/gmt+0", "gmt-0", "etc/gmt-0", "greenwich", "etc/greenwich", "universal",
+                                                     "etc/universal", "zulu", "etc/zulu"]
 
     /// Whether `copy` can run: PostgresNIO's channel is found (`PostgresCopyRun.channel`).
     package private(set) lazy var copies = PostgresCopyRun.channel(of: connection) != nil

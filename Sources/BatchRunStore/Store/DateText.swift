@@ -108,7 +108,7 @@ package enum DateText {
     }
 
     /// The days of `month` in `year` of the proleptic Gregorian calendar.
-    private static func daysIn(_ month: Int64, of year: Int64) -> Int64 {
+    package static func daysIn(_ month: Int64, of year: Int64) -> Int64 {
         switch month {
         case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -130,7 +130,7 @@ package enum DateText {
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (the inverse of `civil`).
-    private static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+    package static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BatchRunKit
+@_spi(BatchRunPackage) import BatchRunStore
 
 /// Dates as the store keeps them (`DateText`, written without Foundation's format styles): the
 /// text of each date, to its nearest millisecond, and back.
@@ -121,6 +122,29 @@ struct DateTextTests {
             let date = Date(timeIntervalSince1970: seconds)
             #expect(DateText.standardText(date) == nil)
             #expect(DateText.text(date) == date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
+    }
+
+    @Test("ISO8601Text.unixMicroseconds: each of the 5,012 dates' text, and the same instants written with a zone's offset, give their microseconds; forms the database reads its own way give nil")
+    func unixMicroseconds() throws {
+        for milliseconds in Self.milliseconds() {
+            let text = try #require(DateText.standardText(Date(timeIntervalSince1970: Double(milliseconds) / 1000)))
+            #expect(ISO8601Text.unixMicroseconds(text, zonelessIsUTC: false) == milliseconds * 1000, "\(text)")
+            // The same instant as local time at +05:30, -08:00, +01 and -0945 (within years 1-9999).
+            for (offset, zone) in [(19_800, "+05:30"), (-28_800, "-08:00"), (3_600, "+01"), (-35_100, "-0945")] {
+                guard let local = DateText.standardText(Date(timeIntervalSince1970: Double(milliseconds) / 1000 + Double(offset))) else { continue }
+                #expect(ISO8601Text.unixMicroseconds(String(local.dropLast()) + zone, zonelessIsUTC: false) == milliseconds * 1000, "\(local) \(zone)")
+            }
+        }
+        #expect(ISO8601Text.unixMicroseconds("2026-01-31 08:15", zonelessIsUTC: true) == 1_769_847_300_000_000)
+        #expect(ISO8601Text.unixMicroseconds("2026-01-31", zonelessIsUTC: true) == 1_769_817_600_000_000)
+        #expect(ISO8601Text.unixMicroseconds("2026-01-31T08:15:00.000001Z", zonelessIsUTC: false) == 1_769_847_300_000_001)
+        for other in ["2026-01-31 08:15", "2026-01-31"] {   // a session's time zone reads them
+            #expect(ISO8601Text.unixMicroseconds(other, zonelessIsUTC: false) == nil, "\(other)")
+        }
+        for refused in ["2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "0000-01-01T00:00:00Z", "2026-12-31T23:59:60Z",
+                        "2026-01-01T00:00:00.1234567Z", "2026-01-01T00:00:00+16:00", "2026-01-01T00:00:00+01:60", "31/01/2026"] {
+            #expect(ISO8601Text.unixMicroseconds(refused, zonelessIsUTC: true) == nil, "\(refused)")
         }
     }
 }
