@@ -54,8 +54,16 @@ enum PostgresCopyBinary {
     /// integer or a real for `float8`, a text for `text`, a blob for `bytea`, a plain instant for
     /// `timestamptz` (`ISO8601Text.unixMicroseconds`; a zone-less one only when the session's
     /// time zone is UTC), NULL for any.
-    static func fits(_ rows: ArraySlice<Int>, of batch: RowBatch, types: [ServerType], zonelessIsUTC: Bool) -> Bool {
-        batch.bytes.withUnsafeBufferPointer { bytes in
+    static func fits(_ rows: ArraySlice<Int>, of batch: RowBatch, types: [ServerType], zonelessIsUTC: Bool,
+                     extra: [Int64]? = nil) -> Bool {
+        guard !rows.isEmpty else { return false }   // a stream needs its header and trailer: text then
+        if let extra {
+            guard let keyType = types.last, extra.allSatisfy({ key in
+                fits(RowBatch.Cell(number: key, length: 0, kind: .integer), keyType, bytes: UnsafeBufferPointer(start: nil, count: 0),
+                     zonelessIsUTC: zonelessIsUTC)
+            }) else { return false }
+        }
+        return batch.bytes.withUnsafeBufferPointer { bytes in
             batch.cells.withUnsafeBufferPointer { cells in
                 for row in rows {
                     let range = batch.cells(of: row)

@@ -156,14 +156,21 @@ package final class PostgresStoreConnection: StoreConnection {
     /// meanwhile); `PostgresCopyRun` keeps a session the server ends from stopping the process.
     package func copy(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch,
               extra: [Int64]? = nil) throws -> StatementOutcome {
+        try copy(into: table, columns: columns, rows: rows, of: batch, extra: extra, formRead: false)
+    }
+
+    /// `formRead`: the table's form was read again after the check refused a COPY; a second
+    /// refusal by the check (the table changed again meanwhile) is the outcome.
+    private func copy(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch,
+                      extra: [Int64]?, formRead: Bool) throws -> StatementOutcome {
         // PostgresNIO quotes the table name it is given; the name is quoted here already.
         let quoted = String(SQL.quote(table).dropFirst().dropLast())
         let bytesPerRow = 16 * max(columns.count, 1)
         let pieces = stride(from: rows.startIndex, to: rows.endIndex, by: Self.copyPieceRows).map { $0 }
-        let binary = try binaryForm(into: table, columns: columns, rows: rows, of: batch)
+        let binary = try binaryForm(into: table, columns: columns, rows: rows, of: batch, extra: extra)
         let outcome = try refusable {
             try PostgresError.translating {
-                if let binary { try sendCheck(of: binary.form, table: table) }
+                if let binary { try sendCheck(of: binary.form, columns: columns, table: table) }
                 try finished(PostgresCopyRun(connection: connection, logger: logger)
                     .copy(into: quoted, columns: columns, binary: binary != nil, pieces: pieces.count) { index in
                         let start = pieces[index], end = min(start + Self.copyPieceRows, rows.endIndex)
@@ -183,35 +190,38 @@ package final class PostgresStoreConnection: StoreConnection {
                     })
             }
         }
-        // Refused: read the table's form again for the next COPY (a check that failed, a type changed).
-        if binary != nil, !outcome.isDone { tableForms[table] = nil }
+        // The check refused it: the table's columns (or the time zone) changed since they were
+        // read. Read again, and the COPY made again as the table now is.
+        if binary != nil, !formRead, case .refused(let failure) = outcome, failure.message.contains(Self.tableChanged) {
+            tableForms[table] = nil
+            return try copy(into: table, columns: columns, rows: rows, of: batch, extra: extra, formRead: true)
+        }
         return outcome
     }
 
     /// The binary form of `rows` for a COPY into `table`: the types of `columns` as the server
     /// has them (a table made elsewhere may have an `integer` where batchrun makes a `bigint`),
     /// and whether a datetime without a zone is UTC (the session's `TimeZone`); nil when a
-    /// column has no binary form batchrun writes, a value does not fit
+    /// column has no binary form batchrun writes, a value or a key does not fit
     /// (`PostgresCopyBinary.fits`), or a name could not go into PostgresNIO's COPY statement
-    /// (`PostgresCopyRun`). Read once a table on this session, waited for; each COPY then checks
-    /// them without waiting (`sendCheck`).
-    private func binaryForm(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch)
+    /// (`PostgresCopyRun`). Read once a table on this session, waited for; each binary COPY then
+    /// checks them without waiting (`sendCheck`).
+    private func binaryForm(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch, extra: [Int64]?)
         throws -> (form: TableForm, types: [PostgresCopyBinary.ServerType])? {
         guard !columns.isEmpty, !columns.contains(where: { $0.contains { "\"\n\r".contains($0) } }) else { return nil }
         let form = try tableForms[table] ?? readForm(of: table)
         tableForms[table] = form
-        let types = columns.compactMap { form.types[$0] }
-        guard types.count == columns.count, PostgresCopyBinary.fits(rows, of: batch, types: types, zonelessIsUTC: form.zonelessIsUTC)
-        else { return nil }
+        let types = columns.compactMap { form.oids[$0].flatMap(PostgresCopyBinary.ServerType.init(oid:)) }
+        guard types.count == columns.count,
+              PostgresCopyBinary.fits(rows, of: batch, types: types, zonelessIsUTC: form.zonelessIsUTC, extra: extra) else { return nil }
         return (form, types)
     }
 
     /// A table's columns as a binary COPY needs them (`binaryForm`).
     struct TableForm {
-        /// The columns that have a binary form, by name.
-        var types: [String: PostgresCopyBinary.ServerType]
-        /// Every column's name and type oid, as `columnsSQL` gives them, and the session's `TimeZone`.
-        var columns: String
+        /// Each column's type oid, by name.
+        var oids: [String: Int64]
+        /// The session's `TimeZone`.
         var timeZone: String
         var zonelessIsUTC: Bool { PostgresStoreConnection.utcZoneNames.contains(timeZone.lowercased()) }
     }
@@ -219,40 +229,38 @@ package final class PostgresStoreConnection: StoreConnection {
     /// Per table: its form, read for its first COPY on this session.
     private var tableForms: [String: TableForm] = [:]
 
-    /// `table`'s columns, each `name:oid`, in order, as one text (SQL).
-    private static func columnsSQL(_ table: String) -> String {
-        """
-        (SELECT string_agg(attname || ':' || atttypid, ',' ORDER BY attnum) FROM pg_attribute
-         WHERE attrelid = \(SQL.literal(SQL.quote(table)))::regclass AND attnum > 0 AND NOT attisdropped)
-        """
-    }
-
+    /// `table`'s columns, as the server has them now (none for a table that does not exist: its
+    /// COPY goes as text, and the server refuses it as before).
     private func readForm(of table: String) throws -> TableForm {
-        var form = TableForm(types: [:], columns: "", timeZone: "")
+        var form = TableForm(oids: [:], timeZone: "")
         for row in try rowsKeepingFresh("""
-            SELECT attname::text, atttypid::bigint, \(Self.columnsSQL(table)), current_setting('TimeZone') FROM pg_attribute
-            WHERE attrelid = \(SQL.literal(SQL.quote(table)))::regclass AND attnum > 0 AND NOT attisdropped
+            SELECT attname::text, atttypid::bigint, current_setting('TimeZone') FROM pg_attribute
+            WHERE attrelid = to_regclass(\(SQL.literal(SQL.quote(table)))) AND attnum > 0 AND NOT attisdropped
             """, []) {
-            if case .text(let name) = row[0], case .integer(let oid) = row[1], let type = PostgresCopyBinary.ServerType(oid: oid) {
-                form.types[name] = type
+            if case .text(let name) = row[0], case .integer(let oid) = row[1], case .text(let timeZone) = row[2] {
+                form.oids[name] = oid
+                form.timeZone = timeZone
             }
-            if case .text(let columns) = row[2], case .text(let timeZone) = row[3] { (form.columns, form.timeZone) = (columns, timeZone) }
         }
         return form
     }
 
-    /// Sends, without waiting, a statement that fails unless `table`'s columns and the session's
-    /// `TimeZone` are still `form`'s: its failure is read before the COPY's answer, which it
-    /// aborts, and the rows go in row by row (`refusable`'s refusal) as the table now is. A
-    /// column's type changed by someone else between two batches would otherwise take a
-    /// bigint's 8 bytes as a double's, silently. Naming the table locks it (`ACCESS SHARE`,
-    /// taken as the statement is parsed, before the columns are read, and held to the commit),
-    /// so no change of type can come between the check and the COPY.
-    private func sendCheck(of form: TableForm, table: String) throws {
+    /// The text of the check's failure (`sendCheck`).
+    private static let tableChanged = "batchrun: the table changed since its columns were read"
+
+    /// Sends, without waiting, a statement that fails (`tableChanged`) unless `columns` of
+    /// `table` still have `form`'s types and the session's `TimeZone` is `form`'s: its failure
+    /// is read before the COPY's answer, which it aborts, and the COPY is made again as the
+    /// table now is. A column's type changed by someone else between two batches would
+    /// otherwise take a bigint's 8 bytes as a double's, silently. The types are the ones the
+    /// statement is parsed with, after the lock naming the table takes (`ACCESS SHARE`, held to
+    /// the commit): what the COPY after it sees, whatever the transaction's snapshot.
+    private func sendCheck(of form: TableForm, columns: [String], table: String) throws {
+        let same = columns.map { "pg_typeof(t.\(SQL.quote($0)))::oid = \(form.oids[$0] ?? 0)" }
+            + ["current_setting('TimeZone') = \(SQL.literal(form.timeZone))"]
         try send("""
-            SELECT 1 / (CASE WHEN \(Self.columnsSQL(table)) = \(SQL.literal(form.columns))
-                             AND current_setting('TimeZone') = \(SQL.literal(form.timeZone)) THEN 1 ELSE 0 END)
-            WHERE NOT EXISTS (SELECT FROM \(SQL.quote(table)) WHERE false)
+            SELECT CAST(CASE WHEN \(same.joined(separator: " AND ")) THEN '1' ELSE \(SQL.literal(Self.tableChanged)) END AS int)
+            FROM (VALUES (1)) AS one LEFT JOIN \(SQL.quote(table)) AS t ON false
             """)
     }
 

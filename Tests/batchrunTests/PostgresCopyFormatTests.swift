@@ -151,4 +151,19 @@ struct PostgresCopyFormatTests {
         #expect(try PostgresServer.psql(url, "SELECT count(*) FROM item WHERE id > 8") != "0", "the import ended before the change")
         #expect(try PostgresServer.psql(url, "SELECT count(*), count(*) FILTER (WHERE minutes = id * 1000003) FROM item") == "40|40")
     }
+
+    @Test("keys drawn past an integer key's range (a table made elsewhere): the batch goes as text and the server's refusal names the range, no crash")
+    func drawnKeyPastAnIntegerKey() throws {
+        let url = try PostgresServer.database("copy_int4_key")
+        // A serial `integer` key whose sequence was widened by hand: it draws past the column's range.
+        try PostgresServer.psql(url, "CREATE TABLE item (id serial PRIMARY KEY, minutes integer NOT NULL)")
+        try PostgresServer.psql(url, "ALTER SEQUENCE item_id_seq AS bigint MAXVALUE 9999999999 RESTART 2147483646")
+        let folder = try TemporaryFolder()
+        try folder.write("feed.csv", "minutes\n1\n2\n3\n4\n")
+        try folder.write("job.yaml", PostgresReconnectTests.importJob(url).replacingOccurrences(of: "batch_size: 5000", with: "batch_size: 4"))
+        let result = try Batchrun.run(["job.yaml"], in: folder.url)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect((result.stdout + result.stderr).contains("out of range"), "\(result.stdout)\(result.stderr)")
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM item") == "0")
+    }
 }

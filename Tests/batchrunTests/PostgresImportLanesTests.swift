@@ -173,10 +173,10 @@ struct PostgresImportLanesTests {
         let url = try PostgresServer.database("lanes_locked")
         try PostgresServer.slowInserts(url, table: "item", seconds: 0.2)
         try PostgresServer.psql(url, "CREATE TABLE item (id integer PRIMARY KEY, minutes integer NOT NULL)")
-        // Another session holds the keys of the first four batches for 2 s, uncommitted.
+        // Another session holds the keys of the first four batches for 5 s, uncommitted.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "\(PostgresServer.binaries)/psql")
-        holder.arguments = [url, "-X", "-q", "-c", "BEGIN; INSERT INTO item SELECT g, 0 FROM generate_series(1, 40000) g; SELECT pg_sleep(2); ROLLBACK"]
+        holder.arguments = [url, "-X", "-q", "-c", "BEGIN; INSERT INTO item SELECT g, 0 FROM generate_series(1, 40000) g; SELECT pg_sleep(5); ROLLBACK"]
         holder.standardOutput = FileHandle.nullDevice
         try holder.run()
         defer { if holder.isRunning { holder.terminate() } }
@@ -186,7 +186,15 @@ struct PostgresImportLanesTests {
             if Date() >= deadline || !holder.isRunning { return }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        let run = try Launched(job: Self.importJob(url, parallel: 4), arguments: ["job.yaml", "--report", "r.json"])
+        let job = Self.importJob(url, parallel: 4).replacingOccurrences(of: "{ postgres: \"\(url)\" }", with: "{ postgres: \"\(url)\", busy_timeout: 30s }")
+        let run = try Launched(job: job, arguments: ["job.yaml", "--report", "r.json"])
+        // The run's sessions wait for the holder's keys (else this test tests nothing).
+        var waited = false
+        while !waited && holder.isRunning {
+            waited = try PostgresServer.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") != "0"
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(waited, "the run never waited for the holder's keys")
         holder.waitUntilExit()
         // Once the holder is gone: batches on several sessions at once (not the writer alone).
         let most = try Self.mostWriting(url, enough: 2, seconds: 60)
