@@ -28,7 +28,7 @@ enum PostgresCopyBinary {
 
     /// A column's type in the table as the server has it (a table made elsewhere may have an
     /// `integer` where batchrun makes a `bigint`): the ones whose binary form batchrun writes.
-    enum ServerType: Sendable, Equatable {
+    enum ServerType: Sendable {
         case int8, int4, int2, float8, text, bytea, bool, timestamptz
 
         /// The type of `oid` (`pg_type`), or nil: the column takes text only (numeric, a

@@ -208,7 +208,8 @@ package final class PostgresStoreConnection: StoreConnection {
     /// checks them without waiting (`sendCheck`).
     private func binaryForm(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch, extra: [Int64]?)
         throws -> (form: TableForm, types: [PostgresCopyBinary.ServerType])? {
-        guard !columns.isEmpty, !columns.contains(where: { $0.contains { "\"\n\r".contains($0) } }) else { return nil }
+        guard !columns.isEmpty, !columns.contains(where: { $0.unicodeScalars.contains { "\"\n\r".unicodeScalars.contains($0) } })
+        else { return nil }
         let form = try tableForms[table] ?? readForm(of: table)
         tableForms[table] = form
         let types = columns.compactMap { form.oids[$0].flatMap(PostgresCopyBinary.ServerType.init(oid:)) }
@@ -223,7 +224,12 @@ package final class PostgresStoreConnection: StoreConnection {
         var oids: [String: Int64]
         /// The session's `TimeZone`.
         var timeZone: String
-        var zonelessIsUTC: Bool { PostgresStoreConnection.utcZoneNames.contains(timeZone.lowercased()) }
+        var zonelessIsUTC: Bool { Self.utcZoneNames.contains(timeZone.lowercased()) }
+
+        /// The names of UTC in PostgreSQL's time zone database, lowercased.
+        private static let utcZoneNames: Set<String> = ["utc", "etc/utc", "uct", "etc/uct", "gmt", "etc/gmt", "gmt0", "etc/gmt0",
+                                                        "gmt+0", "etc/gmt+0", "gmt-0", "etc/gmt-0", "greenwich", "etc/greenwich",
+                                                        "universal", "etc/universal", "zulu", "etc/zulu"]
     }
 
     /// Per table: its form, read for its first COPY on this session.
@@ -263,11 +269,6 @@ package final class PostgresStoreConnection: StoreConnection {
             FROM (VALUES (1)) AS one LEFT JOIN \(SQL.quote(table)) AS t ON false
             """)
     }
-
-    /// The names of UTC in PostgreSQL's time zone database, lowercased.
-    static let utcZoneNames: Set<String> = ["utc", "etc/utc", "uct", "etc/uct", "gmt", "etc/gmt", "gmt0", "etc/gmt0", "gmt+0",
-                                                     "etc/gmt+0", "gmt-0", "etc/gmt-0", "greenwich", "etc/greenwich", "universal",
-                                                     "etc/universal", "zulu", "etc/zulu"]
 
     /// Whether `copy` can run: PostgresNIO's channel is found (`PostgresCopyRun.channel`).
     package private(set) lazy var copies = PostgresCopyRun.channel(of: connection) != nil
