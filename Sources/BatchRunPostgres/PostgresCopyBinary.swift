@@ -6,14 +6,14 @@ import NIOCore
 /// as it is stored (a bigint's 8 bytes, a double's bits, a text's bytes) instead of parsing its
 /// text, which was most of its time importing numbers and datetimes (2,000,000 rows of six
 /// columns: 2.1 s by psql's `\copy` of the binary form against 2.7 s of the CSV). Only for rows
-/// whose every value reads the same either way (`fits`); other rows go as text
+/// whose every value reads the same either way (`instants`); other rows go as text
 /// (`PostgresCopyText`), and the server reads them, errors included, as before.
 ///
 /// ```swift
 /// let types: [PostgresCopyBinary.ServerType] = [.int8, .text, .timestamptz]   // the table's, from the server
-/// if PostgresCopyBinary.fits(rows, of: batch, types: types, zonelessIsUTC: true) {
+/// if let instants = PostgresCopyBinary.instants(rows, of: batch, types: types, zonelessIsUTC: true) {
 ///     var buffer = ByteBuffer(bytes: PostgresCopyBinary.header)
-///     PostgresCopyBinary.append(rows, of: batch, types: types, zonelessIsUTC: true, to: &buffer)
+///     PostgresCopyBinary.append(rows, of: batch, types: types, instants: instants, to: &buffer)
 ///     buffer.writeBytes(PostgresCopyBinary.trailer)
 /// }
 /// ```
@@ -53,31 +53,54 @@ enum PostgresCopyBinary {
     /// integer in the column's range for `int8`, `int4` and `int2`, and 0 or 1 for `bool`, an
     /// integer or a real for `float8`, a text for `text`, a blob for `bytea`, a plain instant for
     /// `timestamptz` (`ISO8601Text.unixMicroseconds`; a zone-less one only when the session's
-    /// time zone is UTC), NULL for any.
-    static func fits(_ rows: ArraySlice<Int>, of batch: RowBatch, types: [ServerType], zonelessIsUTC: Bool,
-                     extra: [Int64]? = nil) -> Bool {
-        guard !rows.isEmpty else { return false }   // a stream needs its header and trailer: text then
+    /// time zone is UTC), NULL for any. Nil when one has not; else the instants of the
+    /// `timestamptz` columns, row by row (`stampsPerRow` a row, 0 for a NULL), read once here
+    /// for `append` to write.
+    static func instants(_ rows: ArraySlice<Int>, of batch: RowBatch, types: [ServerType], zonelessIsUTC: Bool,
+                         extra: [Int64]? = nil) -> [Int64]? {
+        guard !rows.isEmpty else { return nil }   // a stream needs its header and trailer: text then
         if let extra {
             guard let keyType = types.last, extra.allSatisfy({ key in
-                fits(RowBatch.Cell(number: key, length: 0, kind: .integer), keyType, bytes: UnsafeBufferPointer(start: nil, count: 0),
-                     zonelessIsUTC: zonelessIsUTC)
-            }) else { return false }
+                fits(RowBatch.Cell(number: key, length: 0, kind: .integer), keyType)
+            }) else { return nil }
         }
-        return batch.bytes.withUnsafeBufferPointer { bytes in
+        let perRow = stampsPerRow(types)
+        var instants: [Int64] = []
+        instants.reserveCapacity(rows.count * perRow)
+        let fit = batch.bytes.withUnsafeBufferPointer { bytes in
             batch.cells.withUnsafeBufferPointer { cells in
                 for row in rows {
                     let range = batch.cells(of: row)
                     guard range.count <= types.count else { return false }
-                    for (type, cell) in zip(types, range) where !fits(cells[cell], type, bytes: bytes, zonelessIsUTC: zonelessIsUTC) {
-                        return false
+                    let rowStart = instants.count
+                    for (type, cell) in zip(types, range) {
+                        let cell = cells[cell]
+                        if type == .timestamptz, cell.kind == .text {
+                            guard let instant = ISO8601Text.unixMicroseconds(text(of: cell, in: bytes), zonelessIsUTC: zonelessIsUTC)
+                            else { return false }
+                            instants.append(instant)
+                        } else if !fits(cell, type) {
+                            return false
+                        } else if type == .timestamptz {
+                            instants.append(0)   // a NULL's place
+                        }
                     }
+                    // A row without the last columns (the `extra` key's): their places.
+                    while instants.count < rowStart + perRow { instants.append(0) }
                 }
                 return true
             }
         }
+        return fit ? instants : nil
     }
 
-    private static func fits(_ cell: RowBatch.Cell, _ type: ServerType, bytes: UnsafeBufferPointer<UInt8>, zonelessIsUTC: Bool) -> Bool {
+    /// How many of `types` are `timestamptz`: a row's share of `instants`.
+    static func stampsPerRow(_ types: [ServerType]) -> Int {
+        types.count { $0 == .timestamptz }
+    }
+
+    /// Whether a cell that is not a `timestamptz`'s text has `type`'s binary form (`instants`).
+    private static func fits(_ cell: RowBatch.Cell, _ type: ServerType) -> Bool {
         switch (type, cell.kind) {
         case (_, .null), (.int8, .integer), (.float8, .integer), (.float8, .real), (.text, .text), (.bytea, .blob):
             return true
@@ -87,8 +110,6 @@ enum PostgresCopyBinary {
             return Int16(exactly: cell.number) != nil
         case (.bool, .integer):
             return cell.number == 0 || cell.number == 1
-        case (.timestamptz, .text):
-            return ISO8601Text.unixMicroseconds(text(of: cell, in: bytes), zonelessIsUTC: zonelessIsUTC) != nil
         default:
             return false
         }
@@ -98,10 +119,12 @@ enum PostgresCopyBinary {
         UnsafeBufferPointer(rebasing: bytes[Int(cell.number)..<(Int(cell.number) + Int(cell.length))])
     }
 
-    /// Appends `rows` (which `fits`), the i-th followed by the i-th of `extra` when given, each
-    /// written straight into the buffer's memory.
-    static func append(_ rows: ArraySlice<Int>, of batch: RowBatch, types: [ServerType], zonelessIsUTC: Bool,
+    /// Appends `rows`, the i-th followed by the i-th of `extra` when given, each written straight
+    /// into the buffer's memory; `instants`: what `instants` gave for these rows, from the first
+    /// one's (`stampsPerRow` a row).
+    static func append(_ rows: ArraySlice<Int>, of batch: RowBatch, types: [ServerType], instants: ArraySlice<Int64>,
                        extra: ArraySlice<Int64>? = nil, to buffer: inout ByteBuffer) {
+        let perRow = stampsPerRow(types)
         let extraType = types.last ?? .int8
         batch.bytes.withUnsafeBufferPointer { bytes in
             batch.cells.withUnsafeBufferPointer { cells in
@@ -113,12 +136,19 @@ enum PostgresCopyBinary {
                         let start = room.baseAddress!
                         var out = start
                         out = put(Int16(range.count + (extra == nil ? 0 : 1)), at: out)
+                        var nextInstant = instants.startIndex + index * perRow
                         for (type, cell) in zip(types, range) {
-                            out = write(cells[cell], as: type, bytes: bytes, zonelessIsUTC: zonelessIsUTC, at: out)
+                            let cell = cells[cell]
+                            if type == .timestamptz, cell.kind == .text {
+                                out = put(instants[nextInstant] - epochOffset, at: put(Int32(8), at: out))
+                            } else {
+                                out = write(cell, as: type, bytes: bytes, at: out)
+                            }
+                            if type == .timestamptz { nextInstant += 1 }
                         }
                         if let extra {
                             let key = RowBatch.Cell(number: extra[extra.startIndex + index], length: 0, kind: .integer)
-                            out = write(key, as: extraType, bytes: bytes, zonelessIsUTC: zonelessIsUTC, at: out)
+                            out = write(key, as: extraType, bytes: bytes, at: out)
                         }
                         return start.distance(to: out)
                     }
@@ -132,7 +162,8 @@ enum PostgresCopyBinary {
         return out + MemoryLayout<T>.size
     }
 
-    private static func write(_ cell: RowBatch.Cell, as type: ServerType, bytes: UnsafeBufferPointer<UInt8>, zonelessIsUTC: Bool,
+    /// A cell that is not a `timestamptz`'s text (`append` writes those from `instants`).
+    private static func write(_ cell: RowBatch.Cell, as type: ServerType, bytes: UnsafeBufferPointer<UInt8>,
                               at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
         switch (type, cell.kind) {
         case (_, .null):
@@ -145,9 +176,6 @@ enum PostgresCopyBinary {
             return put(Int16(cell.number), at: put(Int32(2), at: out))
         case (.float8, .integer):
             return put(Double(cell.number).bitPattern, at: put(Int32(8), at: out))
-        case (.timestamptz, _):
-            let instant = ISO8601Text.unixMicroseconds(text(of: cell, in: bytes), zonelessIsUTC: zonelessIsUTC)!
-            return put(instant - epochOffset, at: put(Int32(8), at: out))
         case (_, .integer), (_, .real):   // an int8, or a float8's bit pattern
             return put(cell.number, at: put(Int32(8), at: out))
         case (_, .text), (_, .blob):

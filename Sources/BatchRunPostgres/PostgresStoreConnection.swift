@@ -150,7 +150,7 @@ package final class PostgresStoreConnection: StoreConnection {
     /// Loads `rows` of `batch` into `table` with `COPY ... FROM STDIN`, each row followed by
     /// `extra[i]` when given; in a savepoint, so a refused row backs out the whole call and
     /// leaves the transaction usable: the outcome says why, as `run`'s does. In binary format
-    /// when every value fits the table's column types (`PostgresCopyBinary.fits`), else in text.
+    /// when every value fits the table's column types (`PostgresCopyBinary.instants`), else in text.
     /// The rows go in pieces of `copyPieceRows`, each encoded on the connection's event loop
     /// while the server reads the one before (encoding a whole batch first left the server idle
     /// meanwhile); `PostgresCopyRun` keeps a session the server ends from stopping the process.
@@ -183,8 +183,9 @@ package final class PostgresStoreConnection: StoreConnection {
                             return buffer
                         }
                         if index == 0 { buffer.writeBytes(PostgresCopyBinary.header) }
-                        PostgresCopyBinary.append(rows[start..<end], of: batch, types: binary.types, zonelessIsUTC: binary.form.zonelessIsUTC,
-                                                  extra: extra, to: &buffer)
+                        let perRow = PostgresCopyBinary.stampsPerRow(binary.types)
+                        PostgresCopyBinary.append(rows[start..<end], of: batch, types: binary.types,
+                                                  instants: binary.instants[(offset * perRow)...], extra: extra, to: &buffer)
                         if index == pieces.count - 1 { buffer.writeBytes(PostgresCopyBinary.trailer) }
                         return buffer
                     })
@@ -203,19 +204,20 @@ package final class PostgresStoreConnection: StoreConnection {
     /// has them (a table made elsewhere may have an `integer` where batchrun makes a `bigint`),
     /// and whether a datetime without a zone is UTC (the session's `TimeZone`); nil when a
     /// column has no binary form batchrun writes, a value or a key does not fit
-    /// (`PostgresCopyBinary.fits`), or a name could not go into PostgresNIO's COPY statement
+    /// (`PostgresCopyBinary.instants`, which reads the rows' datetimes for `append`), or a name could not go into PostgresNIO's COPY statement
     /// (`PostgresCopyRun`). Read once a table on this session, waited for; each binary COPY then
     /// checks them without waiting (`sendCheck`).
     private func binaryForm(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch, extra: [Int64]?)
-        throws -> (form: TableForm, types: [PostgresCopyBinary.ServerType])? {
+        throws -> (form: TableForm, types: [PostgresCopyBinary.ServerType], instants: [Int64])? {
         guard !columns.isEmpty, !columns.contains(where: { $0.unicodeScalars.contains { "\"\n\r".unicodeScalars.contains($0) } })
         else { return nil }
         let form = try tableForms[table] ?? readForm(of: table)
         tableForms[table] = form
         let types = columns.compactMap { form.oids[$0].flatMap(PostgresCopyBinary.ServerType.init(oid:)) }
         guard types.count == columns.count,
-              PostgresCopyBinary.fits(rows, of: batch, types: types, zonelessIsUTC: form.zonelessIsUTC, extra: extra) else { return nil }
-        return (form, types)
+              let instants = PostgresCopyBinary.instants(rows, of: batch, types: types, zonelessIsUTC: form.zonelessIsUTC, extra: extra)
+        else { return nil }
+        return (form, types, instants)
     }
 
     /// A table's columns as a binary COPY needs them (`binaryForm`).

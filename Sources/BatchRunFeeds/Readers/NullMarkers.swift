@@ -12,7 +12,9 @@ package struct NullMarkers: Sendable {
     package func matches(_ field: UnsafeBufferPointer<UInt8>) -> Bool {
         for marker in markers where marker.count == field.count {
             if field.isEmpty { return true }
-            if marker.withUnsafeBufferPointer({ memcmp($0.baseAddress!, field.baseAddress!, field.count) }) == 0 { return true }
+            // The first byte before a call: most fields of a marker's length are not it.
+            if marker[0] == field[0],
+               marker.withUnsafeBufferPointer({ memcmp($0.baseAddress!, field.baseAddress!, field.count) }) == 0 { return true }
         }
         return false
     }
