@@ -3,7 +3,8 @@
 reads 24 gzipped parts of 100,000 rows (bench/parts.py's shape), after `prepare` and before
 `finish`, on a folder queue with an SQLite store and on a PostgreSQL queue whose store is the
 same database (a throwaway local server this script starts and stops):
-  - wall time, from `submit` to the completion shown `done` by `queue --batch 1`, with 1 and
+  - wall time, from `submit` to the completion's `done` in its worker's log (read every 10 ms;
+    then checked with `queue --batch 1`), with 1 and
     with 2 worker processes (separate `batchrun worker` processes, as a fleet runs them; not
     `--once`, whose worker stops as soon as it finds nothing to claim, which is at once while
     another worker runs the batch's needs item), rows per second and the ratio 2 / 1; the CPU
@@ -21,7 +22,9 @@ same database (a throwaway local server this script starts and stops):
     once and after the last part (Finish holds 1 row, n = every row), every item of the batch
     done. Any trial that fails ends the script with status 1, its queue's state kept in
     .build-bench/fanout/failed-trial-N/.
-Medians of RUNS (default 3), alternating (RUNS=0: the trials alone; SEED changes their kills).
+Medians of RUNS (default 3), alternating (RUNS=0: the trials alone; SEED changes their kills);
+PARALLEL=N gives the load step `parallel: N` (on PostgreSQL an item's import then writes over N
+sessions, not the default's several).
 Writes .build-bench/fanout.json.
     bench/fanout.py [PARTS] [ROWS_PER_PART]      (a release build)
 """
@@ -34,6 +37,7 @@ TRIALS = int(os.environ.get("TRIALS", "20"))
 TRIAL_ROWS = int(os.environ.get("TRIAL_ROWS", "2000"))
 KILLS = int(os.environ.get("KILLS", "3"))
 KILL_COMPLETION = os.environ.get("KILL_COMPLETION", "1") == "1"
+PARALLEL = os.environ.get("PARALLEL")   # the load step's `parallel:` (default: none, the store's default)
 ROOT = os.path.abspath(".")
 BIN = f"{ROOT}/.build/release/batchrun"
 WORK = f"{ROOT}/.build-bench/fanout"
@@ -58,7 +62,7 @@ jobs:
     needs: [prepare]
     batch_size: {batch_size}
     steps:
-      - insert: {{ entity: Reading, from: "{parts}/part-*.csv.gz" }}
+      - insert: {{ entity: Reading, from: "{parts}/part-*.csv.gz"{parallel} }}
   finish:
     needs: [load]
     steps:
@@ -136,7 +140,8 @@ class Backend:
     def job(self, parts, batch_size):
         path = f"{self.folder}/batch.yaml"
         with open(path, "w") as out:
-            out.write(JOB.format(store=self.store, parts=parts, batch_size=batch_size))
+            out.write(JOB.format(store=self.store, parts=parts, batch_size=batch_size,
+                                 parallel=f", parallel: {PARALLEL}" if PARALLEL else ""))
         return path
 
     def query(self, sql):
@@ -180,6 +185,20 @@ def wait_done(backend, timeout, interval):
         if time.perf_counter() > deadline:
             return batch, False
         time.sleep(interval)
+
+
+def wait_logged(logs, items, timeout):
+    """Waits until the workers' logs show ITEMS items done (the batch's every item: its needs,
+    its parts, its completion, which ends last), reading the logs every 10 ms: polling `queue`
+    with a process 20 times a second took a share of the 2 cores from what it measured. The
+    seconds it waited past TIMEOUT mean no."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        done = sum(bool(re.match(r"\S+  done ", line)) for log in logs for line in open(log.name))
+        if done >= items:
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def reap(process, timeout):
@@ -244,7 +263,8 @@ def run_once(backend, parts):
 
 
 def fan_out(backend, parts, workers):
-    """Seconds from submit to the completion shown done, the CPU seconds of submit, the workers
+    """Seconds from submit to the completion's end in its worker's log (then checked with `queue
+    --batch 1`), the CPU seconds of submit, the workers
     and their items, the seconds inside the items' runs (their reports), and the items each
     worker ran."""
     backend.fresh(f"fanout{workers}")
@@ -256,8 +276,9 @@ def fan_out(backend, parts, workers):
     cpu = reap(submit, 60)
     assert submit.returncode == 0 and "queued batch 1:" in output, output
     processes = [backend.start_worker(log) for log in logs]
-    batch, done = wait_done(backend, 600, 0.05)
+    logged = wait_logged(logs, PARTS + 2, 600)
     seconds = time.perf_counter() - started
+    batch, done = wait_done(backend, 60 if logged else 1, 0.05)
     cpu += stop(processes)
     for log in logs:
         log.close()
@@ -419,7 +440,7 @@ def main():
         backends = {"folder": Backend("folder"), "postgres": Backend("postgres", server[-1])}
         if RUNS:
             print(f"Fan-out batches: {PARTS} gzipped parts of {ROWS:,} rows ({total:,} rows), medians of {RUNS}, alternating; "
-                  f"a fan-out from submit to its completion shown done (load average {summary['load']['start'][0]:.2f})", flush=True)
+                  f"a fan-out from submit to its completion done in its worker's log (load average {summary['load']['start'][0]:.2f})", flush=True)
         for kind, backend in backends.items() if RUNS else ():   # RUNS=0: the trials alone
             rounds = measure(backend, big)
             median = {shape: {key: statistics.median(r[key] for r in values) for key in ("seconds", "cpu")}

@@ -108,14 +108,21 @@ extension QueueFolder {
     }
 
     /// Queues what batch `id` waits for, when what it waits for is done: its parts once its
-    /// needs item is, its completion once every part is.
+    /// needs item is, its completion once every part is. Called after each of its items: what
+    /// is still held is read from the folder once, and the parts are looked at last first (the
+    /// last to end), so that an item of a batch of 400 parts costs a few system calls, not a
+    /// rename tried and a file looked for per part (160,000 of each over the batch).
     func advanceBatch(_ id: Int64) {
-        guard let record = batchRecord(id) else { return }
+        guard let record = batchRecord(id),
+              let held = try? Set(FileManager.default.contentsOfDirectory(atPath: batchFolder(id) + "/held")) else { return }
         func isDone(_ name: String) -> Bool { FileManager.default.fileExists(atPath: itemPath(name, in: .done)) }
-        if record.needs.map(isDone) ?? true {
-            for part in record.parts { release(part, of: id) }
+        let heldParts = record.parts.filter(held.contains)
+        if !heldParts.isEmpty, record.needs.map(isDone) ?? true {
+            for part in heldParts { release(part, of: id) }
         }
-        if let completion = record.completion, record.parts.allSatisfy(isDone) { release(completion, of: id) }
+        if let completion = record.completion, held.contains(completion), record.parts.reversed().allSatisfy(isDone) {
+            release(completion, of: id)
+        }
         // Nothing held any more: its folder goes, so that idle workers no longer look into it.
         _ = rmdir(batchFolder(id) + "/held")
     }
