@@ -111,10 +111,14 @@ extension QueueFolder {
     /// needs item is, its completion once every part is. Called after each of its items: what
     /// is still held is read from the folder once, and the parts are looked at last first (the
     /// last to end), so that an item of a batch of 400 parts costs a few system calls, not a
-    /// rename tried and a file looked for per part (160,000 of each over the batch).
+    /// rename tried for every part (160,000 over the batch) and a file looked for per part done.
     func advanceBatch(_ id: Int64) {
-        guard let record = batchRecord(id),
-              let held = try? Set(FileManager.default.contentsOfDirectory(atPath: batchFolder(id) + "/held")) else { return }
+        let heldFolder = batchFolder(id) + "/held"
+        guard let record = batchRecord(id), FileManager.default.fileExists(atPath: heldFolder) else { return }
+        // A folder that cannot be listed (too many open files): every name is tried, as the
+        // renames of those not held fail.
+        let held = (try? Set(FileManager.default.contentsOfDirectory(atPath: heldFolder)))
+            ?? Set(record.parts + [record.completion].compactMap { $0 })
         func isDone(_ name: String) -> Bool { FileManager.default.fileExists(atPath: itemPath(name, in: .done)) }
         let heldParts = record.parts.filter(held.contains)
         if !heldParts.isEmpty, record.needs.map(isDone) ?? true {
@@ -124,7 +128,7 @@ extension QueueFolder {
             release(completion, of: id)
         }
         // Nothing held any more: its folder goes, so that idle workers no longer look into it.
-        _ = rmdir(batchFolder(id) + "/held")
+        _ = rmdir(heldFolder)
     }
 
     /// Advances every batch that still holds items: what a worker that died between ending an

@@ -266,7 +266,9 @@ public final class Worker {
                 return
             }
         } catch {
+            // Not moved: no line that says it was (it stays running until it is taken over).
             say("cannot move \(item.name) to \(state.rawValue): \(error)", event: "item_not_moved", item: item.name, level: "error")
+            return
         }
         if state != .pending { BatchRunMetrics.itemEnded(state: state, seconds: seconds) }
         if let status, state != .retryable, state != .cancelled {
