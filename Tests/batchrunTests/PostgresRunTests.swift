@@ -534,12 +534,20 @@ struct PostgresQueueTests {
         let frozenRuns = QueueTests.children(of: frozen)
         // A runner holds none of its worker's sessions (they would outlive a worker that died).
         for run in frozenRuns { #expect(Self.sockets(of: run).isDisjoint(with: Self.sockets(of: frozen))) }
+        let frozenItem = try PostgresServer.psql(url, "SELECT id FROM _batchrun_queue WHERE state = 'running' AND worker LIKE '\(frozen)@%'")
         for pid in [frozen] + frozenRuns { kill(pid, SIGSTOP) }
-        Thread.sleep(forTimeInterval: 4.5)   // the lease (2 s) runs out; the third worker takes the item over
+        // A fresh worker, as a restarted machine would bring: free to take the frozen item over
+        // once its lease (2 s) runs out. The freeze lasts until one has (the state waited for,
+        // not a time: on a busy machine the other workers' own items kept them past 4.5 s).
+        workers.append(try Self.startWorker(folder, url: url))
+        let takenOver = Date().addingTimeInterval(120)
+        while Date() < takenOver,
+              try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE id = \(frozenItem) AND attempts > 1") != "1" {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE id = \(frozenItem) AND attempts > 1") == "1")
         for pid in [frozen] + frozenRuns { kill(pid, SIGCONT) }
 
-        // A fresh worker for the rest, as a restarted machine would bring.
-        workers.append(try Self.startWorker(folder, url: url))
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline,
               try PostgresServer.psql(url, "SELECT count(*) FROM _batchrun_queue WHERE state IN ('done', 'failed')") != String(Self.items) {
