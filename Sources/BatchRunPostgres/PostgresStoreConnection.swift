@@ -204,9 +204,9 @@ package final class PostgresStoreConnection: StoreConnection {
     /// has them (a table made elsewhere may have an `integer` where batchrun makes a `bigint`),
     /// and whether a datetime without a zone is UTC (the session's `TimeZone`); nil when a
     /// column has no binary form batchrun writes, a value or a key does not fit
-    /// (`PostgresCopyBinary.instants`, which reads the rows' datetimes for `append`), or a name could not go into PostgresNIO's COPY statement
-    /// (`PostgresCopyRun`). Read once a table on this session, waited for; each binary COPY then
-    /// checks them without waiting (`sendCheck`).
+    /// (`PostgresCopyBinary.instants`, which reads the rows' datetimes for `append`), or a name
+    /// could not go into PostgresNIO's COPY statement (`PostgresCopyRun`). Read once a table on
+    /// this session, waited for; each binary COPY then checks them without waiting (`sendCheck`).
     private func binaryForm(into table: String, columns: [String], rows: ArraySlice<Int>, of batch: RowBatch, extra: [Int64]?)
         throws -> (form: TableForm, types: [PostgresCopyBinary.ServerType], instants: [Int64])? {
         guard !columns.isEmpty, !columns.contains(where: { $0.unicodeScalars.contains { "\"\n\r".unicodeScalars.contains($0) } })

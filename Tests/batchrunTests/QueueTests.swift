@@ -313,4 +313,28 @@ struct QueueTests {
         }
         #expect(rows == 200 && counter == 1, "the item ran again")
     }
+
+    @Test("an item the worker cannot move when it ends (done/ made a file by its hook) is said once, not also said done; --once exits 1")
+    func itemThatCannotBeMoved() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                on_success: "rm -rf '\(folder.path("q/done"))' && touch '\(folder.path("q/done"))'"
+                steps:
+                  - insert: { entity: T, rows: [{ id: 1 }] }
+            """)
+        #expect(try Batchrun.run(["submit", "q", "job.yaml"], in: folder.url).status == 0)
+        let drain = try Batchrun.run(["worker", "q", "--once"], in: folder.url)
+        #expect(drain.status == 1, "\(drain.stdout)\(drain.stderr)")
+        let lines = (drain.stdout + drain.stderr).split(separator: "\n")
+        #expect(lines.contains { $0.contains("cannot move") && $0.contains("to done") }, "\(drain.stdout)\(drain.stderr)")
+        #expect(!lines.contains { $0.contains("  done ") }, "\(drain.stdout)\(drain.stderr)")
+        // It stays where it ran, its report beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("q/running")).contains { $0.hasSuffix("job.yaml") })
+    }
 }

@@ -266,8 +266,10 @@ public final class Worker {
                 return
             }
         } catch {
-            // Not moved: no line that says it was (it stays running until it is taken over).
+            // Not moved: no line that says it was (it stays running until it is taken over), and
+            // a `--once` worker exits 1, as for a failed item: cron sees that something is wrong.
             say("cannot move \(item.name) to \(state.rawValue): \(error)", event: "item_not_moved", item: item.name, level: "error")
+            worst = max(worst, ExitStatus.failed)
             return
         }
         if state != .pending { BatchRunMetrics.itemEnded(state: state, seconds: seconds) }
