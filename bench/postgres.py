@@ -36,10 +36,19 @@ def psql(url, sql, *extra):
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def timed(command, **kwargs):
+def timed(command, url=None, **kwargs):
+    """Seconds `command` took; with `url`, after a CHECKPOINT on that server, so that no write the
+    previous run left (the checkpointer's, the background writer's) falls into this one."""
+    if url:
+        psql(url, "CHECKPOINT")
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **kwargs)
     return time.perf_counter() - started
+
+
+def spread(times):
+    """Each run's seconds, in the order run: a median's neighbours show whether it is noise."""
+    return " ".join(f"{t:.2f}" for t in times)
 
 
 def database(server, name):
@@ -84,15 +93,16 @@ def import_figures(server):
             for binary, job, times in [(BIN, "bench/import/flights.yaml", ours), (BIN, one_session, one)] \
                     + ([(BEFORE, "bench/import/flights.yaml", before)] if BEFORE else []):
                 psql(url, "DROP TABLE IF EXISTS flights; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
-                times.append(timed([binary, job, "--quiet", "--store", url]))
+                times.append(timed([binary, job, "--quiet", "--store", url], url))
                 count = psql(url, "SELECT count(*) FROM flights")
                 assert count == str(ROWS), f"{binary} {job} imported {count} rows"
             psql(url, "TRUNCATE flights")
             psql(url, "VACUUM flights")
             theirs.append(timed([PSQL, url, "-X", "-q", "-c",
-                                 f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{feed}' WITH (FORMAT csv, HEADER, NULL 'NA')"]))
+                                 f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{feed}' WITH (FORMAT csv, HEADER, NULL 'NA')"], url))
             psql(url, "TRUNCATE flights")
             psql(url, "VACUUM flights")
+            psql(url, "CHECKPOINT")
             started = time.perf_counter()
             streams = [subprocess.Popen([PSQL, url, "-X", "-q", "-c",
                                          f"\\copy flights ({FLIGHT_COLUMNS}) FROM '{half}' WITH (FORMAT csv, HEADER, NULL 'NA')"])
@@ -103,6 +113,7 @@ def import_figures(server):
             psql(url, "VACUUM flights")
     finally:
         os.remove(one_session)
+    print(f"  import, flights, each run: batchrun {spread(ours)}; psql {spread(theirs)}")
     print(f"  import, batchrun on one session (parallel: 1): {statistics.median(one):.2f} s, median of {RUNS}")
     print(f"  import, psql \\copy of the file's halves at once (two streams): {statistics.median(two):.2f} s, median of {RUNS}")
     if before:
@@ -145,13 +156,14 @@ def six_column_figures(server):
     ours, theirs = [], []
     for _ in range(RUNS):
         psql(url, "DROP TABLE IF EXISTS things; DROP TABLE IF EXISTS _batchrun_runs, _batchrun_jobs, _batchrun_progress")
-        ours.append(timed([BIN, job, "--quiet", "--store", url]))
+        ours.append(timed([BIN, job, "--quiet", "--store", url], url))
         assert psql(url, "SELECT count(*) FROM things") == str(SIX_ROWS)
         psql(url, "TRUNCATE things")
-        theirs.append(timed([PSQL, url, "-X", "-q", "-c", f"\\copy things (id, n, x, label, at, flag) FROM '{feed}' WITH (FORMAT csv, HEADER)"]))
+        theirs.append(timed([PSQL, url, "-X", "-q", "-c", f"\\copy things (id, n, x, label, at, flag) FROM '{feed}' WITH (FORMAT csv, HEADER)"], url))
         assert psql(url, "SELECT count(*) FROM things") == str(SIX_ROWS)
     print(f"  import, six columns, {SIX_ROWS:,} rows: batchrun {statistics.median(ours):.2f} s, psql \\copy {statistics.median(theirs):.2f} s, "
           f"{statistics.median(ours) / statistics.median(theirs):.2f}x, medians of {RUNS}")
+    print(f"    each run: batchrun {spread(ours)}; psql {spread(theirs)}")
     return statistics.median(ours), statistics.median(theirs)
 
 
