@@ -172,6 +172,41 @@ struct FanOutRunTests {
         try Self.expectLoadedOnce(queue)
     }
 
+    @Test("parts moved away after submit: the needs item still runs and each part fails naming its own file (an item does not list the glob again); put back and retried, every row loads once and the completion follows",
+          arguments: QueueFeatureTests.kinds)
+    func partsGoneAfterSubmit(kind: String) throws {
+        let queue = try Self.prepare(kind)
+        let submitted = try Batchrun.run(["submit", queue.location, "batch.yaml", "--fan-out", "load"], in: queue.folder.url)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let data = queue.folder.path("data"), away = queue.folder.path("away")
+        try FileManager.default.moveItem(atPath: data, toPath: away)
+        let ended = try queue.worker(["--once"])
+        #expect(ended.status == 1, "\(ended.stdout)\(ended.stderr)")
+        // The needs item ran: its file loads without its glob matching anything now.
+        #expect(try Self.query(queue, "SELECT count(*) FROM started") == ["1"])
+        var batch = try Self.batch(queue, 1)
+        #expect((batch["parts"] as? [String: Int]) == ["failed": Self.partCount], "\(batch)")
+        // Each part failed on its own file, not on the glob.
+        let parts = try queue.items().values.filter { $0["part"] != nil }
+        #expect(parts.count == Self.partCount)
+        for part in parts.prefix(3) {
+            let key = (part["id"] as? Int).map(String.init) ?? part["name"] as? String ?? ""
+            let log = try Batchrun.run(["queue", queue.location, "--log", key], in: queue.folder.url).stdout
+            let file = (part["part"] as? String ?? "?").split(separator: "/").suffix(2).joined(separator: "/")
+            #expect(log.contains("feed part \(file) changed since its batch was submitted (it is gone); put it back as it was and retry")
+                    && !log.contains("matches nothing"), "\(log)")
+        }
+
+        try FileManager.default.moveItem(atPath: away, toPath: data)
+        let retried = try Batchrun.run(["retry", queue.location, "--failed"], in: queue.folder.url)
+        #expect(retried.status == 0, "\(retried.stdout)\(retried.stderr)")
+        let again = try queue.worker(["--once"])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        batch = try Self.batch(queue, 1)
+        #expect(Self.completionState(batch) == "done", "\(batch)")
+        try Self.expectLoadedOnce(queue)
+    }
+
     /// The live page has the batch's bar at 23 of 24 parts, one failed, its completion waiting;
     /// a worker's metrics count the unfinished batch's parts per state.
     static func expectShownHeld(_ queue: QueueFeatureTests.TestQueue) throws {

@@ -246,7 +246,8 @@ extension JobFileBuilder {
 
     /// A local glob's source: its parts listed now, so that a pattern that matches nothing (or
     /// reaches outside the worker's roots) is an error at `check` and `submit`; the run lists
-    /// them again when it starts and records that list.
+    /// them again when it starts and records that list. A fan-out batch's item does not list
+    /// them (`JobFileLoader.listsFeedParts`).
     func localParts(_ text: String, _ node: YAMLNode, _ fields: Fields) -> InsertStep.Source? {
         let pattern = resolve(text)
         guard let format = feedFormat(fields, named: text) else {
@@ -256,7 +257,7 @@ extension JobFileBuilder {
         }
         guard let glob = FeedGlob(pattern) else { return nil }
         do {
-            _ = try FeedParts.local(glob, confinement: loader.confinement)
+            if loader.listsFeedParts { _ = try FeedParts.local(glob, confinement: loader.confinement) }
         } catch let error as PathConfinementError {
             reader.error(node, "feed part \(error); a queue worker started with --root lets an item touch only files in those folders")
         } catch {

@@ -108,8 +108,11 @@ final class PartsReader: Sendable {
         do {
             if resumeAt == nil, step.remote == nil,
                let change = part.changes(now: FeedParts.localPart(part.name, confinement: step.confinement)) {
-                throw FeedFailure(message: "feed part \(name) changed since the run listed its parts (\(change)); "
-                    + "run without --resume to list the parts again")
+                // A fan-out part's item reads the part as `submit` listed it.
+                throw FeedFailure(message: step.listedParts != nil
+                    ? "feed part \(name) changed since its batch was submitted (\(change)); put it back as it was and retry "
+                        + "the item (batchrun retry QUEUE ID), or submit the batch again"
+                    : "feed part \(name) changed since the run listed its parts (\(change)); run without --resume to list the parts again")
             }
             batcher = try FeedBatcher(step: step.reading(part: part), entity: entity, feedName: name,
                                       resumeAt: resumeAt.map(StepPosition.feed), watch: watch)

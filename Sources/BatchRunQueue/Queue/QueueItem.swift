@@ -78,6 +78,8 @@ package struct QueueItem: Sendable {
     /// The item's job file, loaded by `loader` from its file or its text, with its run identity;
     /// a batch's item keeps what its role runs.
     package func load(with loader: JobFileLoader) throws(JobFileError) -> JobFile {
+        var loader = loader
+        if membership != nil { loader.listsFeedParts = false }
         let file = if let text { try loader.load(text: text, path: path, runIdentity: identity) } else { try loader.load(path: path) }
         return try membership?.role.apply(to: file) ?? file
     }

@@ -41,6 +41,7 @@ struct LoadOptions: ParsableArguments {
         loader.baseDirectory = relativeTo
         loader.checksExpressionsOnServer = !checkedAtSubmit
         handoff?.confinement.apply(to: &loader)
+        loader.listsFeedParts = handoff?.role == nil
         var files: [JobFile] = []
         var errors: [JobFileError] = []
         for path in paths {
