@@ -499,7 +499,7 @@ struct RecordTests {
         await #expect(throws: ContextError.self) {
             try await context.perform { try $0.update(Self.flight(12, "GONE", delay: nil)) }
         }
-        try await context.perform { try $0.save() }
+        _ = try await context.perform { try $0.save() }
         let flights = try await context.perform { try $0.fetch(FetchRequest(Flight.self), as: Flight.self) }
         let byID = Dictionary(uniqueKeysWithValues: flights.map { ($0.id, $0) })
         #expect(flights.count == 2_000)

@@ -51,7 +51,7 @@ struct BadCommandLineInputTests {
         let names = (1...1000).map { "item\($0).yaml" }
         for name in names { try folder.write(name, Self.job) }
         let outputPath = folder.path("submit.out")
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        #expect(FileManager.default.createFile(atPath: outputPath, contents: nil))
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         let process = try Batchrun.start(["submit", "q"] + names, in: folder, output: output)
         // Once 100 items are queued, stop it mid-way (lines a buffer held would be lost then).

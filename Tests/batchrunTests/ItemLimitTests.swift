@@ -32,7 +32,7 @@ struct ItemLimitTests {
     /// A file of `count` blank lines after a CSV header: a feed that yields no rows.
     static func writeBlankLines(_ count: Int, to path: String) throws {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path, contents: Data("id,n\n".utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("id,n\n".utf8)))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         handle.seekToEndOfFile()
         let block = Data(repeating: UInt8(ascii: "\n"), count: 1 << 20)
@@ -228,7 +228,7 @@ struct ItemLimitTests {
         }
         #expect(lines.contains { $0.contains("batchrun run") || $0.contains("--handoff-descriptor") })
         #expect(!lines.contains { $0.contains("param-XYZZY") })
-        FileManager.default.createFile(atPath: pause + "/go", contents: nil)
+        #expect(FileManager.default.createFile(atPath: pause + "/go", contents: nil))
         worker.waitUntilExit()
         #expect(worker.terminationStatus == 0)
     }

@@ -95,7 +95,7 @@ struct PruneTests {
             worker.waitUntilExit()
         }
         #expect(try queue.wait { let items = try queue.items(); return done.allSatisfy { items[$0] == nil } })
-        #expect(try queue.wait { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("pruned 4 done items older than --keep") })
+        #expect(queue.wait { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("pruned 4 done items older than --keep") })
     }
 }
 

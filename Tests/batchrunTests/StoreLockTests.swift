@@ -142,7 +142,7 @@ struct StoreLockTests {
         // The lock goes once the run has met it and is retrying (not after a fixed time: a
         // loaded machine may start the run later than that).
         let outputPath = folder.path("output.txt")
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        #expect(FileManager.default.createFile(atPath: outputPath, contents: nil))
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         let process = try Batchrun.start(["job.yaml", "--no-progress"], in: folder, output: output)
         let retrying = "retrying a batch of load: another connection held the store's write lock"

@@ -15,7 +15,7 @@ extension PostgresQueue {
 
     package func appendAudit(_ entry: QueueAuditEntry) throws {
         try store.writeRecords { db in
-            try db.execute("INSERT INTO _batchrun_audit (at, who, action, item) VALUES (?, ?, ?, ?)",
+            _ = try db.execute("INSERT INTO _batchrun_audit (at, who, action, item) VALUES (?, ?, ?, ?)",
                            [.text(entry.at), .text(entry.who), .text(entry.action), entry.item.map(StoreValue.text) ?? .null])
         }
     }

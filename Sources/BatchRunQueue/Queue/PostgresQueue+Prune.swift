@@ -36,7 +36,7 @@ extension PostgresQueue {
         }
         // The records of batches none of whose items is left.
         try store.writeRecords { db in
-            try db.execute("""
+            _ = try db.execute("""
                 DELETE FROM _batchrun_batch AS b WHERE b.parts_queued AND (NOT b.has_completion OR b.completion_item IS NOT NULL)
                     AND NOT EXISTS (SELECT 1 FROM _batchrun_queue AS q WHERE q.batch = b.id)
                 """)

@@ -45,7 +45,8 @@ struct RetryCommand: ParsableCommand {
         if failed && names.isEmpty { print("no failed item to retry") }
         var refused: [String] = []
         for name in names {
-            switch try WorkerCommand.orExit(ExitStatus.failed) { try opened.retry(name) } {
+            let outcome = try WorkerCommand.orExit(ExitStatus.failed) { try opened.retry(name) }
+            switch outcome {
             case .retried: print("retried \(name): pending again, its run resumes from its checkpoints")
             case .refused(let state):
                 refused.append("error: \(name) is \(state.rawValue): only a failed or cancelled item can be retried; nothing changed")

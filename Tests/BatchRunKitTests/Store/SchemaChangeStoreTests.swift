@@ -81,7 +81,7 @@ struct SchemaChangeStoreTests {
         let table = backend.table("Reading")
         let store = try backend.open(location, Self.model([Column(name: "value", type: .real), Column(name: "tag", type: .text)], table: table))
         try store.writeRecords { db in
-            try db.execute("INSERT INTO \(SQL.quote(table)) (id, value, tag) VALUES (1, 1.0, 'a'), (2, 2.0, 'a')")
+            _ = try db.execute("INSERT INTO \(SQL.quote(table)) (id, value, tag) VALUES (1, 1.0, 'a'), (2, 2.0, 'a')")
         }
         let new = Self.model([Column(name: "value", type: .text), Column(name: "tag", type: .text),
                               Column(name: "must", type: .integer, notNull: true)], uniques: [["tag"]], table: table)

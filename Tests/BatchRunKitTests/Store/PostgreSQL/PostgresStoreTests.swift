@@ -239,7 +239,7 @@ struct PostgresStoreTests {
         let store = try Store(postgres: url, model: Self.model)
         let keys: [Int64] = [0, 7, 10, 99, 100, 12_345, -1, -98_765, 1_000_000_000_000_000_000, .max, .min]
         let texts = ["plain", "tab\there", "back\\slash", "line\nbreak", "cr\rend", "\\N", "ünï", "", "x", "y", "z"]
-        let reals: [Double?] = [1.5, -0.25, 1e300, 5e-324, nil, 0, 3, -2.5e-7, 1, 2, 3]
+        let reals: [Double?] = [1.5, -0.25, 1e300, .leastNonzeroMagnitude, nil, 0, 3, -2.5e-7, 1, 2, 3]
         var batch = RowBatch()
         for (row, key) in keys.enumerated() {
             batch.beginRow(line: row + 1, layout: 0)
