@@ -207,6 +207,26 @@ struct FanOutRunTests {
         try Self.expectLoadedOnce(queue)
     }
 
+    @Test("a worker confined by --root refuses a part that leads outside its roots (a link out), naming where it leads, reading nothing of it; the other parts load",
+          arguments: QueueFeatureTests.kinds)
+    func partOutsideRoots(kind: String) throws {
+        let queue = try Self.prepare(kind)
+        let elsewhere = try TemporaryFolder()
+        try elsewhere.write("secret.csv", "id,part\n999999,99\n")
+        let link = queue.folder.path(String(format: "data/part-%03d.csv", Self.partCount))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere.path("secret.csv"))
+        let submitted = try Batchrun.run(["submit", queue.location, "batch.yaml", "--fan-out", "load"], in: queue.folder.url)
+        #expect(submitted.status == 0 && submitted.stdout.contains("\(Self.partCount + 1) parts of load"), "\(submitted.stdout)\(submitted.stderr)")
+        let ended = try queue.worker(["--once", "--root", queue.folder.path(".")])
+        #expect(ended.status == 2, "\(ended.stdout)\(ended.stderr)")
+        let refused = try #require(try queue.items().values.first { ($0["part"] as? String) == link })
+        let key = (refused["id"] as? Int).map(String.init) ?? refused["name"] as? String ?? ""
+        let log = try Batchrun.run(["queue", queue.location, "--log", key], in: queue.folder.url).stdout
+        #expect(log.contains("outside the folders this worker lets items touch") && log.contains(elsewhere.path("secret.csv")), "\(log)")
+        #expect(try Self.query(queue, "SELECT count(*) FROM row WHERE part = 99") == ["0"])
+        #expect(try Self.query(queue, "SELECT count(*) FROM row") == ["\(Self.partCount * Self.rowsPerPart)"])
+    }
+
     /// The live page has the batch's bar at 23 of 24 parts, one failed, its completion waiting;
     /// a worker's metrics count the unfinished batch's parts per state.
     static func expectShownHeld(_ queue: QueueFeatureTests.TestQueue) throws {

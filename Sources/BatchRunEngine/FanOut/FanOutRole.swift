@@ -30,7 +30,8 @@ package enum FanOutRole: Codable, Sendable, Hashable {
     }
 
     /// The file with only what this item runs. A part must be one the job's glob lists (an item
-    /// cannot name another file), and the job must still have its glob feed.
+    /// cannot name another file) and lie within the worker's roots, and the job must still have
+    /// its glob feed.
     package func apply(to file: JobFile) throws(JobFileError) -> JobFile {
         switch self {
         case .needs(let job):
@@ -47,6 +48,13 @@ package enum FanOutRole: Codable, Sendable, Hashable {
             }
             guard FanOut.pattern(pattern, matches: part.name) else {
                 throw JobFileError(diagnostics: [Diagnostic(at: nil, "fan-out part \(part.name) is not one \(pattern) lists")],
+                                   sources: [file.path: file.source])
+            }
+            // The item's file does not list the glob (`JobFileLoader.listsFeedParts`), so its
+            // part is held to the worker's roots here, as the listing held each part.
+            if let violation = step.confinement?.violation(of: part.name) {
+                throw JobFileError(diagnostics: [Diagnostic(at: nil, "feed part \(violation); a queue worker started with --root "
+                                                               + "lets an item touch only files in those folders")],
                                    sources: [file.path: file.source])
             }
             var reading = step

@@ -133,7 +133,6 @@ struct FeedBatcher {
 
     /// Fills `batch` with up to `limit` rows; false when the feed is done.
     package mutating func fill(_ batch: inout RowBatch, limit: Int) throws -> Bool {
-        if case .csv = source { return try fillFromCSV(&batch, limit: limit) }
         while batch.count < limit {
             switch source {
             case .csv:

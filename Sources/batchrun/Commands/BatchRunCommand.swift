@@ -24,7 +24,7 @@ struct BatchRunCommand: AsyncParsableCommand {
         MallocSettings.apply()
         let command: any ParsableCommand
         do {
-            command = try parsedCommand()
+            command = try parsedCommand(Array(CommandLine.arguments.dropFirst()))
         } catch {
             exitOnParseError(error)
         }
@@ -44,13 +44,12 @@ struct BatchRunCommand: AsyncParsableCommand {
         }
     }
 
-    /// The command line parsed. `batchrun run ...` (each folder item's process, and most of what
-    /// users type) is parsed by `run`'s options alone when they parse; the whole command tree
-    /// otherwise, which gives help, versions, completions and usage errors as always. A parse
-    /// from the root builds every subcommand's options through reflection: about a tenth of a
-    /// small folder item's process.
-    static func parsedCommand() throws -> any ParsableCommand {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+    /// A command line parsed. `run ...` (each folder item's process and each runner's item, and
+    /// most of what users type) is parsed by `run`'s options alone when they parse; the whole
+    /// command tree otherwise, which gives help, versions, completions and usage errors as
+    /// always. A parse from the root builds every subcommand's options through reflection:
+    /// about a tenth of a small folder item's process.
+    static func parsedCommand(_ arguments: [String]) throws -> any ParsableCommand {
         if arguments.first == "run", let run = try? RunCommand.parse(Array(arguments.dropFirst())) { return run }
         return try parseAsRoot(arguments)
     }

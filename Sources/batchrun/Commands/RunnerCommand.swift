@@ -93,9 +93,8 @@ struct RunnerCommand: AsyncParsableCommand {
         }
         let command: RunCommand
         do {
-            // `run`'s own options parsed, not the whole command tree's (which took about 1 ms an item).
-            guard request.arguments.first == "run" else { return ExitStatus.invalid }
-            command = try RunCommand.parse(Array(request.arguments.dropFirst()))
+            guard let parsed = try BatchRunCommand.parsedCommand(request.arguments) as? RunCommand else { return ExitStatus.invalid }
+            command = parsed
         } catch {
             // As `batchrun run` with these arguments would: a usage error is exit status 2.
             return BatchRunCommand.report(CommandFailure(located: BatchRunCommand.fullMessage(for: error), status: ExitStatus.invalid))
