@@ -65,12 +65,16 @@ package final class PostgresBackend: StoreBackend {
             var settings = ["lock_timeout": "\(Self.milliseconds(busyTimeout))ms", "random_page_cost": "1.1",
                             "default_transaction_read_only": "on"]
             if let idle = fence?.idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
-            let setUp = "SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
-                .joined(separator: ", ")
+            let statement = { (settings: [String: String]) in
+                "SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
+                    .joined(separator: ", ")
+            }
+            let setUp = statement(settings)
             // An import lane waits for a lock at most 200 ms: the holder may be a later batch of
             // the same import, which waits for this one's commit (`ImportLanes`); the batch then
             // goes to the writer, which waits the whole busy_timeout.
-            let laneSetUp = "SELECT set_config('lock_timeout', '\(min(Self.milliseconds(busyTimeout), 200))ms', false)"
+            settings["lock_timeout"] = "\(min(Self.milliseconds(busyTimeout), 200))ms"
+            let laneSetUp = statement(settings)
             connections = try Connections(location: location, role: role, setUpWriter: { writer in try writer.simple(setUp) },
                                           setUpLane: { lane in try lane.simple(laneSetUp) })
         } catch let error as StoreError {
@@ -117,6 +121,11 @@ package final class PostgresBackend: StoreBackend {
 
     package func releaseImportLanes(_ lanes: [Int]) {
         connections.releaseLanes(lanes)
+    }
+
+    package func openImportLane(_ lane: Int) {
+        guard lane > 0 else { return }
+        _ = try? connections.withWriter(lane: lane) { _, _ in }
     }
 
     /// Lane 0 is `write`'s session.
@@ -296,7 +305,7 @@ private final class Connections: @unchecked Sendable {
     private var lanesInUse: Set<Int> = []
     /// Sets a new writer session up (its settings) before its first transaction.
     private let setUpWriter: @Sendable (PostgresStoreConnection) throws -> Void
-    /// What an import lane's session sets besides (after `setUpWriter`).
+    /// Sets a new import lane's session up instead: the writer's settings, its own lock timeout.
     private let setUpLane: @Sendable (PostgresStoreConnection) throws -> Void
     private let lock = NSLock()
     private var readers: [(connection: PostgresStoreConnection, pid: Int32)] = []
@@ -314,7 +323,10 @@ private final class Connections: @unchecked Sendable {
             try setUpWriter(session)
             try session.take(role: role)
         }
-        self.setUpLane = setUpLane
+        self.setUpLane = { [role] session in
+            try setUpLane(session)
+            try session.take(role: role)
+        }
         (writer, writerPID) = try PostgresSessionPool.session(for: location)
         try self.setUpWriter(writer)
     }
@@ -325,7 +337,7 @@ private final class Connections: @unchecked Sendable {
     func withWriter<T>(lane: Int = 0, _ body: (PostgresStoreConnection, Int32) throws -> T) throws -> T {
         if lane > 0 {
             return try self.lane(lane).withSession(making: {
-                let (session, pid) = try makeWriter()
+                let (session, pid) = try PostgresSessionPool.session(for: location)
                 try setUpLane(session)
                 return (session, pid)
             }, body)

@@ -112,6 +112,8 @@ package final class SQLiteBackend: StoreBackend {
 
     package func releaseImportLanes(_ lanes: [Int]) {}
 
+    package func openImportLane(_ lane: Int) {}
+
     package func write<T>(lane: Int, interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T {
         try write(interruptedBy: interrupter, body)
     }

@@ -158,6 +158,45 @@ struct ResumeTests {
         #expect(lines[1].contains("first done earlier"))
     }
 
+    @Test("killed while its last job's hook runs: resumed, the job is done earlier and the hook does not run again")
+    func killedInTheLastJobsHook() throws {
+        // The last job's end waits for the run's end, one transaction less, unless the job has
+        // hooks: they run in between, and only a job recorded done keeps them from running twice.
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                steps: [{ insert: { entity: T, rows: [{ id: 1 }, { id: 2 }] } }]
+                on_success: "echo $$ >> hook.log; exec sleep 20"
+            """)
+        let process = Process()
+        process.executableURL = Batchrun.binary
+        process.arguments = ["job.yaml", "--quiet"]
+        process.currentDirectoryURL = folder.url
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let deadline = Date().addingTimeInterval(30)
+        var hooks: [String] { ((try? String(contentsOfFile: folder.path("hook.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        while hooks.isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let hook = try #require(hooks.first.flatMap { pid_t($0) }, "the hook did not start")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        kill(hook, SIGKILL)
+
+        let resumed = try Batchrun.run(["job.yaml", "--resume", "--no-progress"], in: folder.url)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(resumed.stdout.contains("resuming run 1"), "\(resumed.stdout)")
+        #expect(resumed.stdout.split(separator: "\n").contains { $0.contains("load") && $0.contains("done earlier") }, "\(resumed.stdout)")
+        #expect(hooks.count == 1, "the hook ran again: \(hooks)")
+        let queue = try Self.queue(folder.path("store.sqlite"))
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM T") } == 2)
+    }
+
     @Test("a run whose process is alive is not continued: exit 2, naming the process")
     func liveRunRefused() throws {
         let folder = try TemporaryFolder()

@@ -45,6 +45,10 @@ package final class ImportLanes: Sendable {
             importer.advancesKeysInTurn = true
             return Lane(number: number, importer: importer)
         }
+        // The first batch's lane has its session made (or taken from the pool and reset) while
+        // that batch is read, not after it: a queue's small items each waited for it. The other
+        // lanes open at their first batch, as a small feed may never reach them.
+        if let first = lanes.first { first.queue.async { [store] in store.backend.openImportLane(first.number) } }
     }
 
     deinit {

@@ -120,6 +120,7 @@ public final class JobFileRun: Sendable {
                 self?.scheduler.cancelAll()
             }
         } }
+        let ended = Mutex(0)
         let outcomes = await scheduler.run { [weak self] event in
             guard let self else { return }
             switch event {
@@ -128,7 +129,11 @@ public final class JobFileRun: Sendable {
                 onEvent(.jobStarted(name: name, index: index, total: total))
             case .finished(let outcome, let index, let total):
                 self.state.clearLive(for: outcome.name)
-                if self.recordsRun { self.recordEnd(outcome, in: recording) }
+                let last = ended.withLock { ended in
+                    ended += 1
+                    return ended == total
+                }
+                if self.recordsRun { self.recordEnd(outcome, last: last, in: recording) }
                 let report = self.jobReport(outcome)
                 BatchRunMetrics.jobEnded(report)
                 onEvent(.jobFinished(report, index: index, total: total))
@@ -167,7 +172,8 @@ public final class JobFileRun: Sendable {
 
     /// Records how a job that ran in this attempt ended, with its rows over all attempts (the
     /// steps' counts over all attempts; a fetch's from this attempt, since it reads again).
-    private func recordEnd(_ outcome: OperationOutcome, in recording: RunRecording) {
+    /// `last`: no other job runs or waits, so nothing writes between this end and the run's.
+    private func recordEnd(_ outcome: OperationOutcome, last: Bool, in recording: RunRecording) {
         guard state.ran(outcome.name), let job = file.job(named: outcome.name) else { return }
         let report = jobReport(outcome)
         var total = report.rows
@@ -185,8 +191,12 @@ public final class JobFileRun: Sendable {
             try recording.ledger.finishJob(run: id, job: job.name, status: outcome.status, runSeconds: outcome.runSeconds,
                                            rows: rows, rowsTotal: rowsTotal, outputs: outputs, error: outcome.error, in: db)
         }
-        if recording.runID == nil && rows == RowCounts(fetched: rows.fetched) {
-            state.addPendingEnd(end)   // with the run's end: a job that wrote nothing needs no write lock now
+        // With the run's end: a job that wrote nothing needs no write lock now, and the last
+        // job's end is the run's end a moment later (one transaction less an item). Not when
+        // the last job has hooks: they run before the run's end, and a job recorded done is
+        // what keeps a resumed run from running its hooks again.
+        if (recording.runID == nil && rows == RowCounts(fetched: rows.fetched)) || (last && job.hooks.isEmpty) {
+            state.addPendingEnd(end)
         } else {
             try? store.writeRecords { db in try end(db, try recording.runID(in: db)) }
         }

@@ -32,7 +32,8 @@ package final class RunLedger: Sendable {
     /// rowid, which was the order before.
     private static func createTables(in db: any StoreConnection) throws {
         // One catalog query: no columns means no tables (they are made together).
-        let jobColumns = try db.columnNames(of: "_batchrun_jobs")
+        let columns = try db.columnNames(ofTables: ["_batchrun_jobs", RunLedgerTables.parts.tableName])
+        let jobColumns = columns["_batchrun_jobs"] ?? []
         guard !jobColumns.isEmpty else {
             for table in RunLedgerTables.all { try db.createTable(table) }
             return
@@ -42,7 +43,7 @@ package final class RunLedger: Sendable {
             try db.execute("UPDATE _batchrun_jobs SET seq = rowid")
         }
         // Added with feeds in parts (section 17); a ledger made before has none.
-        if try !db.tableExists(RunLedgerTables.parts.tableName) { try db.createTable(RunLedgerTables.parts) }
+        if columns[RunLedgerTables.parts.tableName] == nil { try db.createTable(RunLedgerTables.parts) }
     }
 
     /// How a run's jobs are ordered: by `seq`, or by rowid in a ledger no run of this version

@@ -62,6 +62,10 @@ package protocol StoreBackend: Sendable {
     /// Lanes `reserveImportLanes` gave, free for another import (their sessions kept).
     func releaseImportLanes(_ lanes: [Int])
 
+    /// Makes lane `lane`'s session now if it has none, so that an import's lanes open while its
+    /// first batch is read; a failure is left for the lane's first `write` to meet.
+    func openImportLane(_ lane: Int)
+
     /// `write` on import lane `lane` (a number `reserveImportLanes` gave): a writer session of
     /// its own, set up as `write`'s is, made at first use and again when the server closed it.
     func write<T>(lane: Int, interruptedBy interrupter: Interrupter?, _ body: (any StoreConnection) throws -> T) throws -> T

@@ -72,6 +72,10 @@ package protocol StoreConnection: AnyObject {
     /// The names of a table's columns, lowercased; empty when there is no such table.
     func columnNames(of table: String) throws -> Set<String>
 
+    /// The column names (lowercased) of those of `tables` that exist, by table; a missing table
+    /// has no entry. One catalog query on PostgreSQL.
+    func columnNames(ofTables tables: [String]) throws -> [String: Set<String>]
+
     /// Creates `entity`'s table and indexes when missing, with this database's types.
     func createTable(_ entity: Entity) throws
 
@@ -94,6 +98,15 @@ package protocol StoreConnection: AnyObject {
 }
 
 extension StoreConnection {
+    package func columnNames(ofTables tables: [String]) throws -> [String: Set<String>] {
+        var columns: [String: Set<String>] = [:]
+        for table in tables {
+            let names = try columnNames(of: table)
+            if !names.isEmpty { columns[table] = names }
+        }
+        return columns
+    }
+
     /// Runs one statement by its text; returns the rows it changed. Any failure throws.
     @discardableResult
     package func execute(_ sql: String, _ arguments: SQLArguments = []) throws -> Int {
