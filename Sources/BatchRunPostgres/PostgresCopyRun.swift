@@ -48,9 +48,10 @@ struct PostgresCopyRun: Sendable {
     }
 
     /// `COPY table (columns) FROM STDIN`, in text format or `binary`, of `pieces` pieces, each
-    /// made by `piece` on the event loop as it is needed (made while the server reads the one before).
+    /// made by `piece` on the event loop as it is needed (made while the server reads the one
+    /// before). A piece that throws ends the COPY with `CopyFail`, and the COPY fails with its error.
     package func copy(into table: String, columns: [String], binary: Bool = false, pieces: Int,
-              piece: @escaping @Sendable (Int) -> ByteBuffer) -> EventLoopFuture<Void> {
+              piece: @escaping @Sendable (Int) throws -> ByteBuffer) -> EventLoopFuture<Void> {
         let loop = connection.eventLoop
         let done = loop.makePromise(of: Void.self)
         guard let channel = Self.channel(of: connection) else {
@@ -82,13 +83,20 @@ struct PostgresCopyRun: Sendable {
     /// Runs on the event loop throughout (the task's executor); nonisolated, so neither it nor
     /// `copyFrom` hops anywhere else.
     private static func run(_ connection: PostgresConnection, channel: any Channel, table: String, columns: [String],
-                            logger: Logger, pieces: Int, piece: @Sendable (Int) -> ByteBuffer) async throws {
+                            logger: Logger, pieces: Int, piece: @Sendable (Int) throws -> ByteBuffer) async throws {
         channel.eventLoop.preconditionInEventLoop()
         let end = try PostgresSessionEnd.watching(channel)
         if end.ended { await parkLostCopy() }
         try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
             for index in 0..<pieces {
-                let buffer = piece(index)
+                let buffer: ByteBuffer
+                do {
+                    buffer = try piece(index)
+                } catch {
+                    // `copyFrom` sends `CopyFail` as soon as this throws.
+                    if end.ended { await parkLostCopy() }
+                    throw error
+                }
                 // Checked in the same turn as the step after it (`write` runs its first part
                 // synchronously on the loop).
                 if end.ended { await parkLostCopy() }
