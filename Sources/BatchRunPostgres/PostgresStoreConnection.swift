@@ -172,9 +172,11 @@ package final class PostgresStoreConnection: StoreConnection {
         // read) as it is made, while the server reads the one before: checking the whole batch
         // first kept the server waiting about 4 ms a batch of 10,000 rows, which a queue's part
         // item paid in full on its first.
-        let firstPiece = rows.prefix(Self.copyPieceRows)
-        let binary = text ? nil : try binaryForm(into: table, columns: columns, rows: firstPiece, of: batch,
-                                                 extra: extra.map { Array($0.prefix(firstPiece.count)) })
+        // After such a piece, this session checks the table's batches whole first again, as a
+        // feed with such values here and there would otherwise have most batches COPYed twice.
+        let checked = checkedWhole.contains(table) ? rows : rows.prefix(Self.copyPieceRows)
+        let binary = text ? nil : try binaryForm(into: table, columns: columns, rows: checked, of: batch,
+                                                 extra: extra.map { Array($0.prefix(checked.count)) })
         let outcome = try refusable {
             try PostgresError.translating {
                 if let binary { try sendCheck(of: binary.form, columns: columns, table: table) }
@@ -189,13 +191,14 @@ package final class PostgresStoreConnection: StoreConnection {
                             PostgresCopyText.append(rows[start..<end], of: batch, extra: extra, to: &buffer)
                             return buffer
                         }
-                        let instants = index == 0 ? binary.instants
+                        let perRow = PostgresCopyBinary.stampsPerRow(binary.types)
+                        let instants = offset < checked.count ? binary.instants[(offset * perRow)...]
                             : PostgresCopyBinary.instants(rows[start..<end], of: batch, types: binary.types,
-                                                          zonelessIsUTC: binary.form.zonelessIsUTC, extra: extra.map(Array.init))
+                                                          zonelessIsUTC: binary.form.zonelessIsUTC, extra: extra.map(Array.init))?[...]
                         guard let instants else { throw PostgresError(sqlState: nil, message: Self.noBinaryForm) }
                         if index == 0 { buffer.writeBytes(PostgresCopyBinary.header) }
                         PostgresCopyBinary.append(rows[start..<end], of: batch, types: binary.types,
-                                                  instants: instants[...], extra: extra, to: &buffer)
+                                                  instants: instants, extra: extra, to: &buffer)
                         if index == pieces.count - 1 { buffer.writeBytes(PostgresCopyBinary.trailer) }
                         return buffer
                     })
@@ -210,6 +213,7 @@ package final class PostgresStoreConnection: StoreConnection {
         }
         // A later piece had no binary form (its own savepoint undid the COPY): the batch again, as text.
         if failure.message == Self.noBinaryForm {
+            checkedWhole.insert(table)
             return try copy(into: table, columns: columns, rows: rows, of: batch, extra: extra, formRead: formRead, text: true)
         }
         return outcome
@@ -217,6 +221,10 @@ package final class PostgresStoreConnection: StoreConnection {
 
     /// Why a binary COPY stopped at a piece whose values have no binary form (`copy`).
     private static let noBinaryForm = "batchrun: a value without a binary form"
+
+    /// Tables whose binary COPYs on this session check the whole batch before they begin: one
+    /// of their batches had a value without a binary form past its first piece (`copy`).
+    private var checkedWhole: Set<String> = []
 
     /// The binary form of `rows` for a COPY into `table`: the types of `columns` as the server
     /// has them (a table made elsewhere may have an `integer` where batchrun makes a `bigint`),

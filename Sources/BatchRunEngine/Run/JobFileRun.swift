@@ -192,10 +192,12 @@ public final class JobFileRun: Sendable {
                                            rows: rows, rowsTotal: rowsTotal, outputs: outputs, error: outcome.error, in: db)
         }
         // With the run's end: a job that wrote nothing needs no write lock now, and the last
-        // job's end is the run's end a moment later (one transaction less an item). Not when
-        // the last job has hooks: they run before the run's end, and a job recorded done is
-        // what keeps a resumed run from running its hooks again.
-        if (recording.runID == nil && rows == RowCounts(fetched: rows.fetched)) || (last && job.hooks.isEmpty) {
+        // job's end is the run's end a moment later (one transaction less an item), when
+        // nothing can run in between: not when the file has hooks (another job's may still be
+        // running, and a job recorded done is what keeps a resumed run from running its hooks
+        // again), nor for an atomic job (its transaction recorded it done without its outputs).
+        let quietAfter = last && !job.atomic && file.jobs.allSatisfy(\.hooks.isEmpty)
+        if (recording.runID == nil && rows == RowCounts(fetched: rows.fetched)) || quietAfter {
             state.addPendingEnd(end)
         } else {
             try? store.writeRecords { db in try end(db, try recording.runID(in: db)) }
