@@ -160,8 +160,8 @@ struct ResumeTests {
 
     @Test("killed while its last job's hook runs: resumed, the job is done earlier and the hook does not run again")
     func killedInTheLastJobsHook() throws {
-        // The last job's end waits for the run's end, one transaction less, unless the job has
-        // hooks: they run in between, and only a job recorded done keeps them from running twice.
+        // The last job's end waits for the run's end, one transaction less, but not in a file
+        // with hooks: they run in between, and only a job recorded done keeps them from running twice.
         let folder = try TemporaryFolder()
         try folder.write("job.yaml", """
             version: 1
@@ -173,12 +173,7 @@ struct ResumeTests {
                 steps: [{ insert: { entity: T, rows: [{ id: 1 }, { id: 2 }] } }]
                 on_success: "echo $$ >> hook.log; exec sleep 20"
             """)
-        let process = Process()
-        process.executableURL = Batchrun.binary
-        process.arguments = ["job.yaml", "--quiet"]
-        process.currentDirectoryURL = folder.url
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try Batchrun.start(["job.yaml", "--quiet"], in: folder)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         let deadline = Date().addingTimeInterval(30)
         var hooks: [String] { ((try? String(contentsOfFile: folder.path("hook.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
@@ -195,6 +190,50 @@ struct ResumeTests {
         #expect(hooks.count == 1, "the hook ran again: \(hooks)")
         let queue = try Self.queue(folder.path("store.sqlite"))
         #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM T") } == 2)
+    }
+
+    @Test("the last job to end while another job's hook runs (--jobs 2) is recorded done at once: killed in that hook and resumed, both jobs are done earlier")
+    func lastJobEndsDuringAnothersHook() throws {
+        // `quick` ends first and its hook sleeps; `long` ends after it, the last job, while the
+        // hook runs. Its end may not wait for the run's: the kill comes before that.
+        let folder = try TemporaryFolder()
+        try Batchrun.writeLongFeed(in: folder)
+        try folder.write("job.yaml", """
+            version: 1
+            store: store.sqlite
+            entities:
+              T: { columns: { id: integer primary key, minutes: real } }
+              Seen: { columns: { id: integer primary key } }
+            jobs:
+              quick:
+                steps: [{ insert: { entity: Seen, rows: [{ id: 1 }] } }]
+                on_success: "echo $$ >> hook.log; exec sleep 60"
+              long:
+                steps: [{ insert: { entity: T, from: feed.csv } }]
+            """)
+        let process = try Batchrun.start(["job.yaml", "--quiet", "--jobs", "2"], in: folder)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let queue = try Self.queue(folder.path("store.sqlite"))
+        let deadline = Date().addingTimeInterval(60)
+        var longRecorded: Bool {
+            (try? queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM _batchrun_jobs WHERE job = 'long' AND status = 'ok'") == 1
+            }) ?? false
+        }
+        while !longRecorded && process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let hookLog = (try? String(contentsOfFile: folder.path("hook.log"), encoding: .utf8)) ?? ""
+        #expect(longRecorded, "the last job's end was not written while the other job's hook ran")
+        #expect(process.isRunning, "the run ended before the check")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        if let hook = pid_t(hookLog.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(hook, SIGKILL) }
+
+        let resumed = try Batchrun.run(["job.yaml", "--resume", "--no-progress"], in: folder.url)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        for job in ["quick", "long"] {
+            #expect(resumed.stdout.split(separator: "\n").contains { $0.contains(job) && $0.contains("done earlier") }, "\(resumed.stdout)")
+        }
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM T") } == 400_000)
     }
 
     @Test("a run whose process is alive is not continued: exit 2, naming the process")
