@@ -171,9 +171,9 @@ package final class PostgresStoreConnection: StoreConnection {
         // The first piece decides the format; each later piece is checked (and its datetimes
         // read) as it is made, while the server reads the one before: checking the whole batch
         // first kept the server waiting about 4 ms a batch of 10,000 rows, which a queue's part
-        // item paid in full on its first.
-        // After such a piece, this session checks the table's batches whole first again, as a
-        // feed with such values here and there would otherwise have most batches COPYed twice.
+        // item paid in full on its first. Once a later piece had no binary form, this session
+        // checks the table's batches whole first again, as a feed with such values here and
+        // there would otherwise have most batches COPYed twice.
         let checked = checkedWhole.contains(table) ? rows : rows.prefix(Self.copyPieceRows)
         let binary = text ? nil : try binaryForm(into: table, columns: columns, rows: checked, of: batch,
                                                  extra: extra.map { Array($0.prefix(checked.count)) })

@@ -172,7 +172,7 @@ public final class JobFileRun: Sendable {
 
     /// Records how a job that ran in this attempt ended, with its rows over all attempts (the
     /// steps' counts over all attempts; a fetch's from this attempt, since it reads again).
-    /// `last`: no other job runs or waits, so nothing writes between this end and the run's.
+    /// `last`: every other job has ended (their hooks may still be running).
     private func recordEnd(_ outcome: OperationOutcome, last: Bool, in recording: RunRecording) {
         guard state.ran(outcome.name), let job = file.job(named: outcome.name) else { return }
         let report = jobReport(outcome)
