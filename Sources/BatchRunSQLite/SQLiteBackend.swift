@@ -29,6 +29,8 @@ package final class SQLiteBackend: StoreBackend {
         var writable: DatabasePool?
     }
     private let pools: Mutex<Pools>
+    /// Checkpoints the writable pool's WAL beside its writer (installed as that pool opens).
+    let checkpointer: WALCheckpointer
 
     /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
     package var pool: DatabasePool { pools.withLock { $0.writable ?? $0.opened } }
@@ -58,6 +60,7 @@ package final class SQLiteBackend: StoreBackend {
     package init(path: String, busyTimeout: Double) throws {
         self.path = path
         self.busyTimeout = busyTimeout
+        checkpointer = WALCheckpointer(path: path)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -79,9 +82,18 @@ package final class SQLiteBackend: StoreBackend {
         }
         pools = Mutex(Pools(opened: opened, writable: readOnly ? nil : opened))
         do {
-            if !readOnly { try Self.countCommits(of: opened, into: generation) }
+            if !readOnly { try Self.prepareWriter(of: opened, generation: generation, checkpointer: checkpointer) }
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: Self.reason(for: error, busyTimeout: busyTimeout, path: path))
+        }
+    }
+
+    deinit {
+        // The writer's WAL hook points at the checkpointer, which goes with this backend; the
+        // pool may outlive it (`pool` hands it out). Reentrant: the last reference may go on
+        // the writer's own queue.
+        if let writable = pools.withLock({ $0.writable }) {
+            writable.unsafeReentrantWrite { db in checkpointer.uninstall(from: db) }
         }
     }
 
@@ -217,7 +229,7 @@ package final class SQLiteBackend: StoreBackend {
         try pools.withLock { pools throws -> DatabasePool in
             if let writable = pools.writable { return writable }
             let (pool, _) = try Self.open(path: path, busyTimeout: busyTimeout, readOnlyWhenLocked: false)
-            try Self.countCommits(of: pool, into: generation)
+            try Self.prepareWriter(of: pool, generation: generation, checkpointer: checkpointer)
             // The program whose lock this waited for may have committed since a read: counted as
             // a change (the new writer's first data_version sets its baseline without counting).
             generation.didCommit()
@@ -226,10 +238,12 @@ package final class SQLiteBackend: StoreBackend {
         }
     }
 
-    /// Counts the writer's commits in `generation` (see `ChangeGeneration`).
-    private static func countCommits(of pool: DatabasePool, into generation: ChangeGeneration) throws {
+    /// Counts the writer's commits in `generation` (see `ChangeGeneration`), and hands its
+    /// checkpoints to `checkpointer`.
+    private static func prepareWriter(of pool: DatabasePool, generation: ChangeGeneration, checkpointer: WALCheckpointer) throws {
         let counter = CommitCounter(generation)
         try pool.writeWithoutTransaction { db in
+            checkpointer.install(on: db)
             db.add(transactionObserver: counter, extent: .databaseLifetime)
             _ = try generation.isUnchanged(since: 0, writer: db)   // the first data_version
         }
