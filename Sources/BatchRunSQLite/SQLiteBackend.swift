@@ -90,8 +90,10 @@ package final class SQLiteBackend: StoreBackend {
 
     deinit {
         // The writer's WAL hook points at the checkpointer, which goes with this backend; the
-        // pool may outlive it (`pool` hands it out). Reentrant: the last reference may go on
-        // the writer's own queue.
+        // pool may outlive it (`pool` hands it out). Waited for, after any write in flight, as
+        // GRDB's own close waits: the store's file is closed once its `Store` is gone (not
+        // asynchronously, which let a program that opened the file next find it locked).
+        // Reentrant: the last reference may go on the writer's own queue.
         if let writable = pools.withLock({ $0.writable }) {
             writable.unsafeReentrantWrite { db in checkpointer.uninstall(from: db) }
         }

@@ -12,8 +12,9 @@ import Synchronization
 /// writer goes on (an import of 1,000,000 rows: about 15% less time, see docs/benchmarks.md).
 /// A checkpoint that runs beside the writer cannot let the WAL start over, as the writer has
 /// appended since; so once the WAL passes 4,000 pages the writer checkpoints what is left
-/// itself, as SQLite would, and its next transaction starts the WAL from the top: the WAL stays
-/// under about 16 MB, where SQLite's own stays under about 4 MB.
+/// itself, as SQLite would, and its next transaction starts the WAL from the top: the WAL
+/// normally stays under about 16 MB, where SQLite's own stays under about 4 MB (a reader of an
+/// old snapshot, or one larger transaction, holds it longer, as with SQLite's own).
 ///
 /// ```swift
 /// let checkpointer = WALCheckpointer(path: "var/nightly.sqlite")
@@ -32,7 +33,8 @@ final class WALCheckpointer: Sendable {
     private let asked = Atomic<Bool>(false)
     /// The checkpointing connection, opened at the first checkpoint, used on `queue` only.
     private let connection = Mutex<OpaquePointer?>(nil)
-    /// The checkpointing connection could not be opened: the writer checkpoints as SQLite would.
+    /// The checkpointing connection cannot be opened (the file cannot be opened for writing, or
+    /// is not a database): the writer checkpoints as SQLite would.
     private let cannotOpen = Atomic<Bool>(false)
     private let besideCount = Atomic<Int>(0)
 
@@ -88,13 +90,20 @@ final class WALCheckpointer: Sendable {
         connection.withLock { handle in
             if handle == nil && !cannotOpen.load(ordering: .relaxed) {
                 var opened: OpaquePointer?
-                // A read opens its WAL: a connection that has not read one checkpoints nothing.
-                if sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
-                   sqlite3_exec(opened, "PRAGMA schema_version", nil, nil, nil) == SQLITE_OK {
+                var code = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+                if code == SQLITE_OK {
+                    // A read opens its WAL: a connection that has not read one checkpoints
+                    // nothing. It may wait a moment for a lock (another program recovering the WAL).
+                    sqlite3_busy_timeout(opened, 1_000)
+                    code = sqlite3_exec(opened, "PRAGMA schema_version", nil, nil, nil)
+                }
+                if code == SQLITE_OK {
                     handle = opened
                 } else {
                     sqlite3_close_v2(opened)
-                    cannotOpen.store(true, ordering: .relaxed)
+                    // For good only when it cannot be otherwise; a busy store is tried at the next ask.
+                    let lasting = [SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_NOTADB, SQLITE_PERM, SQLITE_AUTH, SQLITE_CORRUPT]
+                    if lasting.contains(code & 0xff) { cannotOpen.store(true, ordering: .relaxed) }
                 }
             }
             guard let handle else { return }

@@ -80,8 +80,8 @@ static int committed(void *unused, sqlite3 *db, const char *name, int pages) {
 static void *checkpointer(void *unused) {
     (void)unused;
     sqlite3 *db;
-    sqlite3_open_v2(beside.path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, 0);
-    sqlite3_exec(db, "PRAGMA schema_version", 0, 0, 0);   /* opens its WAL */
+    check(sqlite3_open_v2(beside.path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, 0), db, "open beside");
+    check(sqlite3_exec(db, "PRAGMA schema_version", 0, 0, 0), db, "read beside");   /* opens its WAL */
     pthread_mutex_lock(&beside.lock);
     while (1) {
         while (!beside.asked && !beside.done) pthread_cond_wait(&beside.changed, &beside.lock);
