@@ -54,7 +54,7 @@ FUZZ_TARGETS += gzip zstd
 FUZZ_FLAGS := --product batchrun-fuzz --scratch-path .build-fuzz --disable-default-traits \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING
 
-.PHONY: all deps test-deps bench-deps packaging-deps build debug run test example-models example-models-build test-busy bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo deb deb-test
+.PHONY: all deps test-deps bench-deps packaging-deps build debug run test example-models test-busy bench bench-html check plan install uninstall clean data help fuzz fuzz-build fuzz-short queue-demo deb deb-test
 
 all: build
 
@@ -100,28 +100,17 @@ check: debug
 plan: debug
 	$(DEBUG) plan $(JOB)
 
-# The test build, then the tests. The tests leave about a quarter of the cores idle (a test
-# waits for the processes, servers and browsers it started), so the library user's package and
-# the fuzz build are built beside them (their output in .build/side-builds.log, shown when they
-# fail); then that package runs, and the short fuzz.
 test: test-deps
 	$(SWIFT) build --build-tests
-	@$(MAKE) --no-print-directory example-models-build fuzz-build > .build/side-builds.log 2>&1 & side=$$!; \
-	SWIFT="$(SWIFT)" TEST_SHARDS=$(TEST_SHARDS) Tests/run-tests.sh; tests=$$?; \
-	wait $$side; built=$$?; \
-	if [ $$built -ne 0 ]; then cat .build/side-builds.log; echo "make test: a build beside the tests failed (above)"; fi; \
-	[ $$tests -eq 0 ] && [ $$built -eq 0 ]
-	.build-models/debug/airline-models
+	SWIFT="$(SWIFT)" TEST_SHARDS=$(TEST_SHARDS) Tests/run-tests.sh
+	$(MAKE) example-models
 	$(MAKE) fuzz-short
 
 # A library user's package (examples/models): BatchRunKit by path with the Macros trait, built
-# and run; it checks its five scenarios and exits 1 on the first that fails. Built outside
-# examples/ (.build-models), which tests copy while it builds.
-example-models: example-models-build
-	.build-models/debug/airline-models
-
-example-models-build: deps
-	$(SWIFT) build --package-path examples/models --scratch-path .build-models
+# and run; it checks its five scenarios and exits 1 on the first that fails.
+example-models: deps
+	$(SWIFT) build --package-path examples/models
+	examples/models/.build/debug/airline-models
 
 # make test RUNS times in a row (default 3) beside HOGS CPU-bound processes (default 2).
 test-busy: test-deps
@@ -216,4 +205,4 @@ data:
 	python3 examples/generate_data.py
 
 clean:
-	rm -rf .build .build-bench .build-fuzz .build-deb .build-macros .build-models var reports examples/models/.build
+	rm -rf .build .build-bench .build-fuzz .build-deb .build-macros var reports examples/models/.build
