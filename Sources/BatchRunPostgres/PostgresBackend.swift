@@ -30,8 +30,9 @@ package final class PostgresBackend: StoreBackend {
     /// `busyTimeout`: how long a write waits for a row or table lock another session holds
     /// (the writer's `lock_timeout`); then it fails as busy, and a job's retries try again.
     /// `fence`: checked as the last statement of every write transaction (`WriteFence`).
-    package static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?) throws -> PostgresBackend {
-        try PostgresBackend(url: location, busyTimeout: busyTimeout, fence: fence, role: role)
+    /// `idleTimeout`: a transaction idle longer than this is ended by the server (`StoreSpec.idleTimeout`).
+    package static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?, idleTimeout: Double?) throws -> PostgresBackend {
+        try PostgresBackend(url: location, busyTimeout: busyTimeout, fence: fence, role: role, idleTimeout: idleTimeout)
     }
 
     package static var foldsUnquotedNames: Bool { true }
@@ -49,7 +50,7 @@ package final class PostgresBackend: StoreBackend {
     /// `role`: every session's role (`SET ROLE`), so the statements run with its rights;
     /// batchrun's own statements on its `_batchrun_` tables run as the URL's user
     /// (`PostgresStoreConnection.itemRole`).
-    package init(url: String, busyTimeout: Double = 5, fence: WriteFence? = nil, role: String? = nil) throws {
+    package init(url: String, busyTimeout: Double = 5, fence: WriteFence? = nil, role: String? = nil, idleTimeout: Double? = nil) throws {
         location = try PostgresLocation(url: url)
         self.fence = fence
         do {
@@ -64,7 +65,7 @@ package final class PostgresBackend: StoreBackend {
             // and read-only they cannot write: nothing commits on its own.
             var settings = ["lock_timeout": "\(Self.milliseconds(busyTimeout))ms", "random_page_cost": "1.1",
                             "default_transaction_read_only": "on"]
-            if let idle = fence?.idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
+            if let idle = idleTimeout { settings["idle_in_transaction_session_timeout"] = "\(Self.milliseconds(idle))ms" }
             let statement = { (settings: [String: String]) in
                 "SELECT " + settings.sorted { $0.key < $1.key }.map { "set_config('\($0.key)', '\($0.value)', false)" }
                     .joined(separator: ", ")

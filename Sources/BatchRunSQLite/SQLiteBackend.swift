@@ -35,7 +35,7 @@ package final class SQLiteBackend: StoreBackend {
     /// GRDB's pool: `read` gives a WAL snapshot, `write` the one serialized writer.
     package var pool: DatabasePool { pools.withLock { $0.writable ?? $0.opened } }
 
-    package static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?) throws -> SQLiteBackend {
+    package static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?, idleTimeout: Double?) throws -> SQLiteBackend {
         if role != nil {
             throw StoreError.cannotOpen(path: location, reason: "an SQLite store has no roles; --item-role applies to PostgreSQL stores")
         }

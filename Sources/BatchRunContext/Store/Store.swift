@@ -55,7 +55,8 @@ public final class Store: Sendable {
             return folder
         }
         let location = pinned?.filePath ?? spec.path
-        let backend = try spec.backend().open(location: location, busyTimeout: spec.busyTimeout, fence: fence, role: spec.role)
+        let backend = try spec.backend().open(location: location, busyTimeout: spec.busyTimeout, fence: fence, role: spec.role,
+                                                       idleTimeout: spec.idleTimeout)
         if let pinned {
             var info = stat()
             guard let identity = pinned.identity(of: pinned.name), stat(location, &info) == 0,

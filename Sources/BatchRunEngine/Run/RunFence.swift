@@ -9,4 +9,7 @@ import BatchRunStore
 /// ```
 package protocol RunFence: Sendable {
     func writeFence(for store: StoreSpec) -> WriteFence?
+    /// How long a fenced store's transaction may stay idle before the server ends it
+    /// (`StoreSpec.idleTimeout`): a paused run's locks go, for whoever takes its work over.
+    var idleTimeout: Double { get }
 }

@@ -43,8 +43,10 @@ public struct RunOpening: Sendable {
         let store: Store
         var fenced = false
         do {
-            if let writeFence = fence?.writeFence(for: file.store) {
-                store = try Store(file.store, model: file.model, fence: writeFence, migrating: false)
+            if let fence, let writeFence = fence.writeFence(for: file.store) {
+                var spec = file.store
+                spec.idleTimeout = fence.idleTimeout
+                store = try Store(spec, model: file.model, fence: writeFence, migrating: false)
                 fenced = true
             } else {
                 store = try Store(file.store, model: file.model, fence: nil, migrating: false)

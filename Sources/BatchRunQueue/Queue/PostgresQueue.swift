@@ -8,7 +8,7 @@ import Foundation
 /// A queue in a PostgreSQL database, for workers on any number of machines: items (job files
 /// with their params) in the `_batchrun_queue` table, claimed with `FOR UPDATE SKIP LOCKED`,
 /// held by a lease the worker renews, and fenced: every claim gives the item a new token, and
-/// a run started for a claim commits only while the token is still the item's (`fence(item:token:idleTimeout:)`),
+/// a run started for a claim commits only while the token is still the item's (`fence(item:token:)`),
 /// so a worker that lost its lease (paused, cut off) cannot commit again.
 ///
 /// ```swift
@@ -111,6 +111,11 @@ package final class PostgresQueue: Sendable {
 
     package let store: Store
 
+    /// How long a transaction of the queue's own may stay idle (`init(url:idleTimeout:)`): each
+    /// is a few statements the process sends without waiting for anything else, so one idle
+    /// this long belongs to a paused or stuck process.
+    package static let idleTimeout = 10.0
+
     /// Where this process keeps its claimed items' logs and reports while they run (made on
     /// the first claim; private to it).
     let scratch = ScratchFolder(prefix: "batchrun-worker")
@@ -120,8 +125,13 @@ package final class PostgresQueue: Sendable {
 
     /// Opens the queue, creating its table when missing; a table an earlier batchrun made gains
     /// the columns it lacks (with their defaults) as any store's tables do (JOBFILE.md 13).
-    package init(url: String) throws {
-        store = try Store(postgres: url, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable, Self.groupTable, Self.groupStartTable, Self.pauseTable, Self.auditTable]))
+    /// `idleTimeout`: the server ends a transaction of this process's left idle that long
+    /// (`StoreSpec.idleTimeout`), so a worker or runner paused while it wrote an item's row
+    /// (its lease, its progress) cannot keep another worker from taking the item over.
+    package init(url: String, idleTimeout: Double = PostgresQueue.idleTimeout) throws {
+        var spec = StoreSpec(kind: .postgres, path: url)
+        spec.idleTimeout = idleTimeout
+        store = try Store(spec, model: Model(entities: [Self.table, Self.scheduleTable, Self.batchTable, Self.groupTable, Self.groupStartTable, Self.pauseTable, Self.auditTable]))
         try createPartialIndexesAndChecks()
     }
 
@@ -287,12 +297,13 @@ package final class PostgresQueue: Sendable {
     /// The fence of the run of item `id` claimed with `token`: each of its write transactions
     /// commits only while the token is still the item's (checked as its last statement, with a
     /// key-share lock, so a takeover either comes before the check and fails it, or waits for
-    /// the commit). `idleTimeout` ends a transaction of a paused run, so the rows it locked are
+    /// the commit). The run's store also ends a transaction left idle past the lease
+    /// (`StoreSpec.idleTimeout`: `QueueFence`), so the rows a paused run locked are
     /// free for the worker that takes the item over.
-    package static func fence(item id: Int64, token: Int64, idleTimeout: Double) -> WriteFence {
+    package static func fence(item id: Int64, token: Int64) -> WriteFence {
         WriteFence(sql: "SELECT 1 FROM _batchrun_queue WHERE id = ? AND token = ? AND state = 'running' FOR KEY SHARE",
                    arguments: [.integer(id), .integer(token)],
-                   refusal: "lost the lease of queue item \(id): another worker took it over", idleTimeout: idleTimeout)
+                   refusal: "lost the lease of queue item \(id): another worker took it over")
     }
 
     /// Ends a claim: `done`, `failed` or `cancelled` with the run's exit status, report and log

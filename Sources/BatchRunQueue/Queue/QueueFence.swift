@@ -3,7 +3,7 @@ import BatchRunEngine
 
 /// The fence of a PostgreSQL queue item's run: when the job file's store is the queue's
 /// database, each of the run's write transactions commits only while the item's claim is this
-/// token (`PostgresQueue.fence(item:token:idleTimeout:)`), so a worker that lost its lease
+/// token (`PostgresQueue.fence(item:token:)`), so a worker that lost its lease
 /// cannot commit again.
 ///
 /// ```swift
@@ -12,7 +12,7 @@ import BatchRunEngine
 package struct QueueFence: RunFence, Hashable {
     package var item: Int64
     package var token: Int64
-    /// The lease, in seconds: also how long a paused run's transaction may stay idle.
+    /// The lease, in seconds: also how long a paused run's transaction may stay idle (`idleTimeout`).
     package var lease: Double
     /// The queue's database (its URL).
     package var queue: String
@@ -30,6 +30,9 @@ package struct QueueFence: RunFence, Hashable {
         holds(store) ? writeFence : nil
     }
 
+    /// How long a transaction of the fenced run may stay idle: the lease.
+    package var idleTimeout: Double { lease }
+
     /// True when `store` is the queue's database: then its writes can be fenced.
     package func holds(_ store: StoreSpec) -> Bool {
         #if PostgreSQL
@@ -42,7 +45,7 @@ package struct QueueFence: RunFence, Hashable {
     /// The condition every write transaction of the run checks as it commits.
     package var writeFence: WriteFence {
         #if PostgreSQL
-        PostgresQueue.fence(item: item, token: token, idleTimeout: lease)
+        PostgresQueue.fence(item: item, token: token)
         #else
         WriteFence(sql: "SELECT 1 WHERE false", arguments: [], refusal: "this build has no PostgreSQL queues")
         #endif

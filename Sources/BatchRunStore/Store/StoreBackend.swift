@@ -18,8 +18,9 @@ package protocol StoreBackend: Sendable {
     /// `fence`: a condition every write transaction must meet as it commits; a database that
     /// cannot fence writes throws when given one. `role`: the database role the statements run
     /// as, batchrun's own on its run-state tables excepted (`worker --item-role`); a database
-    /// without roles throws when given one.
-    static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?) throws -> Self
+    /// without roles throws when given one. `idleTimeout`: `StoreSpec.idleTimeout` (PostgreSQL;
+    /// SQLite's transactions hold no lock another process waits for past its busy timeout).
+    static func open(location: String, busyTimeout: Double, fence: WriteFence?, role: String?, idleTimeout: Double?) throws -> Self
 
     /// Where the store is, as messages and reports name it (a PostgreSQL URL without its password).
     var locationDescription: String { get }

@@ -38,6 +38,12 @@ public struct StoreSpec: Sendable, Hashable {
     /// batchrun's own statements on its `_batchrun_` tables excepted; nil: the URL's user.
     package var role: String?
 
+    /// PostgreSQL: how long a transaction may stay idle before the server ends it, so the rows it
+    /// locked are free again. A paused process (SIGSTOP, a frozen machine) holds its locks
+    /// until then: a queue's sessions and a queue item's fenced run set it, so the item can be
+    /// taken over once its lease runs out. nil: never ended.
+    package var idleTimeout: Double?
+
     /// PostgreSQL: how long a lost connection to the server is made again for, from the
     /// first loss, before the work in flight fails (`store: { postgres: URL, reconnect: 60s }`).
     package var reconnect: Double = StoreSpec.defaultReconnect

@@ -4,11 +4,13 @@
 /// fenced by its lease's token, so a worker that lost its item (paused, cut off, taken over)
 /// cannot commit another batch. PostgreSQL stores only.
 ///
-/// Made by the queue (`PostgresQueue.fence(item:token:idleTimeout:)`):
+/// Made by the queue (`PostgresQueue.fence(item:token:)`); the run's store also ends a
+/// transaction left idle past the lease (`StoreSpec.idleTimeout`), so a paused run's locks go:
 ///
 /// ```swift
-/// let fence = PostgresQueue.fence(item: 7, token: 3, idleTimeout: 30)
-/// let store = try Store(postgres: url, model: model, fence: fence)
+/// var spec = StoreSpec(location: url)
+/// spec.idleTimeout = 30
+/// let store = try Store(spec, model: model, fence: PostgresQueue.fence(item: 7, token: 3))
 /// ```
 package struct WriteFence: Sendable {
     /// The statement; `?` placeholders take `arguments`.
@@ -16,14 +18,10 @@ package struct WriteFence: Sendable {
     package var arguments: [StoreValue]
     /// What the failed write says.
     package var refusal: String
-    /// A transaction idle longer than this (its process paused mid-batch) is ended by the
-    /// server, so the rows it locked are free for whoever took the work over.
-    package var idleTimeout: Double?
 
-    package init(sql: String, arguments: [StoreValue], refusal: String, idleTimeout: Double? = nil) {
+    package init(sql: String, arguments: [StoreValue], refusal: String) {
         self.sql = sql
         self.arguments = arguments
         self.refusal = refusal
-        self.idleTimeout = idleTimeout
     }
 }

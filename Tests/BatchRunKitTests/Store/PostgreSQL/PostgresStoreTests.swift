@@ -348,7 +348,7 @@ struct PostgresStoreTests {
         #expect(claim.name == "a.yaml" && claim.params == ["cutoff": "2026-01-01"] && claim.directory == "/srv/jobs" && !claim.takenOver)
         #expect(try queue.claimNext(worker: "2@second", lease: 30) == nil)   // held by its lease
 
-        let store = try Store(StoreSpec(location: url), model: Self.model, fence: PostgresQueue.fence(item: claim.id, token: claim.token, idleTimeout: 30))
+        let store = try Store(StoreSpec(location: url), model: Self.model, fence: PostgresQueue.fence(item: claim.id, token: claim.token))
         let context = Context(store: store, name: "load")
         try await context.perform { context in
             try context.insert(into: "Reading", values: ["id": 1, "sensor": "a"])
@@ -376,5 +376,42 @@ struct PostgresStoreTests {
         #expect(try queue.finish(second, as: .done, status: 0, report: "{}", log: "second\n", error: nil) == true)
         #expect(try queue.output(of: claim.id)?.log == "second\n")
         #expect(try queue.items().map(\.state) == [.done])
+    }
+
+    @Test("a worker paused while it writes an item's row (its lease, its progress) holds the row only until the queue's idle timeout: the item is then taken over")
+    func pausedWriterOfAnItemsRow() throws {
+        let url = try PostgresServer.database("paused")
+        let paused = try PostgresQueue(url: url, idleTimeout: 1)
+        try paused.submit(text: "version: 1", name: "a.yaml", params: [:], directory: "/srv/jobs")
+        let claim = try #require(try paused.claimNext(worker: "1@first", lease: 0.5))
+        #expect(try paused.store.writeRecords { try $0.value("SHOW idle_in_transaction_session_timeout", [])?.string } == "1s")
+        // A transaction on the item's row left open, as a process stopped between its UPDATE and
+        // its COMMIT leaves it: the row stays locked, and a claim's SKIP LOCKED passes it by.
+        let resume = Mutex(false)
+        let ended = Mutex(false)
+        let holder = Thread {
+            _ = try? paused.store.writeRecords { db in
+                _ = try db.execute("UPDATE _batchrun_queue SET progress = '{}' WHERE id = ? AND token = ?",
+                                   [.integer(claim.id), .integer(claim.token)])
+                while !resume.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.05) }
+            }
+            ended.withLock { $0 = true }
+        }
+        holder.start()
+        // Once the lease (0.5 s) and the idle timeout (1 s) have passed, the server has ended that
+        // transaction and another worker takes the item over; without the timeout, not until the
+        // holder goes on (here: after the wait below).
+        let other = try PostgresQueue(url: url)
+        var taken: PostgresQueue.Claim?
+        let deadline = Date().addingTimeInterval(30)
+        while taken == nil, Date() < deadline {
+            taken = try other.claimNext(worker: "2@second", lease: 30)
+            if taken == nil { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        resume.withLock { $0 = true }
+        while !ended.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(taken?.id == claim.id && taken?.takenOver == true)
+        // Nothing of the paused transaction committed.
+        #expect(try PostgresServer.psql(url, "SELECT coalesce(progress, 'none') FROM _batchrun_queue") == "none")
     }
 }
