@@ -26,6 +26,24 @@ if [ ! -x "$TESTS" ]; then
   exit 1
 fi
 
+# The tests' temporary files (TMPDIR, which batchrun, its PostgreSQL servers and the browser
+# inherit) go on /dev/shm when it is a tmpfs with 8 GB free, or into TEST_TMPDIR when given.
+# The tests make and remove hundreds of thousands of files (a PostgreSQL cluster alone is about
+# 1,000); on ext4, creating one right after so many were removed scans past them in the inode
+# allocator (`find_inode_bit`, `recently_deleted`): a fifth of the CPU of a whole test run went
+# there (docs/development.md, "Where make test spends its time").
+base=${TEST_TMPDIR:-}
+if [ -z "$base" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] \
+   && [ "$(df --output=avail -k /dev/shm 2>/dev/null | tail -n 1)" -gt 8000000 ]; then
+  base=/dev/shm
+fi
+if [ -n "$base" ]; then
+  TMPDIR=$(mktemp -d "$base/batchrun-tests-XXXXXX")
+  chmod 1777 "$TMPDIR"   # as /tmp: the servers run as `postgres`
+  export TMPDIR
+  trap 'rm -rf "$TMPDIR"' EXIT
+fi
+
 # The end-to-end suites, dealt out in name order.
 mapfile -t suites < <("$TESTS" --testing-library swift-testing --list-tests 2>/dev/null | sed -nE 's/^batchrunTests\.([A-Za-z0-9_]+)\/.*/\1/p' | sort -u)
 if [ ${#suites[@]} -eq 0 ]; then
