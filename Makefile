@@ -119,10 +119,12 @@ test-busy: test-deps
 fuzz-build: deps
 	$(SWIFT) build $(FUZZ_FLAGS)
 
-# A short run of every target (FUZZ_TEST_SECONDS each) for make test; the corpus is not changed.
-# FUZZ_JOBS targets at once (default: one per core; each fuzzer is one busy thread).
+# A short run of every target for make test, each about FUZZ_TEST_SECONDS of one core; the corpus
+# is not changed. Every target at once, for FUZZ_TEST_SECONDS x targets / cores: the same CPU
+# each as one per core in turn, without a last round of one target that leaves a core idle.
+FUZZ_SHORT_SECONDS = $(shell echo $$(( ($(FUZZ_TEST_SECONDS) * $(words $(FUZZ_TARGETS)) + $(FUZZ_JOBS) - 1) / $(FUZZ_JOBS) )))
 fuzz-short: fuzz-build
-	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} fuzz/run.sh {} $(FUZZ_TEST_SECONDS)
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(words $(FUZZ_TARGETS)) -I{} fuzz/run.sh {} $(FUZZ_SHORT_SECONDS)
 
 fuzz: fuzz-build
 	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} fuzz/run.sh {} $(FUZZ_SECONDS) --keep
