@@ -120,9 +120,11 @@ fuzz-build: deps
 	$(SWIFT) build $(FUZZ_FLAGS)
 
 # A short run of every target for make test, each about FUZZ_TEST_SECONDS of one core; the corpus
-# is not changed. Every target at once, for FUZZ_TEST_SECONDS x targets / cores: the same CPU
-# each as one per core in turn, without a last round of one target that leaves a core idle.
-FUZZ_SHORT_SECONDS = $(shell echo $$(( ($(FUZZ_TEST_SECONDS) * $(words $(FUZZ_TARGETS)) + $(FUZZ_JOBS) - 1) / $(FUZZ_JOBS) )))
+# is not changed. Every target at once, for FUZZ_TEST_SECONDS x targets / cores (FUZZ_JOBS, at
+# most one per target): the same CPU each as one per core in turn, without a last round of one
+# target that leaves a core idle.
+FUZZ_SHORT_SECONDS = $(shell t=$(words $(FUZZ_TARGETS)); j=$(FUZZ_JOBS); [ "$$j" -ge 1 ] 2>/dev/null || j=1; \
+	[ "$$j" -gt "$$t" ] && j=$$t; echo $$(( ($(FUZZ_TEST_SECONDS) * t + j - 1) / j )))
 fuzz-short: fuzz-build
 	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(words $(FUZZ_TARGETS)) -I{} fuzz/run.sh {} $(FUZZ_SHORT_SECONDS)
 

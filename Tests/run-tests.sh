@@ -30,18 +30,20 @@ fi
 # inherit) go on /dev/shm when it is a tmpfs with 8 GB free, or into TEST_TMPDIR when given.
 # The tests make and remove hundreds of thousands of files (a PostgreSQL cluster alone is about
 # 1,000); on ext4, creating one right after so many were removed scans past them in the inode
-# allocator (`find_inode_bit`, `recently_deleted`): a fifth of the CPU of a whole test run went
-# there (docs/development.md, "Where make test spends its time").
-base=${TEST_TMPDIR:-}
+# allocator (`find_inode_bit`, `recently_deleted`): on a machine after a day of test runs, a
+# fifth of a test run's CPU went there (docs/development.md, "Where make test spends its time").
+base=${TEST_TMPDIR:+$(realpath -m "$TEST_TMPDIR")}
 if [ -z "$base" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] \
    && [ "$(df --output=avail -k /dev/shm 2>/dev/null | tail -n 1)" -gt 8000000 ]; then
   base=/dev/shm
 fi
 if [ -n "$base" ]; then
-  TMPDIR=$(mktemp -d "$base/batchrun-tests-XXXXXX")
+  TMPDIR=$(mktemp -d "$base/batchrun-tests-XXXXXX") || { echo "run-tests.sh: cannot make a folder in $base" >&2; exit 1; }
   chmod 1777 "$TMPDIR"   # as /tmp: the servers run as `postgres`
   export TMPDIR
-  trap 'rm -rf "$TMPDIR"' EXIT
+  # The servers the tests started stop with them (their watchdogs); stopped here at once, as on
+  # tmpfs a removed file's memory is held until the last process that has it open ends.
+  trap 'Tests/TestSupport/pg-throwaway.sh stop-all >/dev/null 2>&1; rm -rf "$TMPDIR"' EXIT
 fi
 
 # The end-to-end suites, dealt out in name order.

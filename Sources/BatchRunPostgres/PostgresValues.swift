@@ -168,8 +168,10 @@ package struct PostgresError: StoreDatabaseError, CustomStringConvertible {
         case "40001", "40P01": return .rolledBackForAnother   // serialization_failure, deadlock_detected
         case "53100": return .diskFull
         case "25006": return .readOnly   // read_only_sql_transaction
-        // admin_shutdown (a restart, pg_terminate_backend), crash_shutdown, cannot_connect_now
-        case "57P01", "57P02", "57P03": return .connectionLost
+        // admin_shutdown (a restart, pg_terminate_backend), crash_shutdown, cannot_connect_now,
+        // idle_session_timeout; idle_in_transaction_session_timeout (a paused process's session,
+        // ended by `StoreSpec.idleTimeout`): the session is gone, as when the server closes it
+        case "57P01", "57P02", "57P03", "57P05", "25P03": return .connectionLost
         case let state? where state.hasPrefix("08"): return .connectionLost   // connection exceptions
         case nil where lostConnection: return .connectionLost
         default: return nil
@@ -180,10 +182,12 @@ package struct PostgresError: StoreDatabaseError, CustomStringConvertible {
 
     /// The session or the server failed, not the statement: the server was not reached or
     /// ended the session (connection exceptions 08, operator intervention 57P, insufficient
-    /// resources 53, system errors 58), so nothing can be said of the statement itself.
+    /// resources 53, system errors 58, a transaction idle past its limit 25P03), so nothing can
+    /// be said of the statement itself.
     var isServerFailure: Bool {
         guard let sqlState else { return true }
         return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("58")
+            || sqlState == "25P03"
     }
 }
 #endif

@@ -84,7 +84,7 @@ package struct ItemProgress: Codable, Sendable {
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
             guard let data = try? encoder.encode(current(run, startedAt: startedAt, host: host)) else { continue }
             do {
-                if queue == nil { queue = try PostgresQueue(url: fence.queue, idleTimeout: fence.lease) }
+                if queue == nil { queue = try PostgresQueue(url: fence.queue, idleTimeout: min(fence.lease, PostgresQueue.idleTimeout)) }
                 if try queue?.publishProgress(String(decoding: data, as: UTF8.self), item: fence.item, token: fence.token) == false { return }
             } catch {
                 continue

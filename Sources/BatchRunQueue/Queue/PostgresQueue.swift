@@ -112,8 +112,9 @@ package final class PostgresQueue: Sendable {
     package let store: Store
 
     /// How long a transaction of the queue's own may stay idle (`init(url:idleTimeout:)`): each
-    /// is a few statements the process sends without waiting for anything else, so one idle
-    /// this long belongs to a paused or stuck process.
+    /// is a few statements the process sends without waiting for anything but the server (an
+    /// item's end also removes its scratch files), so one idle this long belongs to a paused or
+    /// stuck process. Its session is then gone; the next statement makes a new one.
     package static let idleTimeout = 10.0
 
     /// Where this process keeps its claimed items' logs and reports while they run (made on

@@ -384,25 +384,34 @@ struct PostgresStoreTests {
         let paused = try PostgresQueue(url: url, idleTimeout: 1)
         try paused.submit(text: "version: 1", name: "a.yaml", params: [:], directory: "/srv/jobs")
         let claim = try #require(try paused.claimNext(worker: "1@first", lease: 0.5))
+        let claimed = Date()   // the lease began before
         #expect(try paused.store.writeRecords { try $0.value("SHOW idle_in_transaction_session_timeout", [])?.string } == "1s")
         // A transaction on the item's row left open, as a process stopped between its UPDATE and
         // its COMMIT leaves it: the row stays locked, and a claim's SKIP LOCKED passes it by.
         let resume = Mutex(false)
         let ended = Mutex(false)
+        let locked = Mutex<(rows: Int, at: Date)?>(nil)
         let holder = Thread {
             _ = try? paused.store.writeRecords { db in
-                _ = try db.execute("UPDATE _batchrun_queue SET progress = '{}' WHERE id = ? AND token = ?",
-                                   [.integer(claim.id), .integer(claim.token)])
+                let rows = try db.execute("UPDATE _batchrun_queue SET progress = '{}' WHERE id = ? AND token = ?",
+                                          [.integer(claim.id), .integer(claim.token)])
+                locked.withLock { $0 = (rows, Date()) }
                 while !resume.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.05) }
             }
             ended.withLock { $0 = true }
         }
         holder.start()
+        while locked.withLock({ $0 }) == nil { Thread.sleep(forTimeInterval: 0.01) }
+        let (rows, lockedAt) = try #require(locked.withLock { $0 })
+        #expect(rows == 1)
         // Once the lease (0.5 s) and the idle timeout (1 s) have passed, the server has ended that
         // transaction and another worker takes the item over; without the timeout, not until the
-        // holder goes on (here: after the wait below).
+        // holder goes on (here: after the wait below). Before, the locked row is passed by.
         let other = try PostgresQueue(url: url)
-        var taken: PostgresQueue.Claim?
+        while Date() < claimed.addingTimeInterval(0.6) { Thread.sleep(forTimeInterval: 0.02) }
+        let early = try other.claimNext(worker: "2@second", lease: 30)
+        if Date() < lockedAt.addingTimeInterval(0.9) { #expect(early == nil) }
+        var taken: PostgresQueue.Claim? = early
         let deadline = Date().addingTimeInterval(30)
         while taken == nil, Date() < deadline {
             taken = try other.claimNext(worker: "2@second", lease: 30)
