@@ -393,9 +393,12 @@ struct PostgresStoreTests {
         let locked = Mutex<(rows: Int, at: Date)?>(nil)
         let holder = Thread {
             _ = try? paused.store.writeRecords { db in
+                // Taken before the UPDATE: the server's idle time starts after it, so no claim
+                // that returned within 0.9 s of this can have come after the timeout.
+                let sent = Date()
                 let rows = try db.execute("UPDATE _batchrun_queue SET progress = '{}' WHERE id = ? AND token = ?",
                                           [.integer(claim.id), .integer(claim.token)])
-                locked.withLock { $0 = (rows, Date()) }
+                locked.withLock { $0 = (rows, sent) }
                 while !resume.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.05) }
             }
             ended.withLock { $0 = true }
