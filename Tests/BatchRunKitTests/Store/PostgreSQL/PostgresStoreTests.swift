@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import BatchRunKit
 @_spi(BatchRunPackage) import BatchRunStore
-import BatchRunPostgres
+@testable import BatchRunPostgres
 import TestSupport
 
 /// The PostgreSQL backend against a real server (a throwaway cluster this test process starts):
@@ -376,6 +376,16 @@ struct PostgresStoreTests {
         #expect(try queue.finish(second, as: .done, status: 0, report: "{}", log: "second\n", error: nil) == true)
         #expect(try queue.output(of: claim.id)?.log == "second\n")
         #expect(try queue.items().map(\.state) == [.done])
+    }
+
+    @Test("a session the server ended for a transaction left idle (25P03) or an idle session (57P05) is a lost connection, as when it closes the socket: the session is made again and an item's end retried")
+    func idleEndedSessionIsALostConnection() {
+        for state in ["25P03", "57P05"] {
+            let ended = PostgresError(sqlState: state, message: "terminating connection due to idle-in-transaction timeout")
+            #expect(ended.storeFailure == .connectionLost)
+            #expect(ended.isServerFailure)
+        }
+        #expect(PostgresError(sqlState: "23505", message: "duplicate key").storeFailure == nil)
     }
 
     @Test("a worker paused while it writes an item's row (its lease, its progress) holds the row only until the queue's idle timeout: the item is then taken over")
