@@ -174,9 +174,9 @@ package struct RowImporter {
         }
         changes.inserted += chunk.count
         if assigning {
-            for key in assigned { changes.record(rowid: key, entity: entity.name, .inserted) }
-        } else if entity.hasRowidKey {
-            for row in chunk { changes.record(rowid: batch.cells[batch.cells(of: row).lowerBound + keys[0]!].number, entity: entity.name, .inserted) }
+            changes.record(rowids: assigned, entity: entity.name, .inserted)
+        } else if entity.hasRowidKey, let key = keys[0] {
+            changes.record(rowids: chunk.lazy.map { batch.cells[batch.cells(of: $0).lowerBound + key].number }, entity: entity.name, .inserted)
         } else {
             for row in chunk { changes.record(insertedID(batch, row: row, keys: keys), .inserted) }
         }

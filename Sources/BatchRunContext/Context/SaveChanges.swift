@@ -74,6 +74,13 @@ package struct SaveChanges {
         if wantsIDs { slots[slot].ids.append(ObjectID(entity: entity, single: .integer(rowid))) }
     }
 
+    /// Records rows of an entity keyed by their integer rowids, all at once (an import's chunk).
+    package mutating func record(rowids: some Collection<Int64>, entity: String, _ kind: Kind) {
+        let slot = slot(kind, entity)
+        slots[slot].keys.insert(integers: rowids)
+        if wantsIDs { slots[slot].ids.append(contentsOf: rowids.map { ObjectID(entity: entity, single: .integer($0)) }) }
+    }
+
     private mutating func slot(_ kind: Kind, _ entity: String) -> Int {
         if lastSlot < slots.count, slots[lastSlot].kind == kind, slots[lastSlot].entity == entity { return lastSlot }
         if let index = slots.firstIndex(where: { $0.kind == kind && $0.entity == entity }) {

@@ -12,18 +12,18 @@ package struct RawRow: Sendable {
     /// The row as read, delimiters and quotes included (a quoted field's doubled quotes undone in
     /// place): read a field through `range(of:)` or `string(_:)`, not by position.
     package internal(set) var bytes: [UInt8] = []
-    /// Field `i`'s value is `bytes[starts[i]..<ends[i]]` (`range(of:)`).
-    package var starts: [Int] = []
-    package var ends: [Int] = []
+    /// Field `i`'s value is `bytes[bounds[2 * i]..<bounds[2 * i + 1]]` (`range(of:)`): one array,
+    /// filled a row at a time (an append per field was a tenth of the reader's instructions).
+    private var bounds: [Int] = []
     /// The line the row starts on.
     package var line = 0
 
     package init() {}
 
-    package var count: Int { ends.count }
+    package var count: Int { bounds.count / 2 }
 
     package func range(of field: Int) -> Range<Int> {
-        starts[field]..<ends[field]
+        bounds[2 * field]..<bounds[2 * field + 1]
     }
 
     package func string(_ field: Int) -> String {
@@ -32,22 +32,30 @@ package struct RawRow: Sendable {
 
     package mutating func reset(line: Int) {
         bytes.removeAll(keepingCapacity: true)
-        starts.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
+        bounds.removeAll(keepingCapacity: true)
         self.line = line
+    }
+
+    /// Appends fields whose bounds are `pairs` (start, end, start, end, ...).
+    mutating func appendFields(_ pairs: UnsafeBufferPointer<Int>) {
+        bounds.append(contentsOf: pairs)
+    }
+
+    mutating func appendBytes(_ row: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: row)
     }
 
     /// Turns each doubled quote of field `field` into one, moving the rest of the field left.
     mutating func unescapeQuotes(of field: Int) {
         let quote = UInt8(ascii: "\"")
-        var read = starts[field], write = starts[field]
-        let end = ends[field]
+        var read = bounds[2 * field], write = bounds[2 * field]
+        let end = bounds[2 * field + 1]
         while read < end {
             bytes[write] = bytes[read]
             read += bytes[read] == quote ? 2 : 1
             write += 1
         }
-        ends[field] = write
+        bounds[2 * field + 1] = write
     }
 }
 
@@ -192,77 +200,90 @@ package struct CSVReader: FeedReader {
     }
 
     /// Parses one row starting at `start`, without consuming it. Fields are found first as
-    /// places in the buffer; the row's bytes are then copied in one piece (a copy per field
-    /// was a tenth of a PostgreSQL import's client time).
+    /// places in the buffer, gathered on the stack and appended to the row together (an
+    /// append per field was a tenth of the reader's instructions); the row's bytes are then
+    /// copied in one piece (a copy per field was a tenth of a PostgreSQL import's client time).
     private func parseRow(into row: inout RawRow) throws(FeedError) -> Parse {
         row.reset(line: line)
         let delimiter = self.delimiter, end = self.end, atEnd = self.atEnd, rowStart = start
         var doubledQuotes: [Int] = []   // fields quoted with a doubled quote inside (rare: no allocation otherwise)
         let parse = try buffer.withUnsafeBufferPointer { (bytes) throws(FeedError) -> Parse in
-            var index = start
-            var lines = 0
-            while true {
-                // One field: its contents are bytes[fieldStart..<fieldEnd].
-                let fieldStart: Int, fieldEnd: Int
-                var pairs = 0   // doubled quotes in the field: its value is that much shorter
-                if index < end && bytes[index] == Self.quote {
-                    index += 1
-                    fieldStart = index
-                    while true {
-                        guard index < end else {
-                            if atEnd {
-                                throw FeedError(file: displayPath, line: line, message: "unterminated quoted field (opened on this line)")
+            // Bounds of the fields not yet appended to the row, (start, end) pairs, on the stack.
+            try withUnsafeTemporaryAllocation(of: Int.self, capacity: 64) { (pairs) throws(FeedError) -> Parse in
+                var pendingCount = 0   // Ints in `pairs`
+                var fields = 0         // fields found so far (the next one's index)
+                var index = start
+                var lines = 0
+                while true {
+                    // One field: its contents are bytes[fieldStart..<fieldEnd].
+                    let fieldStart: Int, fieldEnd: Int
+                    var quotePairs = 0   // doubled quotes in the field: its value is that much shorter
+                    if index < end && bytes[index] == Self.quote {
+                        index += 1
+                        fieldStart = index
+                        while true {
+                            guard index < end else {
+                                if atEnd {
+                                    throw FeedError(file: displayPath, line: line, message: "unterminated quoted field (opened on this line)")
+                                }
+                                return .needMore
                             }
-                            return .needMore
-                        }
-                        let byte = bytes[index]
-                        if byte == Self.quote {
-                            if index + 1 >= end && !atEnd { return .needMore }
-                            if index + 1 < end && bytes[index + 1] == Self.quote {
-                                if doubledQuotes.last != row.count { doubledQuotes.append(row.count) }
-                                pairs += 1
-                                index += 2
-                                continue
+                            let byte = bytes[index]
+                            if byte == Self.quote {
+                                if index + 1 >= end && !atEnd { return .needMore }
+                                if index + 1 < end && bytes[index + 1] == Self.quote {
+                                    if doubledQuotes.last != fields { doubledQuotes.append(fields) }
+                                    quotePairs += 1
+                                    index += 2
+                                    continue
+                                }
+                                fieldEnd = index
+                                index += 1
+                                if index < end, bytes[index] != delimiter, bytes[index] != Self.newline, bytes[index] != Self.carriageReturn {
+                                    throw FeedError(file: displayPath, line: line + lines,
+                                                    message: "unexpected text after a closing quote in field \(fields + 1)")
+                                }
+                                break
                             }
-                            fieldEnd = index
+                            if byte == Self.newline { lines += 1 }
                             index += 1
-                            if index < end, bytes[index] != delimiter, bytes[index] != Self.newline, bytes[index] != Self.carriageReturn {
-                                throw FeedError(file: displayPath, line: line + lines,
-                                                message: "unexpected text after a closing quote in field \(row.count + 1)")
-                            }
-                            break
                         }
-                        if byte == Self.newline { lines += 1 }
-                        index += 1
+                    } else {
+                        fieldStart = index
+                        while index < end {
+                            let byte = bytes[index]
+                            if byte == delimiter || byte == Self.newline || byte == Self.carriageReturn { break }
+                            index += 1
+                        }
+                        if index == end && !atEnd { return .needMore }
+                        fieldEnd = index
                     }
-                } else {
-                    fieldStart = index
-                    while index < end {
-                        let byte = bytes[index]
-                        if byte == delimiter || byte == Self.newline || byte == Self.carriageReturn { break }
-                        index += 1
+                    if fieldEnd - fieldStart - quotePairs > FeedLimits.maxFieldBytes {
+                        throw FeedLimits.fieldTooLong("\(fields + 1)", file: displayPath, line: line)
                     }
-                    if index == end && !atEnd { return .needMore }
-                    fieldEnd = index
+                    if pendingCount == pairs.count {
+                        row.appendFields(UnsafeBufferPointer(pairs))
+                        pendingCount = 0
+                    }
+                    pairs[pendingCount] = fieldStart - rowStart
+                    pairs[pendingCount + 1] = fieldEnd - rowStart
+                    pendingCount += 2
+                    fields += 1
+                    // After the field: a delimiter, or the row's end (a line end or the end of the file).
+                    if index < end && bytes[index] == delimiter {
+                        index += 1
+                        if index == end && !atEnd { return .needMore }
+                        continue
+                    }
+                    row.appendFields(UnsafeBufferPointer(rebasing: pairs[..<pendingCount]))
+                    row.appendBytes(UnsafeBufferPointer(rebasing: bytes[rowStart..<index]))
+                    if index == end { return .row(next: index, lines: lines) }
+                    if bytes[index] == Self.carriageReturn {
+                        if index + 1 >= end && !atEnd { return .needMore }
+                        if index + 1 < end && bytes[index + 1] == Self.newline { index += 1 }
+                    }
+                    return .row(next: index + 1, lines: lines + 1)
                 }
-                if fieldEnd - fieldStart - pairs > FeedLimits.maxFieldBytes {
-                    throw FeedLimits.fieldTooLong("\(row.count + 1)", file: displayPath, line: line)
-                }
-                row.starts.append(fieldStart - rowStart)
-                row.ends.append(fieldEnd - rowStart)
-                // After the field: a delimiter, or the row's end (a line end or the end of the file).
-                if index < end && bytes[index] == delimiter {
-                    index += 1
-                    if index == end && !atEnd { return .needMore }
-                    continue
-                }
-                row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[rowStart..<index]))
-                if index == end { return .row(next: index, lines: lines) }
-                if bytes[index] == Self.carriageReturn {
-                    if index + 1 >= end && !atEnd { return .needMore }
-                    if index + 1 < end && bytes[index + 1] == Self.newline { index += 1 }
-                }
-                return .row(next: index + 1, lines: lines + 1)
             }
         }
         if case .row = parse {

@@ -20,6 +20,24 @@
         ranges.append(value...value)
     }
 
+    /// Inserts each of `values` as `insert(integer:)` would, the range being grown kept out of
+    /// the array until it ends (a save records a chunk's keys at once).
+    @inlinable package mutating func insert(integers values: some Sequence<Int64>) {
+        var current = ranges.popLast()
+        for value in values {
+            if let range = current {
+                if range.contains(value) { continue }
+                if value == range.upperBound + 1 {
+                    current = range.lowerBound...value
+                    continue
+                }
+                ranges.append(range)
+            }
+            current = value...value
+        }
+        if let current { ranges.append(current) }
+    }
+
     @inlinable package mutating func insert(_ id: ObjectID) {
         if case .integer(let value)? = id.singleKey {
             insert(integer: value)
