@@ -117,7 +117,7 @@ struct RunCommand: AsyncParsableCommand {
                 skippedFiles = true
                 break
             }
-            let opened: RunOpening
+            var opened: RunOpening?   // let go of before the store (below)
             do {
                 opened = try RunOpening.open(file, resume: resume, fence: fence.flatMap(QueueFence.init(argument:)),
                                              params: params, allowingSchemaChanges: !noSchemaChanges) { params in
@@ -131,18 +131,19 @@ struct RunCommand: AsyncParsableCommand {
                 worst = max(worst, error.isInvalid ? ExitStatus.invalid : ExitStatus.failed)
                 continue
             }
-            file = opened.file
-            let store = opened.store
-            let continuation = opened.continuation
+            file = opened!.file
+            var store: Store? = opened!.store
+            let continuation = opened!.continuation
             if loaded.count > 1 { printer.fileHeader(file) }
-            for applied in opened.schemaChanges { printer.schemaChanged(applied.change) }
+            for applied in opened!.schemaChanges { printer.schemaChanged(applied.change) }
             if let continuation { printer.resuming(continuation) }
-            let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: params)
-            interrupts.watch(run)
-            let ticker = printer.showsProgress ? Task { await printer.tickProgress(run) } : nil
-            let publisher = ItemProgress.publisher(run, file: progressFile, fence: fence.flatMap(QueueFence.init(argument:)))
-            let result = await run.run { event in printer.event(event) }
+            var run: JobFileRun? = opened!.makeRun(maxConcurrent: jobs, failFast: failFast, params: params)
+            interrupts.watch(run!)
+            let ticker = printer.showsProgress ? Task { [run] in await printer.tickProgress(run!) } : nil
+            let publisher = ItemProgress.publisher(run!, file: progressFile, fence: fence.flatMap(QueueFence.init(argument:)))
+            let result = await run!.run { event in printer.event(event) }
             ticker?.cancel()
+            await ticker?.value
             publisher?.cancel()
             await publisher?.value
             interrupts.watch(nil)
@@ -158,9 +159,13 @@ struct RunCommand: AsyncParsableCommand {
             statuses.append(result.status)
             worst = max(worst, result.status == .ok ? ExitStatus.ok : ExitStatus.failed)
             if html != nil {
-                let earlier = (try? JobFileRun.history(of: file, in: store, limit: 21)) ?? []
+                let earlier = (try? JobFileRun.history(of: file, in: store!, limit: 21)) ?? []
                 results.append(HTMLReport.Section(report: result, history: JobFileRun.earlierRuns(than: result.runID, in: earlier)))
             }
+            // Closed before the next file, or the process's end (SQLite: the WAL into the file).
+            run = nil
+            opened = nil
+            Store.release(&store)
         }
         if let html, !results.isEmpty {
             do {
