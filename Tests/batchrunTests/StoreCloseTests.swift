@@ -24,4 +24,39 @@ struct StoreCloseTests {
             if !left.isEmpty { break }
         }
     }
+
+    @Test("a run with a failed job and one skipped after it leaves its store one whole file too (5 runs)")
+    func failedRunLeavesOneWholeFile() throws {
+        let folder = try TemporaryFolder()
+        try FeedJobs.bigFeed(folder, rows: 20_000)
+        // `broken` fails (NOT NULL), so `after` is skipped and never runs: an operation that never
+        // ran held its context, and so the store, until the process ended.
+        try folder.write("job.yaml", FeedJobs.jobFile(jobs: """
+              csv:
+                batch_size: 1000
+                steps:
+                  - insert: { entity: CsvRow, from: data/big.csv }
+              broken:
+                needs: [csv]
+                steps:
+                  - batch-update: { entity: CsvRow, set: { v: "NULL" }, where: "id = 7" }
+              after:
+                needs: [broken]
+                steps:
+                  - batch-update: { entity: CsvRow, set: { note: "'after'" } }
+
+            """))
+        for attempt in 1...5 {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: folder.path("store.sqlite" + suffix)) }
+            let result = try Batchrun.run(["job.yaml"], in: folder.url)
+            #expect(result.status == 1 && result.stdout.contains("after") && result.stdout.contains("SKIP=1"),
+                    "attempt \(attempt): \(result.stdout)\(result.stderr)")
+            let left = ["-wal", "-shm"].filter { FileManager.default.fileExists(atPath: folder.path("store.sqlite" + $0)) }
+            #expect(left.isEmpty, "attempt \(attempt): \(left) beside the store")
+            try? FileManager.default.removeItem(atPath: folder.path("copy.sqlite"))
+            try FileManager.default.copyItem(atPath: folder.path("store.sqlite"), toPath: folder.path("copy.sqlite"))
+            #expect(try StoreInspector(path: folder.path("copy.sqlite")).count("SELECT count(*) FROM CsvRow") == 20_000, "attempt \(attempt)")
+            if !left.isEmpty { break }
+        }
+    }
 }

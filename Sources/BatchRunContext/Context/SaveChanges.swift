@@ -75,6 +75,10 @@ package struct SaveChanges {
     }
 
     /// Records rows of an entity keyed by their integer rowids, all at once (an import's chunk).
+    ///
+    /// ```swift
+    /// changes.record(rowids: 1_001...2_000, entity: "Reading", .inserted)
+    /// ```
     package mutating func record(rowids: some Collection<Int64>, entity: String, _ kind: Kind) {
         let slot = slot(kind, entity)
         slots[slot].keys.insert(integers: rowids)

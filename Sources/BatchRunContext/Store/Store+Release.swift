@@ -11,14 +11,15 @@ extension Store {
     /// ```swift
     /// var store: Store? = opened.store
     /// opened = nil
-    /// Store.release(&store)
+    /// await Store.release(&store)
     /// ```
     @discardableResult
-    package static func release(_ store: inout Store?, waitingUpTo timeout: Double = 2) -> Bool {
+    package static func release(_ store: inout Store?, waitingUpTo timeout: Double = 2) async -> Bool {
         let deadline = ProcessInfo.processInfo.systemUptime + timeout   // monotonic
         var last = isKnownUniquelyReferenced(&store)
         while !last && store != nil && ProcessInfo.processInfo.systemUptime < deadline {
-            usleep(1_000)
+            // Not a blocking sleep: a task that still holds the store may need this thread.
+            try? await Task.sleep(for: .milliseconds(1))
             last = isKnownUniquelyReferenced(&store)
         }
         store = nil

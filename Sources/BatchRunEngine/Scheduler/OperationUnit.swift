@@ -51,6 +51,14 @@ public final class OperationUnit: Sendable {
         return body()
     }
 
+    /// Lets go of the body of an operation that ends without running (skipped, or cancelled
+    /// before it started). The body holds its operation, which holds this unit, and whatever the
+    /// operation captured (its context, and so the store): `runBody` breaks that cycle, and this
+    /// for an operation that never ran. Without it a run with a skipped job never closed its store.
+    func discardBody() {
+        state.withLock { $0.body = nil }
+    }
+
     /// Runs the body on the calling thread with an optional time limit and returns the outcome.
     package func execute(timeout: Double?, queuedSeconds: Double) -> OperationOutcome {
         let timer = timeout.map { seconds in

@@ -127,6 +127,7 @@ final class SchedulerEngine: Sendable {
     /// Records an outcome, runs hooks and the completion block, then frees or skips dependents.
     private func end(_ index: Int, _ outcome: OperationOutcome) {
         let operation = operations[index]
+        operation.discardBody()   // one that ran has let go of it already
         let number = state.withLock { state -> Int in
             state.outcomes[index] = outcome
             return Self.number(index, in: &state)

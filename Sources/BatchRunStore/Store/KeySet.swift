@@ -22,6 +22,11 @@
 
     /// Inserts each of `values` as `insert(integer:)` would, the range being grown kept out of
     /// the array until it ends (a save records a chunk's keys at once).
+    ///
+    /// ```swift
+    /// var keys = KeySet()
+    /// keys.insert(integers: [1, 2, 3, 7])   // ranges: 1...3, 7...7
+    /// ```
     @inlinable package mutating func insert(integers values: some Sequence<Int64>) {
         var current = ranges.popLast()
         for value in values {

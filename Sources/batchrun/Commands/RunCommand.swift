@@ -165,7 +165,9 @@ struct RunCommand: AsyncParsableCommand {
             // Closed before the next file, or the process's end (SQLite: the WAL into the file).
             run = nil
             opened = nil
-            Store.release(&store)
+            if await !Store.release(&store) && verbose {
+                printer.error("\(file.path): the store was still in use 2 s after the run; left open until the process ends")
+            }
         }
         if let html, !results.isEmpty {
             do {

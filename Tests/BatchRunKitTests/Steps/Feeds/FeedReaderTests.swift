@@ -28,17 +28,18 @@ struct FeedReaderTests {
                                        [.text("q\"\"r"), .text(""), .text("\"")]])
     }
 
-    @Test("CSV round trip: any values written with RFC 4180 quoting read back as they were, with their lines, across many buffer refills")
-    func roundTrip() throws {
+    @Test("CSV round trip: any values written with RFC 4180 quoting read back as they were, with their lines, across many buffer refills (3 fields, and 70: more than a row's bounds gathered at once)",
+          arguments: [3, 70])
+    func roundTrip(fields: Int) throws {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15   // xorshift: the same rows on every run
         func next(_ bound: Int) -> Int {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
             return Int(state % UInt64(bound))
         }
         let alphabet = ["a", "b", ",", "\"", "\n", "\r", "\r\n", "ü", " ", "7"]
-        var text = "a,b,c\n", expected: [(line: Int, values: [String])] = [], line = 2
-        for _ in 0..<3_000 {
-            let values = (0..<3).map { _ in (0..<next(12)).map { _ in alphabet[next(alphabet.count)] }.joined() }
+        var text = (1...fields).map { "f\($0)" }.joined(separator: ",") + "\n", expected: [(line: Int, values: [String])] = [], line = 2
+        for _ in 0..<(9_000 / fields) {
+            let values = (0..<fields).map { _ in (0..<next(12)).map { _ in alphabet[next(alphabet.count)] }.joined() }
             let encoded = values.map { value in
                 let quoted = value.utf8.contains { Array(",\"\n\r".utf8).contains($0) } || next(4) == 0
                 return quoted ? "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : value
@@ -71,6 +72,8 @@ struct FeedReaderTests {
         ("id,note\n1,\"open\n", "f.csv:2: unterminated quoted field (opened on this line)"),
         ("id,note\n1,a\n2\n", "f.csv:3: expected 2 fields (as in the header), found 1"),
         ("id,note\n1,\"a\"b\n", "f.csv:2: unexpected text after a closing quote in field 2"),
+        ((1...70).map { "c\($0)" }.joined(separator: ",") + "\n" + (1...39).map(String.init).joined(separator: ",") + ",\"a\"b\n",
+         "f.csv:2: unexpected text after a closing quote in field 40"),
         ("id,id\n1,2\n", "f.csv:1: header names field 'id' twice"),
     ])
     func csvErrors(text: String, message: String) throws {
