@@ -60,3 +60,4 @@ struct StoreCloseTests {
         }
     }
 }
+

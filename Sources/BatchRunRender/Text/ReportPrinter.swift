@@ -78,6 +78,12 @@ package final class ReportPrinter: Sendable {
         line("\n== \(file.path)")
     }
 
+    /// A line about something that went on beside the run and changed nothing of it.
+    package func warning(_ message: String) {
+        if logFormat == .json { return json(level: "warning", event: "warning", message: message) }
+        line(style.yellow("warning: ") + message, toError: true)
+    }
+
     package func error(_ message: String) {
         if logFormat == .json { return json(level: "error", event: "error", message: message) }
         line(style.red("error: ") + message, toError: true)

@@ -165,8 +165,11 @@ struct RunCommand: AsyncParsableCommand {
             // Closed before the next file, or the process's end (SQLite: the WAL into the file).
             run = nil
             opened = nil
-            if await !Store.release(&store) && verbose {
-                printer.error("\(file.path): the store was still in use 2 s after the run; left open until the process ends")
+            // Interrupted: a feed's reader may be blocked on a stalled read, and Ctrl-C ends promptly.
+            let wait = interrupts.interrupted ? 0.25 : 2
+            if await !Store.release(&store, waitingUpTo: wait) && verbose {
+                printer.warning("\(file.path): the store was still in use \(wait) s after the run ended and was left open"
+                                + " (an SQLite store's -wal file then stays beside it until the store is next opened)")
             }
         }
         if let html, !results.isEmpty {
