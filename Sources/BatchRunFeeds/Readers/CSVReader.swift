@@ -41,6 +41,7 @@ package struct RawRow: Sendable {
         bounds.append(contentsOf: pairs)
     }
 
+    /// Appends the row's bytes as read (its fields' bounds count from its first byte).
     mutating func appendBytes(_ row: UnsafeBufferPointer<UInt8>) {
         bytes.append(contentsOf: row)
     }

@@ -78,9 +78,10 @@ package final class ReportPrinter: Sendable {
         line("\n== \(file.path)")
     }
 
-    /// A line about something that went on beside the run and changed nothing of it.
-    package func warning(_ message: String) {
-        if logFormat == .json { return json(level: "warning", event: "warning", message: message) }
+    /// A line about something that went on beside the run and changed nothing of it; `event`
+    /// names it in JSON lines.
+    package func warning(_ message: String, event: String) {
+        if logFormat == .json { return json(level: "warning", event: event, message: message) }
         line(style.yellow("warning: ") + message, toError: true)
     }
 

@@ -117,7 +117,7 @@ struct RunCommand: AsyncParsableCommand {
                 skippedFiles = true
                 break
             }
-            var opened: RunOpening?   // let go of before the store (below)
+            let opened: RunOpening
             do {
                 opened = try RunOpening.open(file, resume: resume, fence: fence.flatMap(QueueFence.init(argument:)),
                                              params: params, allowingSchemaChanges: !noSchemaChanges) { params in
@@ -131,17 +131,17 @@ struct RunCommand: AsyncParsableCommand {
                 worst = max(worst, error.isInvalid ? ExitStatus.invalid : ExitStatus.failed)
                 continue
             }
-            file = opened!.file
-            var store: Store? = opened!.store
-            let continuation = opened!.continuation
+            file = opened.file
+            var store: Store? = opened.store
+            let continuation = opened.continuation
             if loaded.count > 1 { printer.fileHeader(file) }
-            for applied in opened!.schemaChanges { printer.schemaChanged(applied.change) }
+            for applied in opened.schemaChanges { printer.schemaChanged(applied.change) }
             if let continuation { printer.resuming(continuation) }
-            var run: JobFileRun? = opened!.makeRun(maxConcurrent: jobs, failFast: failFast, params: params)
-            interrupts.watch(run!)
-            let ticker = printer.showsProgress ? Task { [run] in await printer.tickProgress(run!) } : nil
-            let publisher = ItemProgress.publisher(run!, file: progressFile, fence: fence.flatMap(QueueFence.init(argument:)))
-            let result = await run!.run { event in printer.event(event) }
+            let run = opened.makeRun(maxConcurrent: jobs, failFast: failFast, params: params)
+            interrupts.watch(run)
+            let ticker = printer.showsProgress ? Task { [run] in await printer.tickProgress(run) } : nil
+            let publisher = ItemProgress.publisher(run, file: progressFile, fence: fence.flatMap(QueueFence.init(argument:)))
+            let result = await run.run { event in printer.event(event) }
             ticker?.cancel()
             await ticker?.value
             publisher?.cancel()
@@ -163,13 +163,13 @@ struct RunCommand: AsyncParsableCommand {
                 results.append(HTMLReport.Section(report: result, history: JobFileRun.earlierRuns(than: result.runID, in: earlier)))
             }
             // Closed before the next file, or the process's end (SQLite: the WAL into the file).
-            run = nil
-            opened = nil
+            _ = consume run
+            _ = consume opened
             // Interrupted: a feed's reader may be blocked on a stalled read, and Ctrl-C ends promptly.
             let wait = interrupts.interrupted ? 0.25 : 2
             if await !Store.release(&store, waitingUpTo: wait) && verbose {
                 printer.warning("\(file.path): the store was still in use \(wait) s after the run ended and was left open"
-                                + " (an SQLite store's -wal file then stays beside it until the store is next opened)")
+                                + " (an SQLite store's -wal file then stays beside it until the store is next opened)", event: "store_left_open")
             }
         }
         if let html, !results.isEmpty {
