@@ -23,7 +23,7 @@ same database (a throwaway local server this script starts and stops):
     done. Any trial that fails ends the script with status 1, its queue's state kept in
     .build-bench/fanout/failed-trial-N/.
 Medians of RUNS (default 3), alternating (RUNS=0: the trials alone; SEED changes their kills);
-PARALLEL=N gives the load step `parallel: N` (on PostgreSQL an item's import then writes over N
+KINDS=postgres (or folder) times one queue kind alone. PARALLEL=N gives the load step `parallel: N` (on PostgreSQL an item's import then writes over N
 sessions, not the default's several).
 Writes .build-bench/fanout.json.
     bench/fanout.py [PARTS] [ROWS_PER_PART]      (a release build)
@@ -37,6 +37,7 @@ TRIALS = int(os.environ.get("TRIALS", "20"))
 TRIAL_ROWS = int(os.environ.get("TRIAL_ROWS", "2000"))
 KILLS = int(os.environ.get("KILLS", "3"))
 KILL_COMPLETION = os.environ.get("KILL_COMPLETION", "1") == "1"
+KINDS = os.environ.get("KINDS", "").split()   # KINDS=postgres: time that queue kind alone (default: both)
 PARALLEL = os.environ.get("PARALLEL")   # the load step's `parallel:` (default: none, the store's default)
 ROOT = os.path.abspath(".")
 BIN = f"{ROOT}/.build/release/batchrun"
@@ -442,6 +443,7 @@ def main():
             print(f"Fan-out batches: {PARTS} gzipped parts of {ROWS:,} rows ({total:,} rows), medians of {RUNS}, alternating; "
                   f"a fan-out from submit to its completion done in its worker's log (load average {summary['load']['start'][0]:.2f})", flush=True)
         for kind, backend in backends.items() if RUNS else ():   # RUNS=0: the trials alone
+            if KINDS and kind not in KINDS: continue
             rounds = measure(backend, big)
             median = {shape: {key: statistics.median(r[key] for r in values) for key in ("seconds", "cpu")}
                       for shape, values in rounds.items()}
