@@ -37,6 +37,31 @@ enum PostgresValues {
             let scale = bytes.getInteger(at: bytes.readerIndex + 6, as: Int16.self) ?? 1
             if scale == 0, let integer = Int64(text) { return .integer(integer) }
             return .real(Double(text) ?? .nan)
+        case .date:
+            // Days since 2000-01-01, as the text SQLite's date() gives: 2026-11-30.
+            let days = bytes.readInteger(as: Int32.self)!
+            if days == .max { return .text("infinity") }
+            if days == .min { return .text("-infinity") }
+            return .text(dayText(daysSince2000: Int64(days)))
+        case .time:
+            // Microseconds since midnight, as SQLite's time() gives (a fraction only when there is one).
+            return .text(timeText(microseconds: bytes.readInteger(as: Int64.self)!))
+        case .json:
+            return .text(bytes.readString(length: bytes.readableBytes) ?? "")
+        case .jsonb:
+            // A version byte (1), then the JSON's text.
+            _ = bytes.readInteger(as: UInt8.self)
+            return .text(bytes.readString(length: bytes.readableBytes) ?? "")
+        case .uuid:
+            // 16 bytes, as 8-4-4-4-12 hexadecimal digits.
+            var text = ""
+            for (index, byte) in (bytes.readBytes(length: 16) ?? []).enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { text += "-" }
+                text += String(byte, radix: 16).leftPadded(to: 2)
+            }
+            return .text(text)
+        case .oid:
+            return .integer(Int64(bytes.readInteger(as: UInt32.self)!))
         case .text, .varchar, .bpchar, .name:
             // UTF-8 in either format; read directly (decoding as String went through PostgresNIO's
             // generic decoding: a fifth of a batch-update's client time).
@@ -47,6 +72,34 @@ enum PostgresValues {
             if let text = try? cell.decode(String.self) { return .text(text) }
             return .blob(bytes.readBytes(length: bytes.readableBytes) ?? [])
         }
+    }
+
+    /// `YYYY-MM-DD` of a day counted from 2000-01-01 (the proleptic Gregorian calendar; years
+    /// before 1 and after 9999 as PostgreSQL's text shows them is not needed by any job file).
+    static func dayText(daysSince2000 days: Int64) -> String {
+        // Howard Hinnant's days_from_civil inverse, from 1970-01-01 (10,957 days before 2000).
+        let z = days + 10_957 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return "\(String(year).leftPadded(to: 4))-\(String(month).leftPadded(to: 2))-\(String(day).leftPadded(to: 2))"
+    }
+
+    /// `HH:MM:SS`, with `.ffffff` (trailing zeros dropped) when there is a fraction.
+    static func timeText(microseconds: Int64) -> String {
+        let seconds = microseconds / 1_000_000, fraction = microseconds % 1_000_000
+        var text = "\(String(seconds / 3_600).leftPadded(to: 2)):\(String(seconds / 60 % 60).leftPadded(to: 2)):\(String(seconds % 60).leftPadded(to: 2))"
+        if fraction != 0 {
+            var digits = String(fraction).leftPadded(to: 6)
+            while digits.hasSuffix("0") { digits.removeLast() }
+            text += "." + digits
+        }
+        return text
     }
 
     /// A value as the text PostgreSQL reads for any type it fits.
@@ -188,6 +241,13 @@ package struct PostgresError: StoreDatabaseError, CustomStringConvertible {
         guard let sqlState else { return true }
         return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("58")
             || sqlState == "25P03"
+    }
+}
+
+private extension String {
+    /// Zeros before the text up to `width` characters: `"7".leftPadded(to: 2)` is `"07"`.
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
 #endif

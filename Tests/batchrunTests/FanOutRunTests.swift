@@ -143,6 +143,14 @@ struct FanOutRunTests {
         #expect((batch["parts"] as? [String: Int]) == ["done": Self.partCount - 1, "failed": 1], "\(batch)")
         #expect(Self.completionState(batch) == "waiting")
         #expect(try Self.query(queue, "SELECT count(*) FROM finish") == ["0"])
+        // The whole listing's JSON has the batch too, as `--batch 1` shows it alone.
+        let listed = try Batchrun.run(["queue", queue.location, "--format", "json"], in: queue.folder.url)
+        let listing = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any] ?? [:]
+        let listedBatches = listing["batches"] as? [[String: Any]] ?? []
+        #expect(listedBatches.count == 1 && listedBatches.first?["id"] as? Int == 1, "\(listed.stdout)")
+        #expect(listedBatches.first?["parts"] as? [String: Int] == ["done": Self.partCount - 1, "failed": 1], "\(listed.stdout)")
+        #expect(listedBatches.first?["rows"] as? Int == batch["rows"] as? Int && batch["rows"] as? Int == (Self.partCount - 1) * Self.rowsPerPart,
+                "\(listed.stdout)")
         try Self.expectShownHeld(queue)
 
         // Retrying a done item changes nothing (exit 2, saying why).
@@ -236,6 +244,9 @@ struct FanOutRunTests {
         let row = page.components(separatedBy: "<tr data-batch=\"1\">").dropFirst().first?.components(separatedBy: "</tr>").first ?? ""
         #expect(row.contains("max=\"\(partCount)\" value=\"\(partCount - 1)\""), "\(page)")
         #expect(row.contains("1 failed") && row.contains("<td>load</td>") && row.contains("waiting"), "\(row)")
+        // The rows so far: the 23 parts done (the failed one committed none).
+        let rows = (partCount - 1) * rowsPerPart
+        #expect(row.contains("<td class=\"n rows\">\(rows / 1_000),\(String(format: "%03d", rows % 1_000))</td>"), "\(row)")
 
         let output = queue.folder.url.appendingPathComponent("metrics-worker.out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)

@@ -100,18 +100,27 @@ struct FeedPartsRunTests {
         #expect(try Self.partNames(folder).count == Self.partCount)
     }
 
-    @Test("a part changed since the killed run (one not yet read) stops --resume: exit 2 naming it; the store untouched")
-    func changedPartRefused() throws {
+    @Test("a part changed since the killed run (one not yet read) stops --resume: exit 2 naming it and the change; the store untouched",
+          arguments: ["size", "modification time"])
+    func changedPartRefused(change: String) throws {
         let folder = try TemporaryFolder()
         try Self.prepareParts(folder)
         try folder.write("job.yaml", FeedJobs.singleFeed("data/part-*.csv*", batchSize: 50, extra: ", format: csv"))
         try FeedJobs.killAfter(rows: 200, folder)
         let before = try FeedJobs.csvRows(folder)
         #expect(before.count >= 200 && before.count < 2 * Self.rowsPerPart, "killed after \(before.count) rows")
-        try FeedJobs.appendRow(to: folder.path("data/part-005.csv"))
+        let part = folder.path("data/part-005.csv")
+        if change == "size" {
+            try FeedJobs.appendRow(to: part)
+        } else {
+            // The same bytes, written again a minute later (as a re-export of the same data would be).
+            let modified = try #require(try FileManager.default.attributesOfItem(atPath: part)[.modificationDate] as? Date)
+            try FileManager.default.setAttributes([.modificationDate: modified.addingTimeInterval(60)], ofItemAtPath: part)
+        }
         let result = try Batchrun.run(["job.yaml", "--resume"], in: folder.url)
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("part-005.csv") && result.stderr.contains("changed since run"), "\(result.stderr)")
+        #expect(result.stderr.contains(change == "size" ? "its size was" : "it was modified since"), "\(result.stderr)")
         #expect(try FeedJobs.csvRows(folder) == before)
     }
 
@@ -183,7 +192,7 @@ struct FeedPartsRunTests {
         #expect(one.status == 0, "\(one.stderr)")
     }
 
-    @Test("a glob that matches nothing is exit 2 at check, at its line, naming the pattern; an HTTP glob has no listing")
+    @Test("a glob that matches nothing is exit 2 at check and at submit, at its line, naming the pattern; an HTTP glob has no listing")
     func badGlobs() throws {
         let folder = try TemporaryFolder()
         try Self.prepareParts(folder)
@@ -192,6 +201,16 @@ struct FeedPartsRunTests {
         #expect(none.status == 2)
         #expect(none.stderr.contains("job.yaml:9:") && none.stderr.contains("no feed part matches") && none.stderr.contains("exports-*.csv"),
                 "\(none.stderr)")
+        // `submit` lists local parts as `check` does, a plain item as well as a fan-out; nothing is
+        // queued. A folder queue's item resolves `data/` against the queue, where there is none.
+        for fanOut in [[], ["--fan-out", "csv"]] {
+            let submitted = try Batchrun.run(["submit", "q", "job.yaml"] + fanOut, in: folder.url)
+            #expect(submitted.status == 2, "\(fanOut): \(submitted.stdout)\(submitted.stderr)")
+            #expect(submitted.stderr.contains("no feed part matches \(folder.path("q/data/exports-*.csv")) (looked in \(folder.path("q/data"))/, which does not exist)"),
+                    "\(fanOut): \(submitted.stderr)")
+        }
+        let queued = (try? FileManager.default.contentsOfDirectory(atPath: folder.path("q/pending"))) ?? []
+        #expect(queued.isEmpty, "\(queued)")
         try folder.write("job.yaml", FeedJobs.singleFeed("https://example.com/exports/part-*.csv"))
         let http = try Batchrun.run(["check", "job.yaml"], in: folder.url)
         #expect(http.status == 2)
@@ -225,6 +244,59 @@ struct FeedPartsRunTests {
 }
 
 extension FeedPartsRunTests {
+    @Test("an S3 object rewritten with the same size since the killed run: its new ETag stops --resume, naming the part; the store untouched")
+    func s3ChangedPartRefused() throws {
+        let moto = try MotoServer.shared
+        let folder = try TemporaryFolder()
+        try Self.prepareParts(folder)
+        let bucket = try moto.bucket("etag")
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path("data")).filter({ $0.hasPrefix("part-") }) {
+            try moto.put(bucket: bucket, key: name, file: folder.path("data/\(name)"))
+        }
+        try folder.write("job.yaml", FeedJobs.singleFeed("s3://\(bucket)/part-*.csv*", batchSize: 200, extra: ", format: csv"))
+        try FeedJobs.killAfter(rows: 1_000, folder, environment: moto.environment)
+        let before = try FeedJobs.csvRows(folder)
+        #expect(before.count >= 1_000 && before.count < Self.partCount * Self.rowsPerPart, "killed after \(before.count) rows")
+        // part-005 (not yet read) again, one note changed to another of the same length: the size stays, the ETag does not.
+        let original = try String(contentsOfFile: folder.path("data/part-005.csv"), encoding: .utf8)
+        let rewritten = original.replacingOccurrences(of: "part 5\n", with: "part X\n")
+        #expect(rewritten.utf8.count == original.utf8.count && rewritten != original)
+        try folder.write("rewritten.csv", rewritten)
+        try moto.put(bucket: bucket, key: "part-005.csv", file: folder.path("rewritten.csv"))
+        let result = try Batchrun.run(["job.yaml", "--resume"], in: folder.url, environment: moto.environment)
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("part-005.csv") && result.stderr.contains("changed since run") && result.stderr.contains("its ETag was"),
+                "\(result.stderr)")
+        #expect(try FeedJobs.csvRows(folder) == before)
+    }
+
+    @Test("an S3 glob that matches nothing: check takes it (an S3 glob is listed when it runs), the run fails naming the pattern, and so does its queue item")
+    func s3GlobMatchingNothing() throws {
+        let moto = try MotoServer.shared
+        let folder = try TemporaryFolder()
+        let bucket = try moto.bucket("none")
+        try moto.s3(["putmany", bucket, "other-", "3"])   // a bucket with keys, none of them a part
+        try folder.write("job.yaml", FeedJobs.singleFeed("s3://\(bucket)/exports-*.csv", extra: ", format: csv")
+            .replacingOccurrences(of: "store: store.sqlite", with: "store: \(folder.path("store.sqlite"))"))
+        let check = try Batchrun.run(["check", "job.yaml"], in: folder.url, environment: moto.environment)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let run = try Batchrun.run(["job.yaml"], in: folder.url, environment: moto.environment)
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect((run.stdout + run.stderr).contains("no feed part matches") && (run.stdout + run.stderr).contains("s3://\(bucket)/exports-*.csv"), "\(run.stdout)\(run.stderr)")
+
+        try FileManager.default.createDirectory(atPath: folder.path("q/pending"), withIntermediateDirectories: true)
+        let submitted = try Batchrun.run(["submit", "q", "job.yaml"], in: folder.url, environment: moto.environment)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        let worker = try Batchrun.run(["worker", "q", "--once"], in: folder.url, environment: moto.environment)
+        #expect(worker.status == 1, "\(worker.stdout)\(worker.stderr)")
+        let listed = try Batchrun.run(["queue", "q", "--format", "json"], in: folder.url)
+        let listing = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any] ?? [:]
+        let items = listing["items"] as? [[String: Any]] ?? []
+        #expect(items.count == 1 && items.first?["state"] as? String == "failed", "\(listed.stdout)")
+        let log = try Batchrun.run(["queue", "q", "--log", items.first?["name"] as? String ?? "?"], in: folder.url)
+        #expect(log.stdout.contains("no feed part matches") && log.stdout.contains("exports-*.csv"), "\(log.stdout)\(log.stderr)")
+    }
+
     @Test("the README's parts example: its shell lines make four parts, and the import gives the rows the one file gives")
     func readmeExample() throws {
         let example = try ReadmeExample(after: "**Feeds in parts.**")

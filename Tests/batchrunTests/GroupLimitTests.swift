@@ -42,7 +42,7 @@ struct GroupLimitTests {
         }
     }
 
-    @Test("--running 2 across 4 workers, sampled every 0.1 s: never more than 2 of the group at once, 2 reached; items outside the group run past them",
+    @Test("--running 2 across 4 workers, two of them restarted midway, sampled every 0.1 s: never more than 2 of the group at once, 2 reached; items outside the group run past them",
           arguments: QueueFeatureTests.kinds)
     func runningLimit(kind: String) throws {
         let queue = try QueueFeatureTests.TestQueue(kind)
@@ -58,13 +58,21 @@ struct GroupLimitTests {
         #expect(limits.count == 1 && limits.first?["group"] as? String == "warehouse" && limits.first?["running"] as? Int == 2, "\(listed.stdout)")
         #expect((listing["items"] as? [[String: Any]] ?? []).filter { $0["group"] as? String == "warehouse" }.count == 8)
 
-        let workers = try Self.startWorkers(queue, count: 4)
+        var workers = try Self.startWorkers(queue, count: 4)
         defer { for worker in workers where worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
-        var most = 0, outsideDoneFirst = false
+        var most = 0, outsideDoneFirst = false, restarted = false
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
             most = max(most, try Self.running(queue, group: "warehouse"))
             let items = try queue.items()
+            // Midway, two workers stop (their items put back) and two new ones start: the limit
+            // is the queue's, not a worker's, and holds for them too.
+            if !restarted, items.values.filter({ $0["group"] as? String == "warehouse" && $0["state"] as? String == "done" }).count >= 3 {
+                restarted = true
+                for worker in workers[0..<2] { kill(worker.processIdentifier, SIGINT) }
+                for worker in workers[0..<2] { worker.waitUntilExit() }
+                workers.replaceSubrange(0..<2, with: try Self.startWorkers(queue, count: 2))
+            }
             if !outsideDoneFirst, outside.allSatisfy({ items[$0]?["state"] as? String == "done" }) {
                 // The items outside the group did not wait behind the group's 8, which take at least 4 rounds of 0.5 s.
                 outsideDoneFirst = items.values.contains { $0["group"] as? String == "warehouse" && $0["state"] as? String != "done" }
@@ -76,6 +84,7 @@ struct GroupLimitTests {
         for worker in workers { worker.waitUntilExit() }
         #expect(try queue.items().values.allSatisfy { $0["state"] as? String == "done" })
         #expect(most == 2, "at most \(most) of the group ran at once")
+        #expect(restarted)
         #expect(outsideDoneFirst)
     }
 

@@ -171,4 +171,50 @@ struct PostgresSameOutputsTests {
             #expect(delay > average && delay < 60)
         }
     }
+
+    /// Runs `job` on `store` in a new folder; the text of its `out/` file `output`.
+    func output(of job: String, _ output: String, store: String) throws -> String {
+        let folder = try TemporaryFolder()
+        try folder.write("job.yaml", job)
+        let result = try Batchrun.run(["job.yaml", "--store", store], in: folder.url)
+        #expect(result.status == 0, "\(store): \(result.stdout)\(result.stderr)")
+        return try String(contentsOfFile: folder.path(output), encoding: .utf8)
+    }
+
+    @Test("a date a fetch computes is written as SQLite's date() writes it on both backends; on PostgreSQL a time, JSON and a UUID as their text")
+    func computedValuesAsText() throws {
+        // A date was written as its 4 binary bytes on PostgreSQL (`\0\0&d`), found by running docs/feeds.md's example.
+        let job = """
+            version: 1
+            store: store.sqlite
+            entities:
+              Event: { columns: { id: integer primary key, at: datetime not null } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: Event, rows: [{ id: 1, at: "2026-11-28T10:05:00Z" }, { id: 2, at: "1999-12-31T23:59:59Z" },
+                                                    { id: 3, at: "2024-02-29T00:00:00.25Z" }, { id: 4, at: "1970-01-01T00:00:00Z" }] }
+              days:
+                needs: load
+                steps:
+                  - fetch: { entity: Event, select: { id: id, day: "date(at)" }, order_by: [id], output: out/days.csv }
+            """
+        let expected = "id,day\n1,2026-11-28\n2,1999-12-31\n3,2024-02-29\n4,1970-01-01\n"
+        #expect(try output(of: job, "out/days.csv", store: "store.sqlite") == expected)
+        let database = try PostgresServer.database("dates")
+        #expect(try output(of: job, "out/days.csv", store: database) == expected)
+
+        let postgresOnly = job.replacingOccurrences(of: "select: { id: id, day: \"date(at)\" }", with: """
+            select: { id: id, t: "CAST(at AS time)", j: "CAST('[1, 2]' AS json)", b: "CAST('{\\"a\\": 1}' AS jsonb)", u: "CAST('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AS uuid)", never: "CAST('infinity' AS date)" }
+            """)
+        #expect(postgresOnly != job)
+        let written = try output(of: postgresOnly, "out/days.csv", store: try PostgresServer.database("types"))
+        #expect(written.split(separator: "\n").map(String.init) == [
+            "id,t,j,b,u,never",
+            "1,10:05:00,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
+            "2,23:59:59,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
+            "3,00:00:00.25,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
+            "4,00:00:00,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
+        ], "\(written)")
+    }
 }

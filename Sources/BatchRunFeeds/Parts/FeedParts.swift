@@ -15,6 +15,14 @@ package enum FeedParts {
     package static func local(_ glob: FeedGlob, confinement: PathConfinement?) throws -> [FeedPart] {
         let root = glob.walkRoot(relativeTo: nil)
         if let violation = confinement?.violation(of: root) { throw violation }
+        // A folder before the first wildcard that is not there: nothing matches (relative
+        // paths of a queue folder's item resolve against the queue, where `data/` may not be).
+        var isFolder: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: root, isDirectory: &isFolder) {
+            throw FeedGlobError.noMatch(pattern: glob.pattern, lookedIn: "\(root), which does not exist")
+        } else if !isFolder.boolValue {
+            throw FeedGlobError.noMatch(pattern: glob.pattern, lookedIn: "\(root), which is not a folder")
+        }
         let names: [String]
         do {
             // A part's rejected rows (`PART.rejected.csv`, and `.partial` while written) are

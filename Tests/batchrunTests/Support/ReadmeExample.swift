@@ -2,15 +2,17 @@ import Foundation
 import Testing
 import TestSupport
 
-/// An example of README.md: the YAML block and the shell block that follow a paragraph's
+/// An example of README.md (or a page of docs/): the YAML block and the shell block that follow a paragraph's
 /// bold lead (`**Feeds from S3.**`), for a test to run as the README says.
 struct ReadmeExample {
     var yaml: String
     var shell: String
 
-    init(after lead: String) throws {
-        let readme = try String(contentsOf: Batchrun.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: lead), "README.md has no \(lead)")
+    /// The first `yaml` block after `lead` in `document` (a path from the package's root), and
+    /// the first `sh` block after that.
+    init(after lead: String, in document: String = "README.md") throws {
+        let readme = try String(contentsOf: Batchrun.packageRoot.appendingPathComponent(document), encoding: .utf8)
+        let section = try #require(readme.range(of: lead), "\(document) has no \(lead)")
         func block(_ kind: String, from index: String.Index) throws -> (String, String.Index) {
             let start = try #require(readme.range(of: "```\(kind)\n", range: index..<readme.endIndex))
             let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
