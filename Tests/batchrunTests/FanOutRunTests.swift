@@ -1,6 +1,7 @@
 import BatchRunKit
 import Foundation
 import Testing
+import Synchronization
 import TestSupport
 
 /// Fan-out batches (JOBFILE.md 17) run by real workers on a queue folder and on a real
@@ -344,5 +345,57 @@ extension FanOutRunTests {
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(try queue.batches().first?.parts == ["done": 6])
         try FeedPartsRunTests.expectAllRowsOnce(folder)
+    }
+}
+
+extension FanOutRunTests {
+    @Test("the last four parts ending at the same instant, each through a queue of its own: the completion is queued once (5 rounds)",
+          arguments: QueueFeatureTests.kinds)
+    func lastPartsAtOnce(kind: String) throws {
+        for round in 1...5 {
+            let queue = try Self.prepare(kind)
+            let submitted = try Batchrun.run(["submit", queue.location, "batch.yaml", "--fan-out", "load"], in: queue.folder.url)
+            #expect(submitted.status == 0, "\(submitted.stderr)")
+            let location = queue.isFolder ? queue.folder.path("q") : queue.location
+            let opened = try openQueue(at: location)
+            // The needs item ends done (no run needed here): the parts are queued.
+            let needs = try #require(try opened.claim(worker: "1@test", lease: 60))
+            #expect(try opened.finish(needs, as: .done, status: 0, retryAt: nil))
+            var parts: [QueueItem] = []
+            while let part = try opened.claim(worker: "1@test", lease: 60) { parts.append(part) }
+            #expect(parts.count == Self.partCount, "round \(round)")
+            for part in parts.dropLast(4) { #expect(try opened.finish(part, as: .done, status: 0, retryAt: nil)) }
+
+            // Four threads, each with its own queue (on PostgreSQL its own session), end the last four at once.
+            let last = Array(parts.suffix(4))
+            let ready = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0), ended = DispatchGroup()
+            let outcomes = Mutex<[String]>([])
+            for part in last {
+                ended.enter()
+                Thread.detachNewThread {
+                    defer { ended.leave() }
+                    do {
+                        let own = try openQueue(at: location)
+                        ready.signal()
+                        go.wait()
+                        let finished = try own.finish(part, as: .done, status: 0, retryAt: nil)
+                        outcomes.withLock { $0.append(finished ? "ended" : "lost") }
+                    } catch {
+                        ready.signal()
+                        outcomes.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+            for _ in last { ready.wait() }
+            for _ in last { go.signal() }
+            ended.wait()
+            #expect(outcomes.withLock { $0 } == ["ended", "ended", "ended", "ended"], "round \(round)")
+            // The needs item, 24 parts and one completion: not two.
+            let items = try queue.items().values.filter { $0["batch"] as? Int == 1 }
+            #expect(items.count == Self.partCount + 2, "round \(round): \(items.count) items")
+            let batch = try Self.batch(queue, 1)
+            #expect((batch["parts"] as? [String: Int]) == ["done": Self.partCount] && Self.completionState(batch) == "pending",
+                    "round \(round): \(batch)")
+        }
     }
 }
