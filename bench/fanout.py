@@ -38,6 +38,8 @@ TRIAL_ROWS = int(os.environ.get("TRIAL_ROWS", "2000"))
 KILLS = int(os.environ.get("KILLS", "3"))
 KILL_COMPLETION = os.environ.get("KILL_COMPLETION", "1") == "1"
 KINDS = os.environ.get("KINDS", "").split()   # KINDS=postgres: time that queue kind alone (default: both)
+if set(KINDS) - {"folder", "postgres"}:
+    sys.exit(f"KINDS takes folder and postgres, not {' '.join(sorted(set(KINDS) - {'folder', 'postgres'}))}")
 PARALLEL = os.environ.get("PARALLEL")   # the load step's `parallel:` (default: none, the store's default)
 ROOT = os.path.abspath(".")
 BIN = f"{ROOT}/.build/release/batchrun"

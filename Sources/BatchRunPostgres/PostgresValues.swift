@@ -42,15 +42,15 @@ enum PostgresValues {
             let days = bytes.readInteger(as: Int32.self)!
             if days == .max { return .text("infinity") }
             if days == .min { return .text("-infinity") }
-            return .text(dayText(daysSince2000: Int64(days)))
+            return .text(DateText.day(daysSince1970: Int64(days) + 10_957) ?? "\(days) days after 2000-01-01")
         case .time:
             // Microseconds since midnight, as SQLite's time() gives (a fraction only when there is one).
             return .text(timeText(microseconds: bytes.readInteger(as: Int64.self)!))
         case .json:
             return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         case .jsonb:
-            // A version byte (1), then the JSON's text.
-            _ = bytes.readInteger(as: UInt8.self)
+            // A version byte (1, the only one so far), then the JSON's text.
+            guard bytes.readInteger(as: UInt8.self) == 1 else { return .blob(Array(cell.bytes?.readableBytesView ?? [])) }
             return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         case .uuid:
             // 16 bytes, as 8-4-4-4-12 hexadecimal digits.
@@ -72,22 +72,6 @@ enum PostgresValues {
             if let text = try? cell.decode(String.self) { return .text(text) }
             return .blob(bytes.readBytes(length: bytes.readableBytes) ?? [])
         }
-    }
-
-    /// `YYYY-MM-DD` of a day counted from 2000-01-01 (the proleptic Gregorian calendar; years
-    /// before 1 and after 9999 as PostgreSQL's text shows them is not needed by any job file).
-    static func dayText(daysSince2000 days: Int64) -> String {
-        // Howard Hinnant's days_from_civil inverse, from 1970-01-01 (10,957 days before 2000).
-        let z = days + 10_957 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return "\(String(year).leftPadded(to: 4))-\(String(month).leftPadded(to: 2))-\(String(day).leftPadded(to: 2))"
     }
 
     /// `HH:MM:SS`, with `.ffffff` (trailing zeros dropped) when there is a fraction.

@@ -298,16 +298,8 @@ extension FanOutRunTests {
         try folder.write("import_fanout.yaml", example.yaml)
         // The parts example's lines make the parts; then the fan-out example's.
         let script = (parts.shell + example.shell).replacingOccurrences(of: ".build/debug/batchrun", with: Batchrun.binary.path)
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-e", "-c", script]
-        shell.currentDirectoryURL = folder.url
-        let output = Pipe()
-        shell.standardOutput = output
-        try shell.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 0, "\(printed)")
+        let (status, printed) = try ReadmeExample.runShell(script, in: folder)
+        #expect(status == 0, "\(printed)")
         #expect(printed.contains("queued batch 1: 4 parts of import_sessions"), "\(printed)")
         #expect(printed.contains("batch 1  import_sessions  4 parts: done 4  2,000 rows  completion ") && printed.contains(" done\n"), "\(printed)")
         let store = try StoreInspector(path: folder.path("var/fanout.sqlite"))
@@ -386,9 +378,9 @@ extension FanOutRunTests {
                     }
                 }
             }
-            for _ in last { ready.wait() }
+            for _ in last { #expect(ready.wait(timeout: .now() + 60) == .success, "round \(round): a queue did not open") }
             for _ in last { go.signal() }
-            ended.wait()
+            #expect(ended.wait(timeout: .now() + 60) == .success, "round \(round): the four ends did not end")
             #expect(outcomes.withLock { $0 } == ["ended", "ended", "ended", "ended"], "round \(round)")
             // The needs item, 24 parts and one completion: not two.
             let items = try queue.items().values.filter { $0["batch"] as? Int == 1 }

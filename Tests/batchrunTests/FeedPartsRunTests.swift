@@ -305,14 +305,8 @@ extension FeedPartsRunTests {
         try folder.copyFromPackage("examples")
         try folder.write("import_parts.yaml", example.yaml)
         let script = example.shell.replacingOccurrences(of: ".build/debug/batchrun", with: Batchrun.binary.path)
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-e", "-c", script]
-        shell.currentDirectoryURL = folder.url
-        shell.standardOutput = FileHandle.nullDevice
-        try shell.run()
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 0)
+        let (status, printed) = try ReadmeExample.runShell(script, in: folder)
+        #expect(status == 0, "\(printed)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("var/parts")).sorted()
                 == ["sessions-000.csv", "sessions-001.csv", "sessions-002.csv", "sessions-003.csv"])
         let (fromParts, local) = try example.sessions(in: folder, feed: "var/parts/sessions-*.csv", store: "var/parts.sqlite",

@@ -205,16 +205,16 @@ struct PostgresSameOutputsTests {
         #expect(try output(of: job, "out/days.csv", store: database) == expected)
 
         let postgresOnly = job.replacingOccurrences(of: "select: { id: id, day: \"date(at)\" }", with: """
-            select: { id: id, t: "CAST(at AS time)", j: "CAST('[1, 2]' AS json)", b: "CAST('{\\"a\\": 1}' AS jsonb)", u: "CAST('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AS uuid)", never: "CAST('infinity' AS date)" }
+            select: { id: id, t: "CAST(at AS time)", j: "CAST('[1, 2]' AS json)", b: "CAST('{\\"a\\": 1}' AS jsonb)", u: "CAST('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11' AS uuid)", never: "CAST('infinity' AS date)", ever: "CAST('-infinity' AS date)", o: "CAST(1259 AS oid)" }
             """)
         #expect(postgresOnly != job)
         let written = try output(of: postgresOnly, "out/days.csv", store: try PostgresServer.database("types"))
         #expect(written.split(separator: "\n").map(String.init) == [
-            "id,t,j,b,u,never",
-            "1,10:05:00,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
-            "2,23:59:59,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
-            "3,00:00:00.25,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
-            "4,00:00:00,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity",
+            "id,t,j,b,u,never,ever,o",
+            "1,10:05:00,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity,-infinity,1259",
+            "2,23:59:59,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity,-infinity,1259",
+            "3,00:00:00.25,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity,-infinity,1259",
+            "4,00:00:00,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity,-infinity,1259",
         ], "\(written)")
     }
 }

@@ -48,21 +48,6 @@ struct S3WorkedExampleTests {
         #expect(lines == expected, "\(lines)", sourceLocation: sourceLocation)
     }
 
-    static func runShell(_ script: String, in folder: TemporaryFolder, environment: [String: String]) throws -> (status: Int32, output: String) {
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-e", "-c", script.replacingOccurrences(of: "batchrun ", with: Batchrun.binary.path + " ")]
-        shell.currentDirectoryURL = folder.url
-        shell.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        shell.standardOutput = output
-        shell.standardError = output
-        try shell.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
-        return (shell.terminationStatus, printed)
-    }
-
     @Test("docs/feeds.md: check, then one run loads every part once and writes the day's figures after")
     func oneMachine() throws {
         let moto = try MotoServer.shared
@@ -72,9 +57,8 @@ struct S3WorkedExampleTests {
         let example = try ReadmeExample(after: "### From an S3 prefix to the statistics job", in: "docs/feeds.md")
         #expect(example.yaml.hasPrefix("# jobs/events.yaml\n") && example.yaml.contains("parallel: 4"))
         try folder.write("jobs/events.yaml", Self.placed(example.yaml, bucket: bucket, database: database, folder: folder))
-        try FileManager.default.createDirectory(atPath: folder.path("var"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: folder.path("reports"), withIntermediateDirectories: true)
-        let (status, output) = try Self.runShell(example.shell, in: folder, environment: moto.environment)
+        let (status, output) = try ReadmeExample.runShell(example.shell.replacingOccurrences(of: "batchrun ", with: Batchrun.binary.path + " "),
+                                                          in: folder, environment: moto.environment)
         #expect(status == 0, "\(output)")
         let total = Self.parts * Self.eventsPerPart
         #expect(try PostgresServer.psql(database, "SELECT count(*), count(DISTINCT id) FROM event") == "\(total)|\(total)")
@@ -91,13 +75,13 @@ struct S3WorkedExampleTests {
         let example = try ReadmeExample(after: "A worked example: yesterday's export as 400 gzipped parts", in: "docs/queue.md")
         #expect(example.yaml.hasPrefix("# jobs/load.yaml\n") && example.shell.contains("--fan-out load_events"))
         try folder.write("jobs/load.yaml", Self.placed(example.yaml, bucket: bucket, database: database, folder: folder))
-        try FileManager.default.createDirectory(atPath: folder.path("reports"), withIntermediateDirectories: true)
         // The worker stops once the queue is empty, and lets items reach moto on the loopback.
         let host = moto.endpoint.replacingOccurrences(of: "http://", with: "")
         let script = Self.placed(example.shell, bucket: bucket, database: database, folder: folder)
             .replacingOccurrences(of: "--root \(folder.url.path)", with: "--root \(folder.url.path) --once --allow-host \(host)")
+            .replacingOccurrences(of: "batchrun ", with: Batchrun.binary.path + " ")
         #expect(script.contains("--once --allow-host"))
-        let (status, output) = try Self.runShell(script, in: folder, environment: moto.environment)
+        let (status, output) = try ReadmeExample.runShell(script, in: folder, environment: moto.environment)
         #expect(status == 0, "\(output)")
         #expect(output.contains("queued batch 1: \(Self.parts) parts of load_events") && output.contains("group warehouse: at most 8 running"),
                 "\(output)")

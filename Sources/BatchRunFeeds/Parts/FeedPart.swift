@@ -5,7 +5,7 @@ import Foundation
 /// is no longer what was recorded (`changes(now:)`), as it refuses a changed single feed.
 ///
 /// ```swift
-/// let parts = try FeedParts.local(FeedGlob("data/part-*.csv.gz")!, relativeTo: "/srv/nightly", confinement: nil)
+/// let parts = try FeedParts.local(FeedGlob("/srv/nightly/data/part-*.csv.gz")!, confinement: nil)
 /// parts[0].name       // "/srv/nightly/data/part-000.csv.gz"
 /// parts[0].size       // 1_048_576
 /// ```

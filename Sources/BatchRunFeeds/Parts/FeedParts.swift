@@ -17,10 +17,14 @@ package enum FeedParts {
         if let violation = confinement?.violation(of: root) { throw violation }
         // A folder before the first wildcard that is not there: nothing matches (relative
         // paths of a queue folder's item resolve against the queue, where `data/` may not be).
-        var isFolder: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: root, isDirectory: &isFolder) {
+        var status = stat()
+        if stat(root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root, &status) != 0 {
+            // Not there (or a file on the way): nothing matches. Not readable: an error that says so.
+            guard errno == ENOENT || errno == ENOTDIR else {
+                throw FeedGlobError.unreadable(path: root, reason: String(cString: strerror(errno)))
+            }
             throw FeedGlobError.noMatch(pattern: glob.pattern, lookedIn: "\(root), which does not exist")
-        } else if !isFolder.boolValue {
+        } else if status.st_mode & S_IFMT != S_IFDIR {
             throw FeedGlobError.noMatch(pattern: glob.pattern, lookedIn: "\(root), which is not a folder")
         }
         let names: [String]

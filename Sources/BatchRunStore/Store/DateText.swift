@@ -107,6 +107,22 @@ package enum DateText {
         }
     }
 
+    /// `YYYY-MM-DD` of the day `days` after 1970-01-01 (as SQLite's `date()` writes a day);
+    /// nil outside the years 0001-9999.
+    ///
+    /// ```swift
+    /// DateText.day(daysSince1970: -1)   // "1969-12-31"
+    /// ```
+    package static func day(daysSince1970 days: Int64) -> String? {
+        guard let (year, month, day) = civil(days), (1...9999).contains(year) else { return nil }
+        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
+    }
+
+    private static func padded(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
     /// The days of `month` in `year` of the proleptic Gregorian calendar.
     package static func daysIn(_ month: Int64, of year: Int64) -> Int64 {
         switch month {

@@ -116,6 +116,20 @@ struct DateTextTests {
         #expect(DateText.date("not a time") == nil && DateText.date("2026-13-01T00:00:00Z") == nil)
     }
 
+    @Test("day(daysSince1970:) is the date part of the standard text for each of the 5,012 dates; nil outside years 1-9999")
+    func dayOfEachDate() {
+        for milliseconds in Self.milliseconds() {
+            let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
+            let text = DateText.standardText(Date(timeIntervalSince1970: Double(milliseconds) / 1_000)) ?? ""
+            #expect(DateText.day(daysSince1970: days) == String(text.prefix(10)), "\(milliseconds) ms, day \(days)")
+        }
+        #expect(DateText.day(daysSince1970: -1) == "1969-12-31")
+        #expect(DateText.day(daysSince1970: 10_957 + 59) == "2000-02-29")
+        #expect(DateText.day(daysSince1970: -719_162) == "0001-01-01")
+        #expect(DateText.day(daysSince1970: -719_163) == nil)
+        #expect(DateText.day(daysSince1970: 2_932_897) == nil)   // 10000-01-01
+    }
+
     @Test("dates outside years 1-9999 have no standard text; text(_:) gives Foundation's ISO 8601 text for them")
     func outsideRange() {
         for seconds in [-62_135_596_800.001, 253_402_300_800.0, 1e13] {

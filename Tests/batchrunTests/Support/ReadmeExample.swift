@@ -23,6 +23,23 @@ struct ReadmeExample {
         shell = try block("sh", from: next).0
     }
 
+    /// Runs `script` with `/bin/sh -e` in `folder`, with `environment` over this process's: its
+    /// exit status and what it printed (standard output and error together).
+    static func runShell(_ script: String, in folder: TemporaryFolder, environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-e", "-c", script]
+        shell.currentDirectoryURL = folder.url
+        shell.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        shell.standardOutput = output
+        shell.standardError = output
+        try shell.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        return (shell.terminationStatus, printed)
+    }
+
     /// The example's job file run again in `folder` on the local file `local` in place of its
     /// feed `feed`, into `var/local.sqlite`; the sessions the example left in its store `store`
     /// and those the local run left, for a test to compare.
