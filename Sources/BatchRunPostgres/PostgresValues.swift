@@ -45,7 +45,13 @@ enum PostgresValues {
             return .text(DateText.day(daysSince1970: Int64(days) + 10_957) ?? "\(days) days after 2000-01-01")
         case .time:
             // Microseconds since midnight, as SQLite's time() gives (a fraction only when there is one).
-            return .text(timeText(microseconds: bytes.readInteger(as: Int64.self)!))
+            return .text(PostgresTemporalText.time(microseconds: bytes.readInteger(as: Int64.self)!))
+        case .timetz:
+            let microseconds = bytes.readInteger(as: Int64.self)!
+            return .text(PostgresTemporalText.time(microseconds: microseconds, zoneWest: bytes.readInteger(as: Int32.self)!))
+        case .interval:
+            let microseconds = bytes.readInteger(as: Int64.self)!, days = bytes.readInteger(as: Int32.self)!
+            return .text(PostgresTemporalText.interval(microseconds: microseconds, days: days, months: bytes.readInteger(as: Int32.self)!))
         case .json:
             return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         case .jsonb:
@@ -57,7 +63,7 @@ enum PostgresValues {
             var text = ""
             for (index, byte) in (bytes.readBytes(length: 16) ?? []).enumerated() {
                 if index == 4 || index == 6 || index == 8 || index == 10 { text += "-" }
-                text += String(byte, radix: 16).leftPadded(to: 2)
+                text += (byte < 16 ? "0" : "") + String(byte, radix: 16)
             }
             return .text(text)
         case .oid:
@@ -72,18 +78,6 @@ enum PostgresValues {
             if let text = try? cell.decode(String.self) { return .text(text) }
             return .blob(bytes.readBytes(length: bytes.readableBytes) ?? [])
         }
-    }
-
-    /// `HH:MM:SS`, with `.ffffff` (trailing zeros dropped) when there is a fraction.
-    static func timeText(microseconds: Int64) -> String {
-        let seconds = microseconds / 1_000_000, fraction = microseconds % 1_000_000
-        var text = "\(String(seconds / 3_600).leftPadded(to: 2)):\(String(seconds / 60 % 60).leftPadded(to: 2)):\(String(seconds % 60).leftPadded(to: 2))"
-        if fraction != 0 {
-            var digits = String(fraction).leftPadded(to: 6)
-            while digits.hasSuffix("0") { digits.removeLast() }
-            text += "." + digits
-        }
-        return text
     }
 
     /// A value as the text PostgreSQL reads for any type it fits.
@@ -225,13 +219,6 @@ package struct PostgresError: StoreDatabaseError, CustomStringConvertible {
         guard let sqlState else { return true }
         return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("58")
             || sqlState == "25P03"
-    }
-}
-
-private extension String {
-    /// Zeros before the text up to `width` characters: `"7".leftPadded(to: 2)` is `"07"`.
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
 #endif

@@ -217,4 +217,35 @@ struct PostgresSameOutputsTests {
             "4,00:00:00,\"[1, 2]\",\"{\"\"a\"\": 1}\",a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,infinity,-infinity,1259",
         ], "\(written)")
     }
+
+    @Test("intervals and times with a zone a fetch computes on PostgreSQL are written as the server writes them as text")
+    func intervalsAndZonedTimesAsText() throws {
+        let expressions = ["CAST('1 year 2 mons 3 days 04:05:06.5' AS interval)", "CAST('-1 days +02:00:00' AS interval)",
+                           "CAST('0' AS interval)", "CAST('-14 mons -3 days -00:00:00.000001' AS interval)", "CAST('100:00:00' AS interval)",
+                           "CAST('1 mon -1 days' AS interval)", "CAST('10:05:00+02' AS timetz)", "CAST('23:59:59.5-03:30' AS timetz)",
+                           "CAST('00:00:00+00' AS timetz)", "CAST('12:00:00-00:00:30' AS timetz)"]
+        let names = expressions.indices.map { "v\($0)" }
+        let select = zip(names, expressions).map { "\($0): \"\($1)\"" }.joined(separator: ", ")
+        let job = """
+            version: 1
+            store: store.sqlite
+            entities:
+              One: { columns: { id: integer primary key } }
+            jobs:
+              load:
+                steps:
+                  - insert: { entity: One, rows: [{ id: 1 }] }
+              values:
+                needs: load
+                steps:
+                  - fetch: { entity: One, select: { \(select) }, output: out/values.json }
+            """
+        let database = try PostgresServer.database("intervals")
+        let written = try JSONSerialization.jsonObject(with: Data(try output(of: job, "out/values.json", store: database).utf8)) as? [[String: Any]]
+        let row = try #require(written?.first)
+        for (name, expression) in zip(names, expressions) {
+            let server = try PostgresServer.psql(database, "SELECT CAST(\(expression) AS text)")
+            #expect(row[name] as? String == server, "\(expression): \(row[name] ?? "none") against the server's \(server)")
+        }
+    }
 }
