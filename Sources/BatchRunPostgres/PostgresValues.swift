@@ -37,6 +37,24 @@ enum PostgresValues {
             let scale = bytes.getInteger(at: bytes.readerIndex + 6, as: Int16.self) ?? 1
             if scale == 0, let integer = Int64(text) { return .integer(integer) }
             return .real(Double(text) ?? .nan)
+        case .text, .varchar, .bpchar, .name:
+            // UTF-8 in either format; read directly (decoding as String went through PostgresNIO's
+            // generic decoding: a fifth of a batch-update's client time).
+            return .text(bytes.readString(length: bytes.readableBytes) ?? "")
+        default:
+            // any other type PostgreSQL can show as text
+            if cell.format == .text { return .text(bytes.readString(length: bytes.readableBytes) ?? "") }
+            if let value = computedValue(cell.dataType, &bytes) { return value }
+            if let text = try? cell.decode(String.self) { return .text(text) }
+            return .blob(bytes.readBytes(length: bytes.readableBytes) ?? [])
+        }
+    }
+
+    /// A binary cell of a type a fetch's select may compute but no column of batchrun's has
+    /// (a date, a time, an interval, JSON, a UUID), as its text; nil for any other type. Kept
+    /// out of `storeValue`'s switch, whose cases are tried in order for every cell read.
+    private static func computedValue(_ type: PostgresDataType, _ bytes: inout ByteBuffer) -> StoreValue? {
+        switch type {
         case .date:
             // Days since 2000-01-01, as the text SQLite's date() gives: 2026-11-30.
             let days = bytes.readInteger(as: Int32.self)!
@@ -56,7 +74,8 @@ enum PostgresValues {
             return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         case .jsonb:
             // A version byte (1, the only one so far), then the JSON's text.
-            guard bytes.readInteger(as: UInt8.self) == 1 else { return .blob(Array(cell.bytes?.readableBytesView ?? [])) }
+            guard bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) == 1 else { return nil }
+            bytes.moveReaderIndex(forwardBy: 1)
             return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         case .uuid:
             // 16 bytes, as 8-4-4-4-12 hexadecimal digits.
@@ -68,15 +87,8 @@ enum PostgresValues {
             return .text(text)
         case .oid:
             return .integer(Int64(bytes.readInteger(as: UInt32.self)!))
-        case .text, .varchar, .bpchar, .name:
-            // UTF-8 in either format; read directly (decoding as String went through PostgresNIO's
-            // generic decoding: a fifth of a batch-update's client time).
-            return .text(bytes.readString(length: bytes.readableBytes) ?? "")
         default:
-            // any other type PostgreSQL can show as text
-            if cell.format == .text { return .text(bytes.readString(length: bytes.readableBytes) ?? "") }
-            if let text = try? cell.decode(String.self) { return .text(text) }
-            return .blob(bytes.readBytes(length: bytes.readableBytes) ?? [])
+            return nil
         }
     }
 

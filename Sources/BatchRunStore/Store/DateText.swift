@@ -114,13 +114,7 @@ package enum DateText {
     /// DateText.day(daysSince1970: -1)   // "1969-12-31"
     /// ```
     package static func day(daysSince1970 days: Int64) -> String? {
-        guard let (year, month, day) = civil(days), (1...9999).contains(year) else { return nil }
-        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
-    }
-
-    private static func padded(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        standardText(Date(timeIntervalSince1970: Double(days) * 86_400)).map { String($0.prefix(10)) }
     }
 
     /// The days of `month` in `year` of the proleptic Gregorian calendar.
